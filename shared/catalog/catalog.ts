@@ -1,0 +1,98 @@
+/**
+ * Lookups over a validated configuration: applications, datasets, grants and registered queries, with the
+ * defaults of the contract filled in. Built once per configuration version and shared by every request.
+ */
+import type {
+  ApplicationConfig,
+  CatalogConfig,
+  DatasetConfig,
+  FieldConfig,
+  GrantConfig,
+  GrantOperation,
+  QueryConfig,
+} from './schema';
+
+export const DEFAULT_QUOTA = { perMinute: 600, perHour: 10_000, perDay: 100_000, concurrent: 10 } as const;
+export type Quota = { perMinute: number; perHour: number; perDay: number; concurrent: number };
+
+export interface Application {
+  appCode: string;
+  name: string;
+  quota: Quota;
+  grants: ReadonlyMap<string, GrantConfig>;
+  config: ApplicationConfig;
+}
+
+export interface Dataset {
+  datasetCode: string;
+  appCode: string;
+  name: string;
+  fields: readonly FieldConfig[];
+  fieldsByName: ReadonlyMap<string, FieldConfig>;
+}
+
+export class Catalog {
+  readonly timeZone: string;
+  readonly defaultPageSize: number;
+  private readonly applications = new Map<string, Application>();
+  private readonly datasets = new Map<string, Dataset>();
+  private readonly queriesByCode = new Map<string, QueryConfig>();
+  private readonly queriesById = new Map<string, QueryConfig>();
+
+  constructor(readonly config: CatalogConfig) {
+    this.timeZone = config.timeZone ?? 'UTC';
+    this.defaultPageSize = config.defaultPageSize ?? 20;
+    for (const app of config.applications) {
+      this.applications.set(app.appCode, {
+        appCode: app.appCode,
+        name: app.name ?? app.appCode,
+        quota: { ...DEFAULT_QUOTA, ...app.quota },
+        grants: new Map((app.grants ?? []).map((grant) => [grant.datasetCode, grant])),
+        config: app,
+      });
+    }
+    for (const dataset of config.datasets) this.datasets.set(dataset.datasetCode, toDataset(dataset));
+    for (const query of config.queries ?? []) {
+      this.queriesByCode.set(`${query.appCode}/${query.sqlCode}`, query);
+      if (query.id !== undefined) this.queriesById.set(`${query.appCode}/${query.id}`, query);
+    }
+  }
+
+  application(appCode: string): Application | undefined {
+    return this.applications.get(appCode);
+  }
+
+  allApplications(): Application[] {
+    return [...this.applications.values()];
+  }
+
+  dataset(datasetCode: string): Dataset | undefined {
+    return this.datasets.get(datasetCode);
+  }
+
+  allDatasets(): Dataset[] {
+    return [...this.datasets.values()];
+  }
+
+  /** A registered query of `appCode`, by its code or numeric id; another application's query is not found. */
+  query(appCode: string, key: { sqlCode: string } | { id: number }): QueryConfig | undefined {
+    return 'sqlCode' in key
+      ? this.queriesByCode.get(`${appCode}/${key.sqlCode}`)
+      : this.queriesById.get(`${appCode}/${key.id}`);
+  }
+}
+
+function toDataset(config: DatasetConfig): Dataset {
+  return {
+    datasetCode: config.datasetCode,
+    appCode: config.appCode,
+    name: config.name ?? config.datasetCode,
+    fields: config.fields,
+    fieldsByName: new Map(config.fields.map((field) => [field.name, field])),
+  };
+}
+
+/** Which grant operation an API operation needs. */
+export function grantAllows(grant: GrantConfig, operation: GrantOperation): boolean {
+  return grant.operations.includes(operation);
+}

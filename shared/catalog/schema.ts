@@ -1,0 +1,239 @@
+/**
+ * The configuration file (contract §9): one schema that validates the file, gives the code its types and
+ * documents the format (its JSON Schema is generated from this module). Cross-references (grants to known
+ * datasets, fields that exist, unique codes) are checked here too, so a wrong file is refused at load with
+ * every problem listed by path.
+ */
+import { z } from 'zod';
+import { CODE_PATTERN, FIELD_NAME_PATTERN, isSystemField } from './codes';
+
+export const FIELD_TYPES = ['string', 'text', 'integer', 'number', 'boolean', 'date', 'datetime', 'enum', 'json'] as const;
+export type FieldType = (typeof FIELD_TYPES)[number];
+
+/** How many fields of one dataset can be `indexed`: one per generic index of the records table. */
+export const MAX_INDEXED_FIELDS = 5;
+
+export const OPERATIONS = ['read', 'create', 'update'] as const;
+export type GrantOperation = (typeof OPERATIONS)[number];
+
+const code = z.string().regex(CODE_PATTERN, 'must be 1 to 64 letters, digits, "_" or "-"');
+const fieldName = z
+  .string()
+  .regex(FIELD_NAME_PATTERN, 'must be letters, digits and "_", starting with a letter or "_" (at most 64)');
+
+function isTimeZone(value: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: value });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const fieldSchema = z
+  .object({
+    name: fieldName.describe('Field name, used in records, filters and SQL'),
+    title: z.string().min(1).optional().describe('Column title in tableColumns; the name when absent'),
+    type: z.enum(FIELD_TYPES).describe('Value type, checked on every write'),
+    required: z.boolean().optional().describe('Create needs a non-null value; update cannot clear it'),
+    indexed: z.boolean().optional().describe('Kept in a generic index, for cheap filters and sorts'),
+    options: z.array(z.string()).min(1).optional().describe('Allowed values of an enum field'),
+  })
+  .strict();
+
+export const datasetSchema = z
+  .object({
+    appCode: code.describe('The owning application (owning grants nothing: access is through grants)'),
+    datasetCode: code.describe('Unique in the deployment'),
+    name: z.string().optional(),
+    fields: z.array(fieldSchema).min(1),
+  })
+  .strict();
+
+/** A filter in get-list syntax (contract §5): `{"region": "EU", "amount_start": 10}`. */
+export const rowFilterSchema = z.record(z.string(), z.unknown());
+
+export const grantSchema = z
+  .object({
+    datasetCode: code,
+    operations: z.array(z.enum(OPERATIONS)).min(1).describe('read (get-list, get-one), create, update'),
+    readFields: z.array(fieldName).optional().describe('Only these fields (plus system fields) are visible'),
+    writeFields: z.array(fieldName).optional().describe('Only these fields may be written'),
+    rowFilter: rowFilterSchema.optional().describe('Rows this application sees and changes, in get-list syntax'),
+  })
+  .strict();
+
+export const quotaSchema = z
+  .object({
+    perMinute: z.number().int().positive().optional(),
+    perHour: z.number().int().positive().optional(),
+    perDay: z.number().int().positive().optional(),
+    concurrent: z.number().int().positive().optional(),
+  })
+  .strict();
+
+const accessKey = z.string().min(8, 'must be at least 8 characters').max(256);
+
+export const applicationSchema = z
+  .object({
+    appCode: code,
+    name: z.string().optional(),
+    accessKey: z
+      .union([accessKey, z.array(accessKey).min(1).max(2)])
+      .optional()
+      .describe('Local runs only: the access key, or two during a rotation. A deployment keeps keys in the secret store'),
+    signingSecret: z
+      .string()
+      .min(8)
+      .optional()
+      .describe("Local runs only: the application's signing secret; the deployment default when absent"),
+    quota: quotaSchema.optional(),
+    grants: z.array(grantSchema).optional().describe('Without a grant an application reaches nothing'),
+  })
+  .strict();
+
+export const queryParamSchema = z
+  .object({
+    type: z.enum(['string', 'number', 'integer', 'boolean']),
+    required: z.boolean().optional(),
+  })
+  .strict();
+
+export const querySchema = z
+  .object({
+    appCode: code,
+    sqlCode: code,
+    id: z.number().int().positive().optional().describe('Numeric id, unique in the deployment'),
+    name: z.string().optional(),
+    sql: z.string().min(1),
+    params: z.record(fieldName, queryParamSchema).optional(),
+    datasets: z.array(code).optional().describe('Datasets the query reads; each must be readable by the application'),
+    timeoutMs: z.number().int().min(10).max(25000).optional(),
+  })
+  .strict();
+
+export const catalogConfigSchema = z
+  .object({
+    $schema: z.string().optional(),
+    timeZone: z.string().refine(isTimeZone, 'must be an IANA time zone such as "UTC" or "Europe/Berlin"').optional(),
+    defaultPageSize: z.number().int().min(1).max(100).optional(),
+    defaultSigningSecret: z
+      .string()
+      .min(8)
+      .optional()
+      .describe('Local runs only: the default signing secret. A deployment keeps it in the secret store'),
+    applications: z.array(applicationSchema),
+    datasets: z.array(datasetSchema),
+    queries: z.array(querySchema).optional(),
+  })
+  .strict()
+  .superRefine(checkReferences);
+
+export type FieldConfig = z.infer<typeof fieldSchema>;
+export type DatasetConfig = z.infer<typeof datasetSchema>;
+export type GrantConfig = z.infer<typeof grantSchema>;
+export type QuotaConfig = z.infer<typeof quotaSchema>;
+export type ApplicationConfig = z.infer<typeof applicationSchema>;
+export type QueryConfig = z.infer<typeof querySchema>;
+export type QueryParamConfig = z.infer<typeof queryParamSchema>;
+export type CatalogConfig = z.infer<typeof catalogConfigSchema>;
+
+const FILTER_SUFFIXES = ['_like', '_start', '_end', '_in', '_is_null'] as const;
+
+/** The field a get-list filter key refers to: `amount_start` → `amount`, when such a field exists. */
+export function filterKeyField(key: string, knownFields: ReadonlySet<string>): string | undefined {
+  if (knownFields.has(key)) return key;
+  for (const suffix of FILTER_SUFFIXES) {
+    if (key.endsWith(suffix) && knownFields.has(key.slice(0, -suffix.length))) return key.slice(0, -suffix.length);
+  }
+  return undefined;
+}
+
+function checkReferences(config: CatalogConfig, ctx: z.RefinementCtx): void {
+  const problem = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message });
+  const datasets = new Map<string, DatasetConfig>();
+  const appCodes = new Set<string>();
+
+  config.applications.forEach((app, i) => {
+    if (appCodes.has(app.appCode)) problem(['applications', i, 'appCode'], `duplicate appCode '${app.appCode}'`);
+    appCodes.add(app.appCode);
+  });
+
+  config.datasets.forEach((dataset, i) => {
+    if (datasets.has(dataset.datasetCode)) {
+      problem(['datasets', i, 'datasetCode'], `duplicate datasetCode '${dataset.datasetCode}'`);
+    }
+    datasets.set(dataset.datasetCode, dataset);
+    if (!appCodes.has(dataset.appCode)) problem(['datasets', i, 'appCode'], `unknown application '${dataset.appCode}'`);
+    const names = new Set<string>();
+    let indexed = 0;
+    dataset.fields.forEach((field, j) => {
+      const at = ['datasets', i, 'fields', j];
+      if (isSystemField(field.name)) problem([...at, 'name'], `'${field.name}' is a system field and cannot be defined`);
+      if (names.has(field.name)) problem([...at, 'name'], `duplicate field '${field.name}'`);
+      names.add(field.name);
+      if (field.type === 'enum' && !field.options) problem([...at, 'options'], 'an enum field needs options');
+      if (field.type !== 'enum' && field.options) problem([...at, 'options'], 'only enum fields take options');
+      if (field.indexed) {
+        indexed += 1;
+        if (field.type === 'json' || field.type === 'text') {
+          problem([...at, 'indexed'], `a ${field.type} field cannot be indexed`);
+        }
+      }
+    });
+    if (indexed > MAX_INDEXED_FIELDS) {
+      problem(['datasets', i, 'fields'], `at most ${MAX_INDEXED_FIELDS} fields of a dataset can be indexed`);
+    }
+  });
+
+  config.applications.forEach((app, i) => {
+    const granted = new Set<string>();
+    (app.grants ?? []).forEach((grant, j) => {
+      const at = ['applications', i, 'grants', j];
+      const dataset = datasets.get(grant.datasetCode);
+      if (granted.has(grant.datasetCode)) problem([...at, 'datasetCode'], `duplicate grant for '${grant.datasetCode}'`);
+      granted.add(grant.datasetCode);
+      if (!dataset) {
+        problem([...at, 'datasetCode'], `unknown dataset '${grant.datasetCode}'`);
+        return;
+      }
+      const fieldNames = new Set(dataset.fields.map((f) => f.name));
+      for (const list of ['readFields', 'writeFields'] as const) {
+        grant[list]?.forEach((name, k) => {
+          if (!fieldNames.has(name)) problem([...at, list, k], `unknown field '${name}' of dataset '${dataset.datasetCode}'`);
+        });
+      }
+      const filterable = new Set([...fieldNames, 'id', 'gmt_create', 'gmt_modified']);
+      for (const key of Object.keys(grant.rowFilter ?? {})) {
+        if (!filterKeyField(key, filterable)) {
+          problem([...at, 'rowFilter', key], `unknown field in '${key}' of dataset '${dataset.datasetCode}'`);
+        }
+      }
+    });
+  });
+
+  const sqlCodes = new Set<string>();
+  const queryIds = new Set<number>();
+  (config.queries ?? []).forEach((query, i) => {
+    const at = ['queries', i];
+    if (!appCodes.has(query.appCode)) problem([...at, 'appCode'], `unknown application '${query.appCode}'`);
+    const key = `${query.appCode}/${query.sqlCode}`;
+    if (sqlCodes.has(key)) problem([...at, 'sqlCode'], `duplicate sqlCode '${query.sqlCode}' in '${query.appCode}'`);
+    sqlCodes.add(key);
+    if (query.id !== undefined) {
+      if (queryIds.has(query.id)) problem([...at, 'id'], `duplicate query id ${query.id}`);
+      queryIds.add(query.id);
+    }
+    if (/\$\{[^}]*\}/.test(query.sql)) {
+      problem([...at, 'sql'], '${...} splices text into SQL and is refused; use #{name} parameters');
+    }
+    const declared = new Set(Object.keys(query.params ?? {}));
+    for (const match of query.sql.matchAll(/#\{\s*([^}\s]*)\s*\}/g)) {
+      const name = match[1] ?? '';
+      if (!declared.has(name)) problem([...at, 'sql'], `placeholder #{${name}} has no declared parameter`);
+    }
+    query.datasets?.forEach((datasetCode, k) => {
+      if (!datasets.has(datasetCode)) problem([...at, 'datasets', k], `unknown dataset '${datasetCode}'`);
+    });
+  });
+}

@@ -1,0 +1,81 @@
+/**
+ * The DynamoDB tables and indexes, defined once: the CDK stack and the local bootstrap both build their tables
+ * from these definitions, so the deployed and the local tables cannot drift.
+ *
+ * Records: one partition per dataset (see `datasetPartitionKey`), sort key = the record id (a ULID, so the base
+ * table's order is creation order). System attribute names start with `@`, outside the field-name alphabet,
+ * so they can never collide with a dataset's fields.
+ */
+
+export interface KeyAttribute {
+  name: string;
+  type: 'S' | 'N' | 'B';
+}
+
+export interface IndexDefinition {
+  indexName: string;
+  partitionKey: KeyAttribute;
+  sortKey: KeyAttribute;
+  projection: 'KEYS_ONLY' | 'ALL';
+}
+
+export interface TableDefinition {
+  /** Logical name: the CDK construct id and the environment variable's stem. */
+  logicalName: string;
+  partitionKey: KeyAttribute;
+  sortKey?: KeyAttribute;
+  globalSecondaryIndexes: readonly IndexDefinition[];
+  /** Attribute that DynamoDB's TTL may use to tidy up; correctness never depends on it. */
+  timeToLiveAttribute?: string;
+}
+
+/** Record item attributes owned by the service. */
+export const RecordAttr = {
+  partitionKey: '@pk',
+  sortKey: '@sk',
+} as const;
+
+/** Number of generic, overloaded indexes; each indexed field of a dataset is mapped to one of them. */
+export const GENERIC_INDEX_COUNT = 5;
+
+/** The generic index `n` (1-based): partition = the dataset's partition, sort = an ordered encoding of a value. */
+export function genericIndex(n: number): IndexDefinition {
+  return {
+    indexName: `gsi${n}`,
+    partitionKey: { name: RecordAttr.partitionKey, type: 'S' },
+    sortKey: { name: `@ix${n}`, type: 'S' },
+    projection: 'KEYS_ONLY',
+  };
+}
+
+export const RECORDS_TABLE: TableDefinition = {
+  logicalName: 'Records',
+  partitionKey: { name: RecordAttr.partitionKey, type: 'S' },
+  sortKey: { name: RecordAttr.sortKey, type: 'S' },
+  globalSecondaryIndexes: Array.from({ length: GENERIC_INDEX_COUNT }, (_, i) => genericIndex(i + 1)),
+};
+
+/** The deployed configuration (applications, datasets, grants, queries), without secrets. */
+export const CATALOG_TABLE: TableDefinition = {
+  logicalName: 'Catalog',
+  partitionKey: { name: 'pk', type: 'S' },
+  globalSecondaryIndexes: [],
+};
+
+/** Per-application quota counters and concurrency leases. */
+export const QUOTA_TABLE: TableDefinition = {
+  logicalName: 'Quota',
+  partitionKey: { name: 'pk', type: 'S' },
+  globalSecondaryIndexes: [],
+  timeToLiveAttribute: 'expiresAt',
+};
+
+export const TABLES = [RECORDS_TABLE, CATALOG_TABLE, QUOTA_TABLE] as const;
+
+/**
+ * The partition that holds a dataset's records. Computed here and nowhere else, so that write sharding
+ * (several partitions per dataset) can come later without touching callers.
+ */
+export function datasetPartitionKey(datasetCode: string): string {
+  return `ds#${datasetCode}`;
+}

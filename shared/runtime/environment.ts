@@ -1,0 +1,74 @@
+/**
+ * The process environment, read once at cold start and validated. A missing variable fails loudly with its
+ * name; nothing else in the code reads `process.env`.
+ */
+
+export class MissingEnvironmentError extends Error {
+  constructor(name: string, why: string) {
+    super(`environment variable ${name} is required (${why})`);
+    this.name = 'MissingEnvironmentError';
+  }
+}
+
+export type KeyStoreKind = 'secrets-manager' | 'file';
+
+export interface Environment {
+  recordsTable: string;
+  catalogTable: string;
+  quotaTable: string;
+  keyStore: KeyStoreKind;
+  /** `file` key store: the configuration file that holds local keys. */
+  keyFile?: string;
+  /** `secrets-manager` key store: secret name prefix; an application's secret is `<prefix>/apps/<appCode>`. */
+  secretPrefix?: string;
+  /** `secrets-manager` key store: the id of the deployment's default signing secret. */
+  defaultSecretId?: string;
+  /** Local runs: the embedded DynamoDB-compatible endpoint. */
+  dynamodbEndpoint?: string;
+  /** CloudWatch metric namespace of the request log. */
+  metricNamespace: string;
+  stage: string;
+}
+
+function required(env: NodeJS.ProcessEnv, name: string, why: string): string {
+  const value = env[name];
+  if (value === undefined || value === '') throw new MissingEnvironmentError(name, why);
+  return value;
+}
+
+function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value === '' ? undefined : value;
+}
+
+export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environment {
+  const keyStore = optional(env, 'KEY_STORE') ?? 'secrets-manager';
+  if (keyStore !== 'secrets-manager' && keyStore !== 'file') {
+    throw new MissingEnvironmentError('KEY_STORE', `'secrets-manager' or 'file', not '${keyStore}'`);
+  }
+  const result: Environment = {
+    recordsTable: required(env, 'RECORDS_TABLE', 'the records table name'),
+    catalogTable: required(env, 'CATALOG_TABLE', 'the catalog table name'),
+    quotaTable: required(env, 'QUOTA_TABLE', 'the quota table name'),
+    keyStore,
+    metricNamespace: optional(env, 'METRIC_NAMESPACE') ?? 'DataAccessService',
+    stage: optional(env, 'STAGE') ?? 'local',
+  };
+  if (keyStore === 'file') {
+    result.keyFile = required(env, 'KEY_FILE', 'the configuration file with local keys, for KEY_STORE=file');
+  } else {
+    result.secretPrefix = required(env, 'SECRET_PREFIX', 'the prefix of application secrets');
+    result.defaultSecretId = required(env, 'DEFAULT_SECRET_ID', 'the default signing secret');
+  }
+  const endpoint = optional(env, 'DYNAMODB_ENDPOINT');
+  if (endpoint) result.dynamodbEndpoint = endpoint;
+  return result;
+}
+
+let cached: Environment | undefined;
+
+/** The environment of this container, read on first use. */
+export function environment(): Environment {
+  cached ??= readEnvironment();
+  return cached;
+}
