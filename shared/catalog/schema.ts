@@ -7,7 +7,17 @@
 import { z } from 'zod';
 import { CODE_PATTERN, FIELD_NAME_PATTERN, isSystemField } from './codes';
 
-export const FIELD_TYPES = ['string', 'text', 'integer', 'number', 'boolean', 'date', 'datetime', 'enum', 'json'] as const;
+export const FIELD_TYPES = [
+  'string',
+  'text',
+  'integer',
+  'number',
+  'boolean',
+  'date',
+  'datetime',
+  'enum',
+  'json',
+] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
 
 /** How many fields of one dataset can be `indexed`: one per generic index of the records table. */
@@ -81,7 +91,9 @@ export const applicationSchema = z
     accessKey: z
       .union([accessKey, z.array(accessKey).min(1).max(2)])
       .optional()
-      .describe('Local runs only: the access key, or two during a rotation. A deployment keeps keys in the secret store'),
+      .describe(
+        'Local runs only: the access key, or two during a rotation. A deployment keeps keys in the secret store',
+      ),
     signingSecret: z
       .string()
       .min(8)
@@ -169,7 +181,8 @@ function checkReferences(config: CatalogConfig, ctx: z.RefinementCtx): void {
     let indexed = 0;
     dataset.fields.forEach((field, j) => {
       const at = ['datasets', i, 'fields', j];
-      if (isSystemField(field.name)) problem([...at, 'name'], `'${field.name}' is a system field and cannot be defined`);
+      if (isSystemField(field.name))
+        problem([...at, 'name'], `'${field.name}' is a system field and cannot be defined`);
       if (names.has(field.name)) problem([...at, 'name'], `duplicate field '${field.name}'`);
       names.add(field.name);
       if (field.type === 'enum' && !field.options) problem([...at, 'options'], 'an enum field needs options');
@@ -200,7 +213,8 @@ function checkReferences(config: CatalogConfig, ctx: z.RefinementCtx): void {
       const fieldNames = new Set(dataset.fields.map((f) => f.name));
       for (const list of ['readFields', 'writeFields'] as const) {
         grant[list]?.forEach((name, k) => {
-          if (!fieldNames.has(name)) problem([...at, list, k], `unknown field '${name}' of dataset '${dataset.datasetCode}'`);
+          if (!fieldNames.has(name))
+            problem([...at, list, k], `unknown field '${name}' of dataset '${dataset.datasetCode}'`);
         });
       }
       const filterable = new Set([...fieldNames, 'id', 'gmt_create', 'gmt_modified']);
@@ -225,6 +239,7 @@ function checkReferences(config: CatalogConfig, ctx: z.RefinementCtx): void {
       queryIds.add(query.id);
     }
     if (/\$\{[^}]*\}/.test(query.sql)) {
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the message names the refused syntax
       problem([...at, 'sql'], '${...} splices text into SQL and is refused; use #{name} parameters');
     }
     const declared = new Set(Object.keys(query.params ?? {}));
