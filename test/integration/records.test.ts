@@ -162,7 +162,7 @@ describe('field types', () => {
     [
       'integer beyond the safe range',
       'i',
-      9007199254740993,
+      9007199254740994,
       "field 'i' expects an integer (must be between -9007199254740991 and 9007199254740991)",
     ],
     ['number given text', 'n', 'abc', "field 'n' expects a number"],

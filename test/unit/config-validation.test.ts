@@ -2,7 +2,11 @@
 import path from 'node:path';
 import { ConfigError, loadConfigFile, parseConfig } from '../../shared/catalog/load-config';
 
-function baseConfig() {
+/** Raw configuration JSON, mutated freely by the cases below. */
+// biome-ignore lint/suspicious/noExplicitAny: the cases write invalid shapes on purpose
+type Loose = any;
+
+function baseConfig(): Loose {
   return {
     applications: [
       {
@@ -32,7 +36,7 @@ function baseConfig() {
   };
 }
 
-function problemsOf(mutate: (config: ReturnType<typeof baseConfig>) => void) {
+function problemsOf(mutate: (config: Loose) => void) {
   const config = baseConfig();
   mutate(config);
   try {
@@ -57,92 +61,92 @@ describe('configuration validation', () => {
   it.each([
     [
       'an unknown field type',
-      (c: ReturnType<typeof baseConfig>) => {
-        (c.datasets[0]?.fields[0] as { type: string }).type = 'money';
+      (c: Loose) => {
+        c.datasets[0].fields[0].type = 'money';
       },
       'datasets[0].fields[0].type',
     ],
     [
       'an enum without options',
-      (c: ReturnType<typeof baseConfig>) => {
-        delete (c.datasets[0]?.fields[1] as { options?: string[] }).options;
+      (c: Loose) => {
+        delete c.datasets[0].fields[1].options;
       },
       'datasets[0].fields[1].options',
     ],
     [
       'a grant to an unknown dataset',
-      (c: ReturnType<typeof baseConfig>) => {
-        (c.applications[0]?.grants[0] as { datasetCode: string }).datasetCode = 'invoices';
+      (c: Loose) => {
+        c.applications[0].grants[0].datasetCode = 'invoices';
       },
       'applications[0].grants[0].datasetCode',
     ],
     [
       'readFields naming an unknown field',
-      (c: ReturnType<typeof baseConfig>) => {
-        Object.assign(c.applications[0]?.grants[0] ?? {}, { readFields: ['customer', 'secret_margin'] });
+      (c: Loose) => {
+        Object.assign(c.applications[0].grants[0], { readFields: ['customer', 'secret_margin'] });
       },
       'applications[0].grants[0].readFields[1]',
     ],
     [
       'writeFields naming an unknown field',
-      (c: ReturnType<typeof baseConfig>) => {
-        Object.assign(c.applications[0]?.grants[0] ?? {}, { writeFields: ['nope'] });
+      (c: Loose) => {
+        Object.assign(c.applications[0].grants[0], { writeFields: ['nope'] });
       },
       'applications[0].grants[0].writeFields[0]',
     ],
     [
       'a rowFilter on an unknown field',
-      (c: ReturnType<typeof baseConfig>) => {
-        Object.assign(c.applications[0]?.grants[0] ?? {}, { rowFilter: { region_in: ['EU'] } });
+      (c: Loose) => {
+        Object.assign(c.applications[0].grants[0], { rowFilter: { region_in: ['EU'] } });
       },
       'applications[0].grants[0].rowFilter.region_in',
     ],
     [
       'a duplicate dataset code',
-      (c: ReturnType<typeof baseConfig>) => {
-        c.datasets.push({ ...(c.datasets[0] as (typeof c.datasets)[0]) });
+      (c: Loose) => {
+        c.datasets.push({ ...c.datasets[0] });
       },
       'datasets[1].datasetCode',
     ],
     [
       'a duplicate application code',
-      (c: ReturnType<typeof baseConfig>) => {
-        c.applications.push({ ...(c.applications[0] as (typeof c.applications)[0]) });
+      (c: Loose) => {
+        c.applications.push({ ...c.applications[0] });
       },
       'applications[1].appCode',
     ],
     [
       '${} in a query',
-      (c: ReturnType<typeof baseConfig>) => {
-        (c.queries[0] as { sql: string }).sql = 'SELECT * FROM orders WHERE status = ${status}';
+      (c: Loose) => {
+        c.queries[0].sql = 'SELECT * FROM orders WHERE status = ${status}';
       },
       'queries[0].sql',
     ],
     [
       'a placeholder without a declared parameter',
-      (c: ReturnType<typeof baseConfig>) => {
-        (c.queries[0] as { sql: string }).sql = 'SELECT * FROM orders WHERE status = #{state}';
+      (c: Loose) => {
+        c.queries[0].sql = 'SELECT * FROM orders WHERE status = #{state}';
       },
       'queries[0].sql',
     ],
     [
       'a field named like a system field',
-      (c: ReturnType<typeof baseConfig>) => {
-        c.datasets[0]?.fields.push({ name: 'gmt_create', type: 'string', required: false });
+      (c: Loose) => {
+        c.datasets[0].fields.push({ name: 'gmt_create', type: 'string', required: false });
       },
       'datasets[0].fields[2].name',
     ],
     [
       'a code outside the alphabet',
-      (c: ReturnType<typeof baseConfig>) => {
-        (c.datasets[0] as { datasetCode: string }).datasetCode = 'orders 2024';
+      (c: Loose) => {
+        c.datasets[0].datasetCode = 'orders 2024';
       },
       'datasets[0].datasetCode',
     ],
     [
       'an unknown key',
-      (c: ReturnType<typeof baseConfig>) => {
-        Object.assign(c.datasets[0] ?? {}, { colour: 'blue' });
+      (c: Loose) => {
+        Object.assign(c.datasets[0], { colour: 'blue' });
       },
       'datasets[0]',
     ],
@@ -152,10 +156,10 @@ describe('configuration validation', () => {
   });
 
   it('lists every problem at once, each with its path and message', () => {
-    const problems = problemsOf((c) => {
-      (c.datasets[0]?.fields[0] as { type: string }).type = 'money';
-      delete (c.datasets[0]?.fields[1] as { options?: string[] }).options;
-      (c.queries[0] as { sql: string }).sql = 'SELECT ${x}';
+    const problems = problemsOf((c: Loose) => {
+      c.datasets[0].fields[0].type = 'money';
+      delete c.datasets[0].fields[1].options;
+      c.queries[0].sql = 'SELECT ${x}';
     });
     expect(problems).toEqual([
       { path: 'datasets[0].fields[0].type', message: expect.stringContaining('"string"') },
