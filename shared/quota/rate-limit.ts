@@ -65,6 +65,7 @@ const LIMIT_WORDS: Readonly<Record<LimitName, string>> = {
 
 /** A 4001 message a caller can act on: which limit, how large, and when to retry. */
 export function rateLimitMessage(limit: LimitName, value: number, retryAfterSeconds: number): string {
-  const what = limit === 'concurrent' ? `${value} requests in flight` : `${value} requests`;
+  const requests = value === 1 ? '1 request' : `${value} requests`;
+  const what = limit === 'concurrent' ? `${requests} in flight` : requests;
   return `${LIMIT_WORDS[limit]} ${what} reached; retry after ${retryAfterSeconds} s`;
 }
