@@ -21,7 +21,8 @@
  *      removing k expired leases and asserting `attribute_exists(leases.<id>)` for each, with the room condition
  *      `size(leases) < concurrent + k`. Present-and-expired means live leases <= size - k < concurrent: exact.
  *      If someone removed one of them in between, the assertion fails and the request re-reads the failure.
- *   This follow-up write only happens after a crash left leases behind, never on the common path.
+ *   When the map this container last saw is already full that way, the first try asserts them directly.
+ *   The follow-up write only happens after a crash left leases behind, never on the common path.
  * - The lease map must exist before `SET leases.<id>` can work, and `if_not_exists` cannot create a map and
  *   set one of its entries in the same expression. So the condition also requires `attribute_exists(leases)`;
  *   a new application (or an item TTL removed) fails once, creates the empty map, and tries again.
@@ -109,8 +110,11 @@ export class QuotaStore implements QuotaGate {
     const { appCode, quota, now, capacity } = request;
     const windows = currentWindows(now);
     const leaseId = newLeaseId();
-    let purge: Purge = planPurge(this.lastSeen.get(appCode), now);
-    let asserted: string[] = [];
+    const known = this.lastSeen.get(appCode);
+    let purge: Purge = planPurge(known, now);
+    // When the map as last seen is full, counting leases that have expired since, the plain condition would
+    // fail: assert and discount those leases on the first try instead of after a failed write.
+    let asserted: string[] = Object.keys(known?.leases ?? {}).length >= quota.concurrent ? purge.expiredLeases : [];
     let seen: QuotaItem | undefined;
 
     for (let attempt = 0; attempt < this.maxAttempts; attempt += 1) {
@@ -174,6 +178,9 @@ export class QuotaStore implements QuotaGate {
 
   async release(request: ReleaseRequest): Promise<void> {
     const { appCode, leaseId, capacity } = request;
+    // The lease is gone whatever the outcome below: the next admission must neither count nor assert it.
+    const known = this.lastSeen.get(appCode)?.leases;
+    if (known) delete known[leaseId];
     try {
       const result = await this.client.send(
         new UpdateCommand({

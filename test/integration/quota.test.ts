@@ -3,7 +3,7 @@
  * real quota store over dynalite), built on a clock the test drives so that windows can end on demand.
  */
 import path from 'node:path';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ProxyHandler } from '../../bin/local/lambda-http';
 import { createHandler } from '../../shared/http/pipeline';
 import { createOperation } from '../../shared/operations/create';
@@ -192,6 +192,33 @@ describe('a lease left by a crashed request', () => {
     const freed = await list('app-crash');
     expect(freed.status).toBe(200);
     expect((await quotaItem('app-crash'))?.leases).toEqual({});
+  });
+
+  it('is purged even when this container last saw the map empty (a lease another container left)', async () => {
+    setClock('2026-11-22T04:12:00Z');
+    const plain = harness.logLines.length;
+    expect((await list('app-crash')).status).toBe(200);
+    const listReads = harness.logLines[plain]?.readUnits as number;
+    const { client, tables } = harness.dynamo();
+    await client.send(
+      new UpdateCommand({
+        TableName: tables.quota,
+        Key: { pk: 'app#app-crash' },
+        UpdateExpression: 'SET leases.#id = :expiry',
+        ExpressionAttributeNames: { '#id': 'elsewhere' },
+        ExpressionAttributeValues: { ':expiry': clock + 30_000 },
+      }),
+    );
+    setClock('2026-11-22T04:12:31Z');
+    const before = harness.logLines.length;
+    const res = await list('app-crash');
+    expect(res.status).toBe(200);
+    expect((await quotaItem('app-crash'))?.leases).toEqual({});
+    // The refused first try, the purging retry and the release; the read is dynalite's (DynamoDB returns the
+    // old item with the failure).
+    expect(harness.logLines.slice(before)).toEqual([
+      expect.objectContaining({ writeUnits: 3, readUnits: listReads + 1 }),
+    ]);
   });
 });
 
