@@ -35,7 +35,7 @@ export function createHandler(operation: Operation, options: HandlerOptions = {}
       throw new QueryTimeoutError('the request took too long and was stopped; narrow the query or try again');
     },
   })
-    .use(envelope({ route, metricNamespace: metricNamespaceOf(lazy), now }))
+    .use(envelope({ route, ...envelopeSettings(lazy), now }))
     .use(parseBody())
     .use(
       authenticate({
@@ -68,10 +68,15 @@ export function createHandler(operation: Operation, options: HandlerOptions = {}
     });
 }
 
-function metricNamespaceOf(ports: () => RuntimePorts): string {
+/** The envelope's settings; when the environment is broken, defaults, so the failure still gets an envelope. */
+function envelopeSettings(ports: () => RuntimePorts): {
+  metricNamespace: string;
+  responseHeaders: Record<string, string>;
+} {
   try {
-    return ports().metricNamespace;
+    const { metricNamespace, responseHeaders } = ports();
+    return { metricNamespace, responseHeaders };
   } catch {
-    return 'DataAccessService';
+    return { metricNamespace: 'DataAccessService', responseHeaders: {} };
   }
 }
