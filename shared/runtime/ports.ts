@@ -20,7 +20,12 @@ export interface RuntimePorts {
   records: RecordStore;
   quota: QuotaStore;
   metricNamespace: string;
+  /** Headers every response carries (CORS for browser callers). */
+  responseHeaders: Record<string, string>;
 }
+
+/** Response headers a browser may read. */
+export const EXPOSED_HEADERS = 'X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After';
 
 let ports: RuntimePorts | undefined;
 
@@ -42,6 +47,13 @@ export function runtimePorts(): RuntimePorts {
     records: new RecordStore(client, env.recordsTable),
     quota: new QuotaStore(client, env.quotaTable),
     metricNamespace: env.metricNamespace,
+    responseHeaders: env.corsAllowOrigin
+      ? {
+          'Access-Control-Allow-Origin': env.corsAllowOrigin,
+          'Access-Control-Expose-Headers': EXPOSED_HEADERS,
+          ...(env.corsAllowOrigin === '*' ? {} : { Vary: 'Origin' }),
+        }
+      : {},
   };
   return ports;
 }
