@@ -5,7 +5,6 @@
  */
 import path from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import type { ProxyHandler } from '../../bin/local/lambda-http';
 import { createHandler } from '../../shared/http/pipeline';
 import type { Operation } from '../../shared/operations/operation';
 import { type AppCredentials, type CallResult, ServiceHarness } from '../support/service-harness';
@@ -28,7 +27,7 @@ const slowList: Operation = {
 };
 
 const harness = new ServiceHarness(QUOTA_CONFIG, {
-  loadHandler: async (file) => (file === 'get-list' ? (createHandler(slowList) as unknown as ProxyHandler) : undefined),
+  loadHandler: async (file) => (file === 'get-list' ? createHandler(slowList) : undefined),
 });
 beforeAll(() => harness.start());
 afterAll(() => harness.stop());

@@ -4,7 +4,6 @@
  */
 import path from 'node:path';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { ProxyHandler } from '../../bin/local/lambda-http';
 import { createHandler } from '../../shared/http/pipeline';
 import { createOperation } from '../../shared/operations/create';
 import { getListOperation } from '../../shared/operations/get-list';
@@ -29,7 +28,7 @@ const setClock = (iso: string) => {
 const harness = new ServiceHarness(QUOTA_CONFIG, {
   loadHandler: async (file) => {
     const operation = OPERATIONS[file];
-    return operation ? (createHandler(operation, { now: () => clock }) as unknown as ProxyHandler) : undefined;
+    return operation ? createHandler(operation, { now: () => clock }) : undefined;
   },
 });
 beforeAll(() => harness.start());
