@@ -17,7 +17,7 @@ export interface CompiledSql {
 
 const PLACEHOLDER = /#\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}/y;
 /** A parameter marker of the engine's own syntax, at a position where SQLite would read one. */
-const NATIVE_MARKER = /\?|[:@$#][A-Za-z0-9_]/y;
+const NATIVE_MARKER = /\?\d*|[:@$#][A-Za-z0-9_]+/y;
 
 /**
  * Rewrites `#{name}` placeholders into numbered parameters; the same name used twice gets the same number.
