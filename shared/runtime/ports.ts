@@ -1,0 +1,44 @@
+/**
+ * The composition root of a container: builds the catalog provider, key store and record store once, from
+ * the environment, and hands them to every request.
+ */
+import { FileKeyStore } from '../auth/file-key-store';
+import type { KeyStore } from '../auth/key-store';
+import { SecretsManagerKeyStore } from '../auth/secrets-manager-key-store';
+import { dynamoDocumentClient } from '../aws/dynamodb';
+import { secretsManagerClient } from '../aws/secrets-manager';
+import { CachedCatalogProvider, type CatalogProvider } from '../catalog/catalog-provider';
+import { readCatalog } from '../catalog/catalog-store';
+import { loadConfigFile } from '../catalog/load-config';
+import { RecordStore } from '../records/record-store';
+import { environment } from './environment';
+
+export interface RuntimePorts {
+  catalog: CatalogProvider;
+  keys: KeyStore;
+  records: RecordStore;
+  metricNamespace: string;
+}
+
+let ports: RuntimePorts | undefined;
+
+export function runtimePorts(): RuntimePorts {
+  if (ports) return ports;
+  const env = environment();
+  const client = dynamoDocumentClient();
+  const keys: KeyStore =
+    env.keyStore === 'file'
+      ? new FileKeyStore(loadConfigFile(env.keyFile as string))
+      : new SecretsManagerKeyStore({
+          client: secretsManagerClient(),
+          secretPrefix: env.secretPrefix as string,
+          defaultSecretId: env.defaultSecretId as string,
+        });
+  ports = {
+    catalog: new CachedCatalogProvider({ load: () => readCatalog(client, env.catalogTable) }),
+    keys,
+    records: new RecordStore(client, env.recordsTable),
+    metricNamespace: env.metricNamespace,
+  };
+  return ports;
+}
