@@ -97,8 +97,9 @@ async function main(): Promise<void> {
     const engine = new SqlJsEngine();
     await engine.warm();
     const source = new MemorySource(syntheticOrders(size));
-    const cache = new DatasetCache(source);
-    const query = async () => engine.run({ tables: await cache.tables([view]), sql: SQL, params, timeoutMs: 20_000 });
+    const cache = new DatasetCache();
+    const query = async () =>
+      engine.run({ tables: await cache.tables([view], source), sql: SQL, params, timeoutMs: 20_000 });
 
     const cold: number[] = [];
     for (let i = 0; i < COLD_RUNS; i += 1) {

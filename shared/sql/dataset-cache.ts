@@ -28,10 +28,16 @@ export interface ReadRowsRequest {
   limit: number;
 }
 
-/** Where datasets' rows come from (the record store over DynamoDB in the deployment). */
+/**
+ * Where datasets' rows come from (the record store over DynamoDB in the deployment). A source is given per
+ * request, so that its reads can be counted against that request's capacity.
+ */
 export interface DatasetRowSource {
-  /** A value that changes whenever any record of the dataset is written. */
-  version(datasetCode: string): Promise<string | number>;
+  /**
+   * A value that changes whenever any record of the dataset is written; `undefined` when the source cannot
+   * tell, and then the dataset is read afresh for every query and never cached.
+   */
+  version(datasetCode: string): Promise<string | number | undefined>;
   readRows(datasetCode: string, request: ReadRowsRequest): Promise<readonly DatasetRecord[]>;
 }
 
@@ -63,10 +69,7 @@ export class DatasetCache {
   private readonly loading = new Map<string, Promise<EngineTable>>();
   private rowsHeld = 0;
 
-  constructor(
-    private readonly source: DatasetRowSource,
-    options: DatasetCacheOptions = {},
-  ) {
+  constructor(options: DatasetCacheOptions = {}) {
     this.rowBudget = options.rowBudget ?? 200_000;
     this.maxCachedRows = options.maxCachedRows ?? 400_000;
   }
@@ -87,15 +90,21 @@ export class DatasetCache {
    *
    * @throws QueryTimeoutError when the views hold more rows together than the row budget
    */
-  async tables(views: readonly DatasetView[]): Promise<EngineTable[]> {
+  async tables(views: readonly DatasetView[], source: DatasetRowSource): Promise<EngineTable[]> {
     // The version is read before the rows: a write in between then makes the cached copy look older than it
     // is (reloaded next time), never newer.
-    const versions = await Promise.all(views.map((view) => this.source.version(view.datasetCode)));
+    const versions = await Promise.all(views.map((view) => source.version(view.datasetCode)));
     const slots = views.map((view, i) => {
       const viewKey = viewKeyOf(view);
-      const version = String(versions[i]);
+      const known = versions[i];
+      const version = known === undefined ? undefined : String(known);
       const entry = this.entries.get(viewKey);
-      return { view, viewKey, version, cached: entry?.version === version ? entry : undefined };
+      return {
+        view,
+        viewKey,
+        version,
+        cached: version !== undefined && entry?.version === version ? entry : undefined,
+      };
     });
     let used = 0;
     for (const slot of slots) {
@@ -105,7 +114,7 @@ export class DatasetCache {
     const remaining = this.rowBudget - used;
     const tables = await Promise.all(
       slots.map((slot) =>
-        slot.cached ? slot.cached.table : this.load(slot.view, slot.viewKey, slot.version, remaining),
+        slot.cached ? slot.cached.table : this.load(source, slot.view, slot.viewKey, slot.version, remaining),
       ),
     );
     this.checkBudget(tables.reduce((sum, table) => sum + table.rows.length, 0));
@@ -128,17 +137,31 @@ export class DatasetCache {
     }
   }
 
-  private load(view: DatasetView, viewKey: string, version: string, remaining: number): Promise<EngineTable> {
+  private load(
+    source: DatasetRowSource,
+    view: DatasetView,
+    viewKey: string,
+    version: string | undefined,
+    remaining: number,
+  ): Promise<EngineTable> {
+    // Without a version every query reads afresh: nothing is shared, not even a load in flight.
+    if (version === undefined) return this.read(source, view, viewKey, undefined, remaining);
     const loadKey = `${viewKey}\n${version}`;
     const pending = this.loading.get(loadKey);
     if (pending) return pending;
-    const promise = this.read(view, viewKey, version, remaining).finally(() => this.loading.delete(loadKey));
+    const promise = this.read(source, view, viewKey, version, remaining).finally(() => this.loading.delete(loadKey));
     this.loading.set(loadKey, promise);
     return promise;
   }
 
-  private async read(view: DatasetView, viewKey: string, version: string, remaining: number): Promise<EngineTable> {
-    const records = await this.source.readRows(view.datasetCode, {
+  private async read(
+    source: DatasetRowSource,
+    view: DatasetView,
+    viewKey: string,
+    version: string | undefined,
+    remaining: number,
+  ): Promise<EngineTable> {
+    const records = await source.readRows(view.datasetCode, {
       fields: view.fields.map((field) => field.name),
       ...(view.rowFilter ? { rowFilter: view.rowFilter } : {}),
       limit: remaining + 1,
@@ -146,10 +169,12 @@ export class DatasetCache {
     this.checkBudget(records.length + (this.rowBudget - remaining));
     const table: EngineTable = {
       name: view.datasetCode,
-      key: `${view.datasetCode}@${version}#${digest(viewKey)}`,
       columns: datasetColumns(view.fields),
       rows: records.map((record) => toTableRow(view.fields, record)),
     };
+    if (version === undefined) return table;
+    // The key tells the engine it may keep this table loaded: same dataset, view and version, same rows.
+    table.key = `${view.datasetCode}@${version}#${digest(viewKey)}`;
     this.store(viewKey, { version, table });
     return table;
   }

@@ -20,7 +20,7 @@ class FakeRowSource implements DatasetRowSource {
     this.versions.set(datasetCode, (this.versions.get(datasetCode) ?? 0) + 1);
   }
 
-  async version(datasetCode: string): Promise<number> {
+  async version(datasetCode: string): Promise<number | undefined> {
     return this.versions.get(datasetCode) ?? 0;
   }
 
@@ -61,8 +61,11 @@ const visible = orderFields.filter((f) => f.name !== 'secret');
 
 describe('DatasetCache', () => {
   it('loads a dataset as a table of the visible fields and the rows its filter allows', async () => {
-    const cache = new DatasetCache(source());
-    const [table] = await cache.tables([{ datasetCode: 'orders', fields: visible, rowFilter: { region: 'EU' } }]);
+    const cache = new DatasetCache();
+    const [table] = await cache.tables(
+      [{ datasetCode: 'orders', fields: visible, rowFilter: { region: 'EU' } }],
+      source(),
+    );
     expect(table?.name).toBe('orders');
     expect(table?.columns).toEqual([
       { name: 'id', type: 'ANY' },
@@ -79,8 +82,8 @@ describe('DatasetCache', () => {
 
   it('asks the source for the visible fields, the row filter and one row more than the budget', async () => {
     const rows = source();
-    const cache = new DatasetCache(rows, { rowBudget: 50 });
-    await cache.tables([{ datasetCode: 'orders', fields: visible, rowFilter: { region: 'EU' } }]);
+    const cache = new DatasetCache({ rowBudget: 50 });
+    await cache.tables([{ datasetCode: 'orders', fields: visible, rowFilter: { region: 'EU' } }], rows);
     expect(rows.reads).toEqual([
       { datasetCode: 'orders', request: { fields: ['region', 'amount'], rowFilter: { region: 'EU' }, limit: 51 } },
     ]);
@@ -88,15 +91,15 @@ describe('DatasetCache', () => {
 
   it('serves an unchanged dataset from the cache and reloads it after a write', async () => {
     const rows = source();
-    const cache = new DatasetCache(rows);
+    const cache = new DatasetCache();
     const view = { datasetCode: 'orders', fields: visible };
-    const [first] = await cache.tables([view]);
-    const [second] = await cache.tables([view]);
+    const [first] = await cache.tables([view], rows);
+    const [second] = await cache.tables([view], rows);
     expect(second).toBe(first);
     expect(rows.reads).toHaveLength(1);
 
     rows.write('orders', order('o4', 'EU', 1));
-    const [third] = await cache.tables([view]);
+    const [third] = await cache.tables([view], rows);
     expect(rows.reads).toHaveLength(2);
     expect(third?.rows).toHaveLength(4);
     expect(third?.key).not.toBe(first?.key);
@@ -106,9 +109,9 @@ describe('DatasetCache', () => {
 
   it('keeps the views of different callers apart', async () => {
     const rows = source();
-    const cache = new DatasetCache(rows);
-    const [eu] = await cache.tables([{ datasetCode: 'orders', fields: visible, rowFilter: { region: 'EU' } }]);
-    const [all] = await cache.tables([{ datasetCode: 'orders', fields: orderFields }]);
+    const cache = new DatasetCache();
+    const [eu] = await cache.tables([{ datasetCode: 'orders', fields: visible, rowFilter: { region: 'EU' } }], rows);
+    const [all] = await cache.tables([{ datasetCode: 'orders', fields: orderFields }], rows);
     expect(eu?.rows).toHaveLength(2);
     expect(all?.rows).toHaveLength(3);
     expect(all?.columns.map((c) => c.name)).toEqual(['id', 'region', 'amount', 'secret', 'gmt_create', 'gmt_modified']);
@@ -118,52 +121,56 @@ describe('DatasetCache', () => {
 
   it('treats row filters with the same content in another key order as the same view', async () => {
     const rows = source();
-    const cache = new DatasetCache(rows);
-    await cache.tables([{ datasetCode: 'orders', fields: visible, rowFilter: { region: 'EU', amount: 10 } }]);
-    await cache.tables([{ datasetCode: 'orders', fields: visible, rowFilter: { amount: 10, region: 'EU' } }]);
+    const cache = new DatasetCache();
+    await cache.tables([{ datasetCode: 'orders', fields: visible, rowFilter: { region: 'EU', amount: 10 } }], rows);
+    await cache.tables([{ datasetCode: 'orders', fields: visible, rowFilter: { amount: 10, region: 'EU' } }], rows);
     expect(rows.reads).toHaveLength(1);
   });
 
   it('loads a dataset once when two queries ask for it at the same time', async () => {
     const rows = source();
-    const cache = new DatasetCache(rows);
+    const cache = new DatasetCache();
     const view = { datasetCode: 'orders', fields: visible };
-    const [[a], [b]] = await Promise.all([cache.tables([view]), cache.tables([view])]);
+    const [[a], [b]] = await Promise.all([cache.tables([view], rows), cache.tables([view], rows)]);
     expect(a).toBe(b);
     expect(rows.reads).toHaveLength(1);
   });
 
   it('answers 2001 when the query’s datasets hold more rows than the budget', async () => {
-    const cache = new DatasetCache(source(), { rowBudget: 3 });
+    const rows = source();
+    const cache = new DatasetCache({ rowBudget: 3 });
     await expect(
-      cache.tables([
-        { datasetCode: 'orders', fields: visible },
-        { datasetCode: 'customers', fields: [{ name: 'name', type: 'string' }] },
-      ]),
+      cache.tables(
+        [
+          { datasetCode: 'orders', fields: visible },
+          { datasetCode: 'customers', fields: [{ name: 'name', type: 'string' }] },
+        ],
+        rows,
+      ),
     ).rejects.toThrow(
       new QueryTimeoutError(
         "the query's datasets hold more than 3 rows, the most custom SQL loads at once; " +
           'narrow the data (a smaller dataset or a row filter) or read it page by page with get-list',
       ),
     );
-    await expect(cache.tables([{ datasetCode: 'orders', fields: visible }])).resolves.toHaveLength(1);
+    await expect(cache.tables([{ datasetCode: 'orders', fields: visible }], rows)).resolves.toHaveLength(1);
   });
 
   it('drops the least recently used tables beyond its row bound', async () => {
     const rows = source();
-    const cache = new DatasetCache(rows, { maxCachedRows: 4 });
+    const cache = new DatasetCache({ maxCachedRows: 4 });
     const orders = { datasetCode: 'orders', fields: visible };
     const customers = { datasetCode: 'customers', fields: [{ name: 'name', type: 'string' } as FieldConfig] };
     const euOrders = { ...orders, rowFilter: { region: 'EU' } };
-    await cache.tables([orders]); // 3 rows
-    await cache.tables([customers]); // 1 row: 4 in all
-    await cache.tables([orders]); // orders is now the most recently used
-    await cache.tables([euOrders]); // 2 rows: customers goes first, then orders
+    await cache.tables([orders], rows); // 3 rows
+    await cache.tables([customers], rows); // 1 row: 4 in all
+    await cache.tables([orders], rows); // orders is now the most recently used
+    await cache.tables([euOrders], rows); // 2 rows: customers goes first, then orders
     expect(cache.cachedRows).toBe(2);
     expect(cache.size).toBe(1);
-    await cache.tables([euOrders]);
+    await cache.tables([euOrders], rows);
     expect(rows.reads.map((r) => r.datasetCode)).toEqual(['orders', 'customers', 'orders']);
-    await cache.tables([customers]);
+    await cache.tables([customers], rows);
     expect(rows.reads).toHaveLength(4);
   });
 });
@@ -238,5 +245,27 @@ describe('dataset tables', () => {
       'c',
       'm',
     ]);
+  });
+});
+
+describe('DatasetCache with a source that cannot tell versions', () => {
+  class UnversionedSource extends FakeRowSource {
+    override async version(): Promise<undefined> {
+      return undefined;
+    }
+  }
+
+  it('reads afresh for every query, keeps nothing and gives the engine no key to reuse', async () => {
+    const rows = new UnversionedSource({ orders: [order('o1', 'EU', 10)] });
+    const cache = new DatasetCache();
+    const view = { datasetCode: 'orders', fields: visible };
+    const [first] = await cache.tables([view], rows);
+    rows.write('orders', order('o2', 'US', 20));
+    const [second] = await cache.tables([view], rows);
+    expect(first?.key).toBeUndefined();
+    expect(first?.rows).toHaveLength(1);
+    expect(second?.rows).toHaveLength(2);
+    expect(rows.reads).toHaveLength(2);
+    expect(cache.size).toBe(0);
   });
 });
