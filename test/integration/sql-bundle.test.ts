@@ -95,4 +95,26 @@ describe('the SQL engine in a single-file bundle', () => {
       assetDirs: [outDir],
     });
   });
+
+  it('bundles the execute-sql handler itself, which loads from the bundle directory', async () => {
+    const outDir = path.join(dir, 'handler');
+    await build({
+      entryPoints: [path.join(root, 'functions/execute-sql.ts')],
+      bundle: true,
+      platform: 'node',
+      target: 'node20',
+      format: 'cjs',
+      outfile: path.join(outDir, 'index.js'),
+      logLevel: 'silent',
+    });
+    for (const { fileName, sourcePath } of sqlBundleAssetSources()) {
+      copyFileSync(sourcePath, path.join(outDir, fileName));
+    }
+    const { stdout } = await run(
+      process.execPath,
+      ['-e', "process.stdout.write(typeof require('./index.js').handler)"],
+      { cwd: outDir, env: { PATH: process.env.PATH ?? '' }, timeout: 20_000 },
+    );
+    expect(stdout).toBe('function');
+  });
 });
