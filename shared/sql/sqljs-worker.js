@@ -101,13 +101,7 @@ function loadTables(SQL, tables) {
         .map((/** @type {any} */ c) => (c.type === 'ANY' ? quote(c.name) : `${quote(c.name)} ${c.type}`))
         .join(', ');
       db.run(`CREATE TABLE ${quote(table.name)} (${columns})`);
-      const slots = table.columns.map(() => '?').join(', ');
-      const insert = db.prepare(`INSERT INTO ${quote(table.name)} VALUES (${slots})`);
-      try {
-        for (const row of table.rows) insert.run(row);
-      } finally {
-        insert.free();
-      }
+      insertRows(db, table);
     }
     db.run('COMMIT');
     // From here on nothing can change the loaded data: writes fail with "attempt to write a readonly database".
@@ -116,6 +110,30 @@ function loadTables(SQL, tables) {
   } catch (error) {
     db.close();
     throw error;
+  }
+}
+
+/**
+ * Inserts rows many at a time: each statement step crosses from JavaScript into WASM and back, so one
+ * statement per batch of rows loads about twice as fast as one per row. Batches stay under 999 bound values,
+ * SQLite's most conservative parameter limit.
+ * @param {any} db @param {any} table
+ */
+function insertRows(db, table) {
+  const width = table.columns.length;
+  const batch = Math.max(1, Math.min(50, Math.floor(999 / width)));
+  const tuple = `(${table.columns.map(() => '?').join(', ')})`;
+  const into = `INSERT INTO ${quote(table.name)} VALUES `;
+  const many = db.prepare(into + Array(batch).fill(tuple).join(', '));
+  const one = db.prepare(into + tuple);
+  try {
+    const rows = table.rows;
+    let i = 0;
+    for (; i + batch <= rows.length; i += batch) many.run(rows.slice(i, i + batch).flat());
+    for (; i < rows.length; i += 1) one.run(rows[i]);
+  } finally {
+    many.free();
+    one.free();
   }
 }
 

@@ -170,6 +170,24 @@ describe('SqlJsEngine', () => {
     expect((await run('SELECT sum(n) AS s FROM notes', {}, [unkeyed])).rows).toEqual([{ s: 5 }]);
   });
 
+  it('loads every row of a table whose size is not a multiple of the insert batch', async () => {
+    const numbers: EngineTable = {
+      name: 'numbers',
+      key: 'numbers@1',
+      columns: [
+        { name: 'n', type: 'INTEGER' },
+        { name: 'label', type: 'TEXT' },
+      ],
+      rows: Array.from({ length: 123 }, (_, i) => [i + 1, `#${i + 1}`]),
+    };
+    const result = await run(
+      'SELECT count(*) AS c, sum(n) AS s, min(label) AS first, max(n) AS last FROM numbers',
+      {},
+      [numbers],
+    );
+    expect(result.rows).toEqual([{ c: 123, s: 7626, first: '#1', last: 123 }]);
+  });
+
   it('stops a runaway statement at its time limit and answers the next query from a fresh worker', async () => {
     const startedBefore = engine.workersStarted;
     const started = Date.now();
