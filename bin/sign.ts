@@ -7,8 +7,8 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfigFile } from '../shared/catalog/load-config';
 import { ROUTES } from '../shared/http/routes';
-import { DEFAULT_CONFIG } from './local-server';
 import { signedCurl } from './local/signed-curl';
+import { DEFAULT_CONFIG } from './local-server';
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n`);
@@ -42,7 +42,8 @@ function main(): void {
   if (!app) fail(`no application ${values.app ?? 'with local keys'} in ${values.config}`);
   const accessKey = Array.isArray(app.accessKey) ? app.accessKey[0] : app.accessKey;
   const secret = app.signingSecret ?? config.defaultSigningSecret;
-  if (!accessKey || !secret) fail(`application ${app.appCode} has no local accessKey and signing secret in ${values.config}`);
+  if (!accessKey || !secret)
+    fail(`application ${app.appCode} has no local accessKey and signing secret in ${values.config}`);
   const route = ROUTES.find((r) => r.operation === values.op);
   if (!route) fail(`unknown operation ${values.op}; use one of: ${ROUTES.map((r) => r.operation).join(', ')}`);
   const datasetCode = route.requiresDataset ? (values.dataset ?? app.grants?.[0]?.datasetCode) : values.dataset;
