@@ -99,7 +99,10 @@ export class ServiceApi extends Construct {
 
     for (const operation of props.operations) {
       const resource = this.api.root.resourceForPath(operation.route.path);
-      resource.addMethod(operation.route.method, new LambdaIntegration(operation.function, { proxy: true }));
+      resource.addMethod(
+        operation.route.method,
+        new LambdaIntegration(operation.function, { proxy: true, allowTestInvoke: false }),
+      );
     }
 
     addGatewayRefusals(
