@@ -3,9 +3,9 @@
  * local bootstrap on start), read by the functions with an in-container cache. Secrets are never stored here.
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { GetCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { CatalogConfig } from './schema';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { parseConfig } from './load-config';
+import type { CatalogConfig } from './schema';
 
 const CATALOG_KEY = { pk: 'catalog#current' };
 
@@ -19,7 +19,11 @@ export function withoutSecrets(config: CatalogConfig): CatalogConfig {
 }
 
 /** Store a validated configuration as the current catalog (gzip: a large catalog stays within one item). */
-export async function writeCatalog(client: DynamoDBDocumentClient, table: string, config: CatalogConfig): Promise<void> {
+export async function writeCatalog(
+  client: DynamoDBDocumentClient,
+  table: string,
+  config: CatalogConfig,
+): Promise<void> {
   const body = gzipSync(JSON.stringify(withoutSecrets(config)));
   await client.send(
     new PutCommand({ TableName: table, Item: { ...CATALOG_KEY, config: body, writtenAt: new Date().toISOString() } }),

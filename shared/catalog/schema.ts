@@ -7,7 +7,17 @@
 import { z } from 'zod';
 import { CODE_PATTERN, FIELD_NAME_PATTERN, isSystemField } from './codes';
 
-export const FIELD_TYPES = ['string', 'text', 'integer', 'number', 'boolean', 'date', 'datetime', 'enum', 'json'] as const;
+export const FIELD_TYPES = [
+  'string',
+  'text',
+  'integer',
+  'number',
+  'boolean',
+  'date',
+  'datetime',
+  'enum',
+  'json',
+] as const;
 export type FieldType = (typeof FIELD_TYPES)[number];
 
 /** How many fields of one dataset can be `indexed`: one per generic index of the records table. */
@@ -81,7 +91,9 @@ export const applicationSchema = z
     accessKey: z
       .union([accessKey, z.array(accessKey).min(1).max(2)])
       .optional()
-      .describe('Local runs only: the access key, or two during a rotation. A deployment keeps keys in the secret store'),
+      .describe(
+        'Local runs only: the access key, or two during a rotation. A deployment keeps keys in the secret store',
+      ),
     signingSecret: z
       .string()
       .min(8)
@@ -127,7 +139,8 @@ export const catalogConfigSchema = z
     queries: z.array(querySchema).optional(),
   })
   .strict()
-  .superRefine(checkReferences);
+  // Cross-references are checked even when the structure has problems, so that one load lists every problem.
+  .superRefine((config, ctx) => checkReferences(tolerant(config), ctx), { when: () => true });
 
 export type FieldConfig = z.infer<typeof fieldSchema>;
 export type DatasetConfig = z.infer<typeof datasetSchema>;
@@ -147,6 +160,54 @@ export function filterKeyField(key: string, knownFields: ReadonlySet<string>): s
     if (key.endsWith(suffix) && knownFields.has(key.slice(0, -suffix.length))) return key.slice(0, -suffix.length);
   }
   return undefined;
+}
+
+/**
+ * The configuration as the reference checks read it: when the structure has problems the value is the raw
+ * input, so lists that are not lists and entries that are not objects are left out here (the structural
+ * problems already report them).
+ */
+function tolerant(raw: unknown): CatalogConfig {
+  const objects = (value: unknown): Record<string, unknown>[] =>
+    Array.isArray(value) ? value.filter((v) => v !== null && typeof v === 'object' && !Array.isArray(v)) : [];
+  const strings = (value: unknown): string[] =>
+    Array.isArray(value) ? value.filter((v) => typeof v === 'string') : [];
+  const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+  const root = (raw !== null && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
+  return {
+    applications: objects(root.applications).map((app) => ({
+      ...app,
+      appCode: text(app.appCode),
+      grants: objects(app.grants).map((grant) => ({
+        ...grant,
+        datasetCode: text(grant.datasetCode),
+        operations: [],
+        readFields: grant.readFields === undefined ? undefined : strings(grant.readFields),
+        writeFields: grant.writeFields === undefined ? undefined : strings(grant.writeFields),
+        rowFilter: objects([grant.rowFilter])[0],
+      })),
+    })),
+    datasets: objects(root.datasets).map((dataset) => ({
+      ...dataset,
+      appCode: text(dataset.appCode),
+      datasetCode: text(dataset.datasetCode),
+      fields: objects(dataset.fields).map((field) => ({
+        ...field,
+        name: text(field.name),
+        type: field.type as FieldType,
+        options: field.options === undefined ? undefined : strings(field.options),
+      })),
+    })),
+    queries: objects(root.queries).map((query) => ({
+      ...query,
+      appCode: text(query.appCode),
+      sqlCode: text(query.sqlCode),
+      sql: text(query.sql),
+      id: typeof query.id === 'number' ? query.id : undefined,
+      params: objects([query.params])[0] as QueryConfig['params'],
+      datasets: query.datasets === undefined ? undefined : strings(query.datasets),
+    })),
+  } as CatalogConfig;
 }
 
 function checkReferences(config: CatalogConfig, ctx: z.RefinementCtx): void {
@@ -169,7 +230,8 @@ function checkReferences(config: CatalogConfig, ctx: z.RefinementCtx): void {
     let indexed = 0;
     dataset.fields.forEach((field, j) => {
       const at = ['datasets', i, 'fields', j];
-      if (isSystemField(field.name)) problem([...at, 'name'], `'${field.name}' is a system field and cannot be defined`);
+      if (isSystemField(field.name))
+        problem([...at, 'name'], `'${field.name}' is a system field and cannot be defined`);
       if (names.has(field.name)) problem([...at, 'name'], `duplicate field '${field.name}'`);
       names.add(field.name);
       if (field.type === 'enum' && !field.options) problem([...at, 'options'], 'an enum field needs options');
@@ -200,7 +262,8 @@ function checkReferences(config: CatalogConfig, ctx: z.RefinementCtx): void {
       const fieldNames = new Set(dataset.fields.map((f) => f.name));
       for (const list of ['readFields', 'writeFields'] as const) {
         grant[list]?.forEach((name, k) => {
-          if (!fieldNames.has(name)) problem([...at, list, k], `unknown field '${name}' of dataset '${dataset.datasetCode}'`);
+          if (!fieldNames.has(name))
+            problem([...at, list, k], `unknown field '${name}' of dataset '${dataset.datasetCode}'`);
         });
       }
       const filterable = new Set([...fieldNames, 'id', 'gmt_create', 'gmt_modified']);
@@ -225,6 +288,7 @@ function checkReferences(config: CatalogConfig, ctx: z.RefinementCtx): void {
       queryIds.add(query.id);
     }
     if (/\$\{[^}]*\}/.test(query.sql)) {
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the message names the refused syntax
       problem([...at, 'sql'], '${...} splices text into SQL and is refused; use #{name} parameters');
     }
     const declared = new Set(Object.keys(query.params ?? {}));

@@ -1,0 +1,196 @@
+/**
+ * `npm start`: the whole service on this machine with no cloud account (contract §10). The same operation
+ * handlers as in Lambda, behind an HTTP server that speaks API Gateway's proxy events, over an embedded
+ * DynamoDB-compatible store (dynalite) and the file-backed key store.
+ *
+ *   npm start -- [--config <file>] [--port <n>] [--data-dir <dir>] [--quiet]
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { createDocumentClient } from '../shared/aws/dynamodb';
+import { writeCatalog } from '../shared/catalog/catalog-store';
+import { ConfigError, loadConfigFile } from '../shared/catalog/load-config';
+import type { CatalogConfig } from '../shared/catalog/schema';
+import { ROUTES } from '../shared/http/routes';
+import { setLogSink } from '../shared/observability/request-log';
+import { ensureTables, localTableNames, startEmbeddedDynamo } from './local/embedded-dynamo';
+import { createLambdaHttpServer, type ProxyHandler } from './local/lambda-http';
+import { signedCurl } from './local/signed-curl';
+
+export const DEFAULT_CONFIG = path.join(__dirname, '..', 'config', 'demo.json');
+
+export interface LocalServerOptions {
+  configFile?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  host?: string;
+  /** Where records persist; without it the store lives in memory and is gone when the server stops. */
+  dataDir?: string;
+  /** Where the request log lines go (default: standard output). */
+  logSink?: (line: string) => void;
+  /** How each route's handler is loaded (default: the TypeScript sources under functions/). */
+  loadHandler?: (functionFile: string) => Promise<ProxyHandler | undefined>;
+}
+
+export interface LocalServer {
+  url: string;
+  port: number;
+  config: CatalogConfig;
+  configFile: string;
+  close(): Promise<void>;
+}
+
+async function loadSourceHandler(functionFile: string): Promise<ProxyHandler | undefined> {
+  const file = path.join(__dirname, '..', 'functions', functionFile);
+  if (!existsSync(`${file}.ts`) && !existsSync(`${file}.js`)) return undefined;
+  const module = (await import(file)) as { handler: ProxyHandler };
+  return module.handler;
+}
+
+/**
+ * Start the local service. The handlers read their configuration from the process environment at first use,
+ * as in Lambda, so one process runs one local server.
+ */
+export async function startLocalServer(options: LocalServerOptions = {}): Promise<LocalServer> {
+  const configFile = path.resolve(options.configFile ?? DEFAULT_CONFIG);
+  const config = loadConfigFile(configFile);
+  let dynamoDir: string | undefined;
+  if (options.dataDir) {
+    dynamoDir = path.resolve(options.dataDir, 'dynamodb');
+    mkdirSync(dynamoDir, { recursive: true });
+  }
+  const dynamo = await startEmbeddedDynamo(dynamoDir);
+  const tables = localTableNames('das-local');
+  await ensureTables(dynamo.client, tables);
+  // What the deploy-time custom resource does in AWS: the configuration becomes the catalog.
+  await writeCatalog(createDocumentClient(dynamo.client), tables.Catalog as string, config);
+
+  Object.assign(process.env, {
+    RECORDS_TABLE: tables.Records,
+    CATALOG_TABLE: tables.Catalog,
+    QUOTA_TABLE: tables.Quota,
+    KEY_STORE: 'file',
+    KEY_FILE: configFile,
+    DYNAMODB_ENDPOINT: dynamo.endpoint,
+    STAGE: 'local',
+    CORS_ALLOW_ORIGIN: '*',
+  });
+  if (options.logSink) setLogSink(options.logSink);
+
+  const loadHandler = options.loadHandler ?? loadSourceHandler;
+  const handlers = new Map<string, ProxyHandler>();
+  for (const route of ROUTES) {
+    const handler = await loadHandler(route.functionFile);
+    if (handler) handlers.set(route.operation, handler);
+  }
+  const health = JSON.stringify({ status: 'ok', operations: [...handlers.keys()] });
+  const server = createLambdaHttpServer({
+    handlers,
+    pages: new Map([['/health', () => ({ contentType: 'application/json', body: health })]]),
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 3000, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${options.host ?? '127.0.0.1'}:${port}`,
+    port,
+    config,
+    configFile,
+    close: async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await dynamo.close();
+    },
+  };
+}
+
+/** The first request to try: get-list on the first dataset the first application with keys may read. */
+export function firstRequestExample(server: LocalServer): string | undefined {
+  for (const app of server.config.applications) {
+    const grant = app.grants?.find((g) => g.operations.includes('read'));
+    const accessKey = Array.isArray(app.accessKey) ? app.accessKey[0] : app.accessKey;
+    const secret = app.signingSecret ?? server.config.defaultSigningSecret;
+    if (!grant || !accessKey || !secret) continue;
+    return signedCurl({
+      baseUrl: server.url,
+      path: '/openapi/data/get-list',
+      appCode: app.appCode,
+      datasetCode: grant.datasetCode,
+      accessKey,
+      secret,
+      body: { appCode: app.appCode, datasetCode: grant.datasetCode, paramMap: { currentPage: 1, pageSize: 10 } },
+    });
+  }
+  return undefined;
+}
+
+async function main(): Promise<void> {
+  // The functions run on Node.js 22 in Lambda; on an older local Node the SDK's upgrade notice is noise.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+  const { values } = parseArgs({
+    options: {
+      config: { type: 'string' },
+      port: { type: 'string' },
+      'data-dir': { type: 'string' },
+      quiet: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(
+      'Usage: npm start -- [--config <file>] [--port <n>] [--data-dir <dir>] [--quiet]\n' +
+        '  --config    configuration file (default: config/demo.json)\n' +
+        '  --port      HTTP port (default: 3000)\n' +
+        '  --data-dir  where records persist (default: .data); a fresh directory is a fresh store\n' +
+        '  --quiet     do not print the request log lines\n',
+    );
+    return;
+  }
+  const port = values.port === undefined ? 3000 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`--port must be 0 to 65535, not ${values.port}`);
+  const server = await startLocalServer({
+    configFile: values.config,
+    port,
+    dataDir: values['data-dir'] ?? '.data',
+    logSink: values.quiet ? () => undefined : undefined,
+  });
+  const example = firstRequestExample(server);
+  process.stdout.write(
+    [
+      `Data access service listening on ${server.url}`,
+      `Configuration: ${server.configFile} (${server.config.applications.length} applications, ${server.config.datasets.length} datasets, ${server.config.queries?.length ?? 0} queries)`,
+      `Records persist in ${path.resolve(values['data-dir'] ?? '.data')}`,
+      `Health: curl ${server.url}/health`,
+      '',
+      ...(example
+        ? [
+            'A first signed request (the token is valid for 10 minutes; `npm run sign` makes a fresh one):',
+            '',
+            example,
+            '',
+          ]
+        : [
+            'No application in the configuration has local keys (accessKey, signingSecret) to sign an example with.',
+            '',
+          ]),
+    ].join('\n'),
+  );
+  const stop = () => {
+    server.close().then(() => process.exit(0));
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    if (error instanceof ConfigError) process.stderr.write(`Configuration refused.\n${error.message}\n`);
+    else process.stderr.write(`${(error as Error).message}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,5 @@
+/** Lambda handler of POST /openapi/data/get-list. */
+import { createHandler } from '../shared/http/pipeline';
+import { getListOperation } from '../shared/operations/get-list';
+
+export const handler = createHandler(getListOperation);

@@ -1,0 +1,5 @@
+/** Lambda handler of POST /openapi/data/get-one. */
+import { createHandler } from '../shared/http/pipeline';
+import { getOneOperation } from '../shared/operations/get-one';
+
+export const handler = createHandler(getOneOperation);

@@ -1,0 +1,5 @@
+/** Lambda handler of POST /openapi/data/update. */
+import { createHandler } from '../shared/http/pipeline';
+import { updateOperation } from '../shared/operations/update';
+
+export const handler = createHandler(updateOperation);

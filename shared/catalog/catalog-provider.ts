@@ -1,0 +1,69 @@
+/**
+ * The catalog a request sees: read from the catalog table, cached in the container for a short time, and
+ * served from the last good copy (for a bounded time) when a refresh fails.
+ */
+import { Catalog } from './catalog';
+import type { CatalogConfig } from './schema';
+
+export interface CatalogProvider {
+  current(): Promise<Catalog>;
+}
+
+export interface CachedCatalogOptions {
+  load: () => Promise<CatalogConfig | undefined>;
+  ttlMs?: number;
+  maxStaleMs?: number;
+  now?: () => number;
+}
+
+export class CachedCatalogProvider implements CatalogProvider {
+  private cached: { catalog: Catalog; loadedAt: number } | undefined;
+  private pending: Promise<Catalog> | undefined;
+  private readonly ttl: number;
+  private readonly maxStale: number;
+  private readonly now: () => number;
+
+  constructor(private readonly options: CachedCatalogOptions) {
+    this.ttl = options.ttlMs ?? 60_000;
+    this.maxStale = options.maxStaleMs ?? 60 * 60_000;
+    this.now = options.now ?? Date.now;
+  }
+
+  async current(): Promise<Catalog> {
+    const cached = this.cached;
+    const age = cached ? this.now() - cached.loadedAt : Number.POSITIVE_INFINITY;
+    if (cached && age < this.ttl) return cached.catalog;
+    try {
+      return await this.refresh();
+    } catch (error) {
+      if (cached && age < this.maxStale) return cached.catalog;
+      throw error;
+    }
+  }
+
+  private refresh(): Promise<Catalog> {
+    this.pending ??= this.options
+      .load()
+      .then((config) => {
+        if (!config) throw new Error('no catalog has been deployed');
+        const catalog = new Catalog(config);
+        this.cached = { catalog, loadedAt: this.now() };
+        return catalog;
+      })
+      .finally(() => {
+        this.pending = undefined;
+      });
+    return this.pending;
+  }
+}
+
+/** A fixed catalog, for tools and unit tests that hold a configuration in hand. */
+export class StaticCatalogProvider implements CatalogProvider {
+  private readonly catalog: Catalog;
+  constructor(config: CatalogConfig) {
+    this.catalog = new Catalog(config);
+  }
+  async current(): Promise<Catalog> {
+    return this.catalog;
+  }
+}

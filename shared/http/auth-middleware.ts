@@ -1,0 +1,112 @@
+/**
+ * Authentication and access, in the contract's order (§3): headers well formed and agreeing with the body,
+ * application known, timestamp within 10 minutes, signature valid for an active key, dataset known, grant
+ * covering the dataset and the operation. The first failure answers.
+ */
+import type middy from '@middy/core';
+import type { KeyStore } from '../auth/key-store';
+import { verifySignature } from '../auth/signature';
+import { grantAllows } from '../catalog/catalog';
+import type { CatalogProvider } from '../catalog/catalog-provider';
+import { CODE_PATTERN } from '../catalog/codes';
+import {
+  AccessDeniedError,
+  ApplicationNotFoundError,
+  DatasetNotFoundError,
+  InternalError,
+  InvalidParameterError,
+  SignatureMismatchError,
+  TimestampExpiredError,
+} from './errors';
+import type { ApiEvent, ApiResult, ServiceContext } from './request-state';
+
+/** A token may be this far from the server clock, either way. */
+export const TIMESTAMP_WINDOW_MS = 10 * 60 * 1000;
+
+const TIMESTAMP = /^\d{1,16}$/;
+const BASE64 = /^[A-Za-z0-9+/]{1,200}={0,2}$/;
+
+export interface AuthOptions {
+  catalog: CatalogProvider;
+  keys: KeyStore;
+  now?: () => number;
+}
+
+function header(headers: Record<string, string>, name: string, required: boolean, pattern: RegExp): string | undefined {
+  const value = headers[name.toLowerCase()];
+  if (value === undefined || value === '') {
+    if (required) throw new InvalidParameterError(`header ${name} is required`);
+    return undefined;
+  }
+  if (!pattern.test(value)) throw new InvalidParameterError(`header ${name} is malformed`);
+  return value;
+}
+
+function bodyCode(body: Record<string, unknown>, name: string, headerName: string, headerValue: string): void {
+  const value = body[name];
+  if (value === undefined || value === null) throw new InvalidParameterError(`${name} is required in the request body`);
+  if (typeof value !== 'string' || !CODE_PATTERN.test(value)) {
+    throw new InvalidParameterError(`${name} must be 1 to 64 letters, digits, "_" or "-"`);
+  }
+  if (value !== headerValue) throw new InvalidParameterError(`${name} in the body does not match header ${headerName}`);
+}
+
+export function authenticate(options: AuthOptions): middy.MiddlewareObj<ApiEvent, ApiResult, Error, ServiceContext> {
+  const now = options.now ?? Date.now;
+
+  const checkRequest: middy.MiddlewareFn<ApiEvent, ApiResult, Error, ServiceContext> = async (request) => {
+    const state = request.context.state;
+    const route = state.route;
+    const body = state.body ?? {};
+
+    // 1. Headers present and well formed, and the body agreeing with them.
+    const timeStamp = header(state.headers, 'X-Time-Stamp', true, TIMESTAMP) as string;
+    const appCode = header(state.headers, 'X-App-Code', true, CODE_PATTERN) as string;
+    const token = header(state.headers, 'X-Token', true, BASE64) as string;
+    const datasetCode = header(state.headers, 'X-Dataset-Code', route.requiresDataset, CODE_PATTERN);
+    bodyCode(body, 'appCode', 'X-App-Code', appCode);
+    if (route.requiresDataset) bodyCode(body, 'datasetCode', 'X-Dataset-Code', datasetCode as string);
+
+    // 2. Application known.
+    const catalog = await options.catalog.current();
+    state.catalog = catalog;
+    const application = catalog.application(appCode);
+    if (!application) throw new ApplicationNotFoundError(appCode);
+    state.application = application;
+
+    // 3. Timestamp within the window, either direction.
+    if (Math.abs(now() - Number(timeStamp)) > TIMESTAMP_WINDOW_MS) throw new TimestampExpiredError();
+
+    // 4. Signature valid for one of the active keys.
+    let keys: Awaited<ReturnType<KeyStore['applicationKeys']>>;
+    let secret: string;
+    try {
+      keys = await options.keys.applicationKeys(appCode);
+      secret = keys?.signingSecret ?? (await options.keys.defaultSecret());
+    } catch (cause) {
+      throw new InternalError('the key store could not be read', { cause });
+    }
+    if (!keys || !verifySignature(token, { appCode, datasetCode, timeStamp }, keys.accessKeys, secret)) {
+      throw new SignatureMismatchError();
+    }
+
+    if (!datasetCode) return;
+    // 5. Dataset known in the deployment.
+    const dataset = catalog.dataset(datasetCode);
+    if (!dataset) throw new DatasetNotFoundError(datasetCode);
+    state.dataset = dataset;
+
+    // 6. A grant covering the dataset and the operation.
+    if (!route.grantOperation) return;
+    const grant = application.grants.get(datasetCode);
+    if (!grant) throw new AccessDeniedError(`application '${appCode}' has no access to dataset '${datasetCode}'`);
+    if (!grantAllows(grant, route.grantOperation)) {
+      throw new AccessDeniedError(
+        `application '${appCode}' may not ${route.grantOperation} records of dataset '${datasetCode}'`,
+      );
+    }
+    state.grant = grant;
+  };
+
+  return { before: checkRequest };
+}

@@ -1,0 +1,82 @@
+/**
+ * The request pipeline every operation runs in: envelope · body · authentication · operation.
+ * `functions/<operation>.ts` is this plus the operation, nothing more.
+ */
+import middy from '@middy/core';
+import type { Operation } from '../operations/operation';
+import { type RuntimePorts, runtimePorts } from '../runtime/ports';
+import { authenticate } from './auth-middleware';
+import { parseBody } from './body-middleware';
+import { envelope } from './envelope-middleware';
+import { QueryTimeoutError } from './errors';
+import type { ApiEvent, ApiResult, ServiceContext } from './request-state';
+import { routeFor } from './routes';
+
+export interface HandlerOptions {
+  /** The container's ports; built from the environment on first use when not given. */
+  ports?: () => RuntimePorts;
+  now?: () => number;
+}
+
+/** Answer 2001 this long before the function's own timeout, rather than dying without a response. */
+const TIMEOUT_MARGIN_MS = 500;
+
+export function createHandler(operation: Operation, options: HandlerOptions = {}) {
+  const route = routeFor(operation.name);
+  const ports = options.ports ?? runtimePorts;
+  const now = options.now ?? Date.now;
+  // Ports are built lazily so that a missing environment variable is reported through the envelope (3001)
+  // and the log, not as a failed cold start.
+  const lazy = () => ports();
+
+  return middy<ApiEvent, ApiResult, Error, ServiceContext>({
+    timeoutEarlyInMillis: TIMEOUT_MARGIN_MS,
+    timeoutEarlyResponse: () => {
+      throw new QueryTimeoutError('the request took too long and was stopped; narrow the query or try again');
+    },
+  })
+    .use(envelope({ route, ...envelopeSettings(lazy), now }))
+    .use(parseBody())
+    .use(
+      authenticate({
+        catalog: { current: () => lazy().catalog.current() },
+        keys: {
+          applicationKeys: (appCode) => lazy().keys.applicationKeys(appCode),
+          defaultSecret: () => lazy().keys.defaultSecret(),
+        },
+        now,
+      }),
+    )
+    .handler(async (_event, context) => {
+      const state = context.state;
+      // The operation returns the envelope's `data`; the envelope middleware's `after` makes it the HTTP result.
+      const data = await operation.run(
+        {
+          requestId: state.requestId,
+          catalog: state.catalog as NonNullable<typeof state.catalog>,
+          application: state.application as NonNullable<typeof state.application>,
+          dataset: state.dataset,
+          grant: state.grant,
+          capacity: state.capacity,
+          ports: { records: lazy().records },
+          now,
+          state,
+        },
+        state.body ?? {},
+      );
+      return data as ApiResult;
+    });
+}
+
+/** The envelope's settings; when the environment is broken, defaults, so the failure still gets an envelope. */
+function envelopeSettings(ports: () => RuntimePorts): {
+  metricNamespace: string;
+  responseHeaders: Record<string, string>;
+} {
+  try {
+    const { metricNamespace, responseHeaders } = ports();
+    return { metricNamespace, responseHeaders };
+  } catch {
+    return { metricNamespace: 'DataAccessService', responseHeaders: {} };
+  }
+}

@@ -1,0 +1,45 @@
+/** What the middlewares learn about a request and hand to the next one and to the operation. */
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { Application, Catalog, Dataset } from '../catalog/catalog';
+import type { GrantConfig } from '../catalog/schema';
+import { CapacityMeter } from '../observability/capacity-meter';
+import type { RouteDefinition } from './routes';
+
+export type ApiEvent = APIGatewayProxyEvent;
+export type ApiResult = APIGatewayProxyResult;
+
+export interface RequestState {
+  requestId: string;
+  route: RouteDefinition;
+  startedAt: number;
+  capacity: CapacityMeter;
+  /** Lower-cased request header names. */
+  headers: Record<string, string>;
+  /** The parsed JSON body (an object). */
+  body?: Record<string, unknown>;
+  catalog?: Catalog;
+  application?: Application;
+  dataset?: Dataset;
+  grant?: GrantConfig;
+  /** Headers every response carries once known (request id, rate-limit state). */
+  responseHeaders: Record<string, string>;
+  /** Extra metrics for the request's log line (e.g. `sqlDurationMs`). */
+  extraMetrics: Record<string, number>;
+  /** Work to run when the request ends, whatever the outcome (e.g. releasing a concurrency lease). */
+  cleanups: (() => Promise<void>)[];
+}
+
+export type ServiceContext = Context & { state: RequestState };
+
+export function newRequestState(route: RouteDefinition, requestId: string, startedAt: number): RequestState {
+  return {
+    requestId,
+    route,
+    startedAt,
+    capacity: new CapacityMeter(),
+    headers: {},
+    responseHeaders: { 'X-Request-Id': requestId },
+    extraMetrics: {},
+    cleanups: [],
+  };
+}

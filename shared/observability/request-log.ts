@@ -1,0 +1,73 @@
+/**
+ * One JSON line per request (contract §11): the request log and, in CloudWatch embedded metric format, the
+ * metrics the dashboards read. One line serves both, so a request costs one write to the log stream.
+ * Keys, tokens, secrets and record contents never appear here.
+ */
+
+export interface RequestLogEntry {
+  requestId: string;
+  operation: string;
+  appCode?: string | undefined;
+  datasetCode?: string | undefined;
+  errorCode?: number | undefined;
+  durationMs: number;
+  readUnits: number;
+  writeUnits: number;
+  /** Extra timing of an operation, e.g. `sqlDurationMs`; published as a metric too. */
+  extraMetrics?: Record<string, number>;
+  /** Log-only details, e.g. the cause of a 3001. Never caller data. */
+  detail?: Record<string, string | number | boolean>;
+}
+
+type LogSink = (line: string) => void;
+
+let sink: LogSink = (line) => {
+  process.stdout.write(`${line}\n`);
+};
+
+/** Send log lines elsewhere (the local server's `--quiet`, or a test that reads them). Returns the previous sink. */
+export function setLogSink(next: LogSink): LogSink {
+  const previous = sink;
+  sink = next;
+  return previous;
+}
+
+export function writeLogLine(record: Record<string, unknown>): void {
+  sink(JSON.stringify(record));
+}
+
+/** Write the request's line: the fields of contract §11 plus the `_aws` block that makes them metrics. */
+export function logRequest(entry: RequestLogEntry, namespace: string, now = Date.now()): void {
+  const metrics = [
+    { Name: 'requests', Unit: 'Count' },
+    { Name: 'errors', Unit: 'Count' },
+    { Name: 'durationMs', Unit: 'Milliseconds' },
+    { Name: 'readUnits', Unit: 'Count' },
+    { Name: 'writeUnits', Unit: 'Count' },
+    ...Object.keys(entry.extraMetrics ?? {}).map((name) => ({ Name: name, Unit: 'Milliseconds' })),
+  ];
+  const dimensions: string[][] = [['operation']];
+  // EMF dimension values must be strings, so the code is repeated as `code` for the per-code metrics.
+  if (entry.errorCode !== undefined) dimensions.push(['operation', 'code']);
+  writeLogLine({
+    _aws: { Timestamp: now, CloudWatchMetrics: [{ Namespace: namespace, Dimensions: dimensions, Metrics: metrics }] },
+    level: entry.errorCode === 3001 ? 'ERROR' : 'INFO',
+    requestId: entry.requestId,
+    operation: entry.operation,
+    appCode: entry.appCode,
+    datasetCode: entry.datasetCode,
+    errorCode: entry.errorCode,
+    code: entry.errorCode === undefined ? undefined : String(entry.errorCode),
+    durationMs: entry.durationMs,
+    readUnits: round(entry.readUnits),
+    writeUnits: round(entry.writeUnits),
+    requests: 1,
+    errors: entry.errorCode === undefined ? 0 : 1,
+    ...entry.extraMetrics,
+    ...entry.detail,
+  });
+}
+
+function round(units: number): number {
+  return Math.round(units * 100) / 100;
+}

@@ -1,0 +1,25 @@
+/** update: a partial update of one record, atomic and without a read-modify-write (contract §4). */
+import { DataNotFoundError, InvalidParameterError } from '../http/errors';
+import { toApiRecord, validateChanges } from '../records/record-codec';
+import { formatTimestamp } from '../records/timestamps';
+import { assertWritable, visibleFields } from './grant-scope';
+import { dataContext, type Operation } from './operation';
+import { readParamMap, readRecordId } from './param-map';
+
+export const updateOperation: Operation = {
+  name: 'update',
+  async run(context, body) {
+    const { dataset, grant, application, ports, capacity, catalog, now } = dataContext(context);
+    const params = readParamMap(body);
+    const id = readRecordId(params);
+    const changes = validateChanges(dataset, params, 'update');
+    if (Object.keys(changes.set).length === 0 && changes.remove.length === 0) {
+      throw new InvalidParameterError('nothing to update: send at least one dataset field besides id');
+    }
+    assertWritable(grant, changes, application.appCode, dataset.datasetCode);
+    const modifiedAt = formatTimestamp(new Date(now()), catalog.timeZone);
+    const item = await ports.records.update(dataset.datasetCode, id, changes, modifiedAt, capacity);
+    if (!item) throw new DataNotFoundError(`record '${id}' not found in dataset '${dataset.datasetCode}'`);
+    return toApiRecord(dataset, item, visibleFields(grant));
+  },
+};

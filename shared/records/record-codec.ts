@@ -1,0 +1,83 @@
+/**
+ * The mapping between a caller's record and a DynamoDB item: validation of a create or an update against the
+ * dataset, and the record a caller sees for a stored item (id first, fields in definition order, then the
+ * timestamps; absent fields as null).
+ */
+import type { Dataset } from '../catalog/catalog';
+import { isSystemField } from '../catalog/codes';
+import { InvalidParameterError } from '../http/errors';
+import { fromStoredValue, type StoredValue, toStoredValue } from './field-values';
+import { RecordAttr } from './table-definitions';
+
+export type RecordItem = Record<string, unknown>;
+export type ApiRecord = Record<string, unknown>;
+
+/** A record item's size as DynamoDB counts it is at most 400 KB; leave room for the index attributes. */
+export const MAX_RECORD_BYTES = 400 * 1024 - 4 * 1024;
+
+export interface RecordChanges {
+  /** Fields to set, in stored form. */
+  set: Record<string, StoredValue>;
+  /** Fields to clear (sent as null). */
+  remove: string[];
+}
+
+/**
+ * Validate the fields a caller sends for a create or an update. System fields are ignored (the service owns
+ * them), unknown fields and wrong types are 1001 naming the field.
+ */
+export function validateChanges(
+  dataset: Dataset,
+  params: Record<string, unknown>,
+  mode: 'create' | 'update',
+): RecordChanges {
+  const changes: RecordChanges = { set: {}, remove: [] };
+  for (const [name, value] of Object.entries(params)) {
+    if (isSystemField(name)) continue;
+    const field = dataset.fieldsByName.get(name);
+    if (!field) throw new InvalidParameterError(`field '${name}' is not defined in dataset '${dataset.datasetCode}'`);
+    if (value === null || value === undefined) {
+      if (field.required) throw new InvalidParameterError(`field '${name}' is required and cannot be null`);
+      if (mode === 'update') changes.remove.push(name);
+      continue;
+    }
+    changes.set[name] = toStoredValue(field, value);
+  }
+  if (mode === 'create') {
+    const missing = dataset.fields.filter((f) => f.required && !(f.name in changes.set)).map((f) => `'${f.name}'`);
+    if (missing.length > 0) {
+      throw new InvalidParameterError(`required field${missing.length > 1 ? 's' : ''} ${missing.join(', ')} missing`);
+    }
+  }
+  return changes;
+}
+
+/** DynamoDB's item size: attribute name bytes plus value bytes (numbers about one byte per two digits). */
+export function itemSize(item: RecordItem): number {
+  let size = 0;
+  for (const [name, value] of Object.entries(item)) {
+    size += Buffer.byteLength(name);
+    if (typeof value === 'string') size += Buffer.byteLength(value);
+    else if (typeof value === 'number') size += Math.ceil(String(value).replace(/[-.e+]/g, '').length / 2) + 1;
+    else size += 1;
+  }
+  return size;
+}
+
+export function recordTooLargeError(): InvalidParameterError {
+  return new InvalidParameterError(
+    'the record is too large: a stored record is at most 400 KB; store large content elsewhere or split it',
+  );
+}
+
+/** The record a caller sees; `visible` narrows the dataset fields (a grant's readFields). */
+export function toApiRecord(dataset: Dataset, item: RecordItem, visible?: ReadonlySet<string>): ApiRecord {
+  const record: ApiRecord = { id: item[RecordAttr.sortKey] };
+  for (const field of dataset.fields) {
+    if (visible && !visible.has(field.name)) continue;
+    record[field.name] = fromStoredValue(field, item[field.name]);
+  }
+  record.gmt_create = item.gmt_create;
+  record.gmt_modified = item.gmt_modified;
+  return record;
+}
