@@ -17,8 +17,11 @@ export interface DeploymentSettings {
   alarmEmail?: string;
   /** CloudWatch namespace of the embedded-metric-format request metrics. */
   metricNamespace: string;
-  /** Origins allowed by CORS; `*` suits browser callers holding pre-generated tokens. */
-  corsAllowOrigins: string[];
+  /**
+   * The origin allowed by CORS (`*` suits browser callers holding pre-generated tokens). One origin, because
+   * the functions answer with one Access-Control-Allow-Origin value (CORS_ALLOW_ORIGIN).
+   */
+  corsAllowOrigin: string;
   /** Stage-wide API Gateway throttle (requests per second, steady and burst): a coarse shield above the per-application quotas. */
   throttleRateLimit: number;
   throttleBurstLimit: number;
@@ -74,15 +77,15 @@ export function readDeploymentSettings(node: Node): DeploymentSettings {
   if (alarmEmail !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(alarmEmail)) {
     problems.push(`alarmEmail: '${alarmEmail}' is not an e-mail address`);
   }
-  const corsAllowOrigins = (text(node, 'corsAllowOrigins') ?? '*')
-    .split(',')
-    .map((origin) => origin.trim())
-    .filter((origin) => origin !== '');
+  const corsAllowOrigin = text(node, 'corsAllowOrigin') ?? '*';
+  if (corsAllowOrigin !== '*' && !/^https?:\/\/[^\s/,]+$/.test(corsAllowOrigin)) {
+    problems.push(`corsAllowOrigin: '${corsAllowOrigin}' must be '*' or one origin such as https://app.example.com`);
+  }
   const settings: DeploymentSettings = {
     stage,
     configPath: text(node, 'config') ?? DEFAULT_CONFIG_PATH,
     metricNamespace: text(node, 'metricNamespace') ?? `DataAccessService/${stage}`,
-    corsAllowOrigins: corsAllowOrigins.length > 0 ? corsAllowOrigins : ['*'],
+    corsAllowOrigin,
     throttleRateLimit: positiveInteger(node, 'throttleRateLimit', 200, problems),
     throttleBurstLimit: positiveInteger(node, 'throttleBurstLimit', 400, problems),
     latencyAlarmP99Ms: positiveInteger(node, 'latencyAlarmP99Ms', 3000, problems),

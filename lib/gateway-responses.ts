@@ -90,14 +90,8 @@ export function envelopeTemplate(refusal: GatewayRefusal): string {
 }
 
 /** Add every refusal to the API, with the CORS headers a browser needs to read the error body. */
-export function addGatewayRefusals(
-  api: RestApi,
-  routes: readonly RouteDefinition[],
-  corsAllowOrigins: readonly string[],
-): void {
-  // A gateway response cannot pick one origin out of a list; with several allowed origins it echoes the
-  // caller's, which is harmless here because these bodies carry no data, only the refusal.
-  const allowOrigin = corsAllowOrigins.length === 1 ? `'${corsAllowOrigins[0]}'` : 'method.request.header.Origin';
+export function addGatewayRefusals(api: RestApi, routes: readonly RouteDefinition[], corsAllowOrigin: string): void {
+  const allowOrigin = `'${corsAllowOrigin}'`;
   for (const refusal of gatewayRefusals(routes)) {
     api.addGatewayResponse(`Refusal-${refusal.type.responseType}`, {
       type: refusal.type,

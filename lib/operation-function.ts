@@ -45,6 +45,8 @@ export interface OperationFunctionProps {
   tables: OperationTables;
   secrets: OperationSecrets;
   metricNamespace: string;
+  /** The origin browsers may read responses from (the functions set Access-Control-Allow-Origin). */
+  corsAllowOrigin: string;
   memorySize: number;
   /** Must stay under API Gateway's 29 s integration limit, or the caller sees a gateway timeout first. */
   timeout: Duration;
@@ -169,6 +171,7 @@ export class OperationFunction extends Construct {
         DEFAULT_SECRET_ID: props.secrets.defaultSecretName,
         METRIC_NAMESPACE: props.metricNamespace,
         STAGE: props.stage,
+        CORS_ALLOW_ORIGIN: props.corsAllowOrigin,
         // Read by Powertools itself (it does not go through shared/runtime/environment.ts).
         POWERTOOLS_SERVICE_NAME: 'data-access-service',
         POWERTOOLS_METRICS_NAMESPACE: props.metricNamespace,

@@ -24,7 +24,7 @@ export const SIGNED_REQUEST_HEADERS = ['X-Time-Stamp', 'X-App-Code', 'X-Dataset-
 export interface ServiceApiProps {
   stage: string;
   operations: readonly OperationFunction[];
-  corsAllowOrigins: readonly string[];
+  corsAllowOrigin: string;
   throttleRateLimit: number;
   throttleBurstLimit: number;
   logRetention: RetentionDays;
@@ -90,7 +90,7 @@ export class ServiceApi extends Construct {
         throttlingBurstLimit: props.throttleBurstLimit,
       },
       defaultCorsPreflightOptions: {
-        allowOrigins: [...props.corsAllowOrigins],
+        allowOrigins: [props.corsAllowOrigin],
         allowMethods: ['POST', 'OPTIONS'],
         allowHeaders: SIGNED_REQUEST_HEADERS,
         exposeHeaders: EXPOSED_HEADERS,
@@ -108,7 +108,7 @@ export class ServiceApi extends Construct {
     addGatewayRefusals(
       this.api,
       props.operations.map((operation) => operation.route),
-      props.corsAllowOrigins,
+      props.corsAllowOrigin,
     );
 
     if (props.wafAclArn) {

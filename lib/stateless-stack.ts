@@ -86,6 +86,7 @@ export class StatelessStack extends Stack {
           defaultSecretName: resources.defaultSecretName,
         },
         metricNamespace: settings.metricNamespace,
+        corsAllowOrigin: settings.corsAllowOrigin,
         memorySize: sizing.memorySize,
         timeout: sizing.timeout,
         logRetention,
@@ -97,7 +98,7 @@ export class StatelessStack extends Stack {
     this.api = new ServiceApi(this, 'Api', {
       stage: settings.stage,
       operations: this.operations,
-      corsAllowOrigins: settings.corsAllowOrigins,
+      corsAllowOrigin: settings.corsAllowOrigin,
       throttleRateLimit: settings.throttleRateLimit,
       throttleBurstLimit: settings.throttleBurstLimit,
       logRetention,

@@ -99,6 +99,7 @@ describe('one function per operation', () => {
       DEFAULT_SECRET_ID: 'data-access-service/dev/default',
       METRIC_NAMESPACE: 'DataAccessService/dev',
       STAGE: 'dev',
+      CORS_ALLOW_ORIGIN: '*',
       POWERTOOLS_SERVICE_NAME: 'data-access-service',
       POWERTOOLS_METRICS_NAMESPACE: 'DataAccessService/dev',
       NODE_OPTIONS: '--enable-source-maps',
