@@ -5,9 +5,9 @@
  */
 import { resolve } from 'node:path';
 import { App } from 'aws-cdk-lib';
-import { ConfigError, loadConfigFile } from '../shared/catalog/load-config';
 import { DeploymentSettingsError, readDeploymentSettings } from '../lib/deployment-settings';
 import { createServiceStacks } from '../lib/service-stacks';
+import { ConfigError, loadConfigFile } from '../shared/catalog/load-config';
 
 const projectRoot = resolve(__dirname, '..');
 const app = new App();

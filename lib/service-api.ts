@@ -3,7 +3,7 @@
  * Lambda, with CORS for browser callers, JSON access logs, a stage-wide throttle as a coarse shield in front of
  * the per-application quotas, the contract's envelope on API Gateway's own refusals, and an optional WAF.
  */
-import { RemovalPolicy } from 'aws-cdk-lib';
+import type { RemovalPolicy } from 'aws-cdk-lib';
 import {
   AccessLogFormat,
   EndpointType,
@@ -15,8 +15,8 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
 import { addGatewayRefusals, EXPOSED_HEADERS } from './gateway-responses';
-import type { OperationFunction } from './operation-function';
 import { acknowledge } from './nag-acknowledgements';
+import type { OperationFunction } from './operation-function';
 
 /** Headers a browser sends on a signed request (contract §3), besides Content-Type. */
 export const SIGNED_REQUEST_HEADERS = ['X-Time-Stamp', 'X-App-Code', 'X-Dataset-Code', 'X-Token', 'Content-Type'];

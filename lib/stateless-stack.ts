@@ -16,13 +16,13 @@ import type { CatalogConfig } from '../shared/catalog/schema';
 import { type OperationName, ROUTES } from '../shared/http/routes';
 import { CatalogDeployment } from './catalog-deployment';
 import type { DeploymentSettings } from './deployment-settings';
+import { acknowledge } from './nag-acknowledgements';
 import { type BundleAsset, OperationFunction } from './operation-function';
 import { ServiceAlarms } from './service-alarms';
 import { ServiceApi } from './service-api';
 import { ServiceDashboard } from './service-dashboard';
 import type { ServiceMetricSources } from './service-metrics';
 import type { StatefulResources } from './stateful-stack';
-import { acknowledge } from './nag-acknowledgements';
 
 export interface StatelessStackProps extends StackProps {
   settings: DeploymentSettings;

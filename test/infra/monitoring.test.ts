@@ -5,6 +5,7 @@ import { type BuiltService, buildService, logicalIdOf } from './service-fixture'
 let service: BuiltService;
 let template: Template;
 /** The dashboard body with CloudFormation's Fn::Join flattened and tokens replaced by their logical ids. */
+// biome-ignore lint/suspicious/noExplicitAny: the dashboard body is untyped JSON that the assertions read
 let body: { widgets: Array<{ type: string; properties: Record<string, any> }> };
 
 function flatten(value: unknown): string {

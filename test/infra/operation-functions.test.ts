@@ -19,6 +19,7 @@ beforeAll(() => {
 const OPERATIONS = ['get-list', 'get-one', 'create', 'update', 'execute-sql'] as const;
 type Operation = (typeof OPERATIONS)[number];
 
+// biome-ignore lint/suspicious/noExplicitAny: a template resource is untyped JSON that the assertions read
 function functionOf(operation: Operation): Record<string, any> {
   const id = logicalIdOf(template, 'AWS::Lambda::Function', `/Op-${operation}/Function/`);
   return template.toJSON().Resources[id];

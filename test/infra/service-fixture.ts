@@ -6,10 +6,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { parseConfig } from '../../shared/catalog/load-config';
-import type { CatalogConfig } from '../../shared/catalog/schema';
 import { readDeploymentSettings } from '../../lib/deployment-settings';
 import { createServiceStacks, type ServiceStacks } from '../../lib/service-stacks';
+import { parseConfig } from '../../shared/catalog/load-config';
+import type { CatalogConfig } from '../../shared/catalog/schema';
 
 export const PROJECT_ROOT = join(__dirname, '..', '..');
 
