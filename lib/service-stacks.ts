@@ -9,7 +9,7 @@ import type { CatalogConfig } from '../shared/catalog/schema';
 import type { DeploymentSettings } from './deployment-settings';
 import type { BundleAsset } from './operation-function';
 import { StatefulStack } from './stateful-stack';
-import { StatelessStack } from './stateless-stack';
+import { StatelessStack, type StatelessStackProps } from './stateless-stack';
 
 export interface ServiceStacks {
   stateful: StatefulStack;
@@ -21,6 +21,7 @@ export interface ServiceStacksOptions {
   config: CatalogConfig;
   projectRoot: string;
   env?: Environment;
+  entryFor?: StatelessStackProps['entryFor'];
 }
 
 /** sql.js looks for its WebAssembly next to the code that loads it, i.e. next to the bundle's index.js. */
@@ -46,6 +47,7 @@ export function createServiceStacks(app: App, options: ServiceStacksOptions): Se
     config,
     projectRoot,
     extraAssets: { 'execute-sql': sqlEngineAssets(projectRoot) },
+    ...(options.entryFor ? { entryFor: options.entryFor } : {}),
   });
   // No CloudFormation export links the stacks (the stateless one names the tables and secrets), so the order
   // of deployment is declared: tables and secrets exist before any function uses them.

@@ -13,7 +13,7 @@ import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import type { CatalogConfig } from '../shared/catalog/schema';
-import { type OperationName, ROUTES } from '../shared/http/routes';
+import { type OperationName, ROUTES, type RouteDefinition } from '../shared/http/routes';
 import { CatalogDeployment } from './catalog-deployment';
 import type { DeploymentSettings } from './deployment-settings';
 import { acknowledge } from './nag-acknowledgements';
@@ -32,6 +32,8 @@ export interface StatelessStackProps extends StackProps {
   projectRoot: string;
   /** Files copied next to an operation's bundle (e.g. the SQL engine's WebAssembly for execute-sql). */
   extraAssets?: Partial<Record<OperationName, readonly BundleAsset[]>>;
+  /** The handler source of a route; `functions/<functionFile>.ts` unless a test supplies a stand-in. */
+  entryFor?: (route: RouteDefinition) => string;
 }
 
 /**
@@ -65,9 +67,9 @@ export class StatelessStack extends Stack {
     const logRemovalPolicy = production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     const routes = ROUTES;
 
-    const missing = routes
-      .map((route) => join(props.projectRoot, 'functions', `${route.functionFile}.ts`))
-      .filter((entry) => !existsSync(entry));
+    const entryFor =
+      props.entryFor ?? ((route: RouteDefinition) => join(props.projectRoot, 'functions', `${route.functionFile}.ts`));
+    const missing = routes.map(entryFor).filter((entry) => !existsSync(entry));
     if (missing.length > 0) {
       throw new Error(`operation handler(s) missing, every route needs one:\n  ${missing.join('\n  ')}`);
     }
@@ -76,7 +78,7 @@ export class StatelessStack extends Stack {
       const sizing = OPERATION_SIZING[route.operation];
       return new OperationFunction(this, `Op-${route.operation}`, {
         route,
-        entry: join(props.projectRoot, 'functions', `${route.functionFile}.ts`),
+        entry: entryFor(route),
         projectRoot: props.projectRoot,
         stage: settings.stage,
         tables: resources.tables,

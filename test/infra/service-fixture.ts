@@ -2,7 +2,7 @@
  * Builds one stage of the service for the infra tests, from a configuration written out here, with the feature
  * flags of cdk.json (so tests synthesize what `cdk synth` synthesizes). Each test file builds once, in beforeAll.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -10,8 +10,20 @@ import { readDeploymentSettings } from '../../lib/deployment-settings';
 import { createServiceStacks, type ServiceStacks } from '../../lib/service-stacks';
 import { parseConfig } from '../../shared/catalog/load-config';
 import type { CatalogConfig } from '../../shared/catalog/schema';
+import type { RouteDefinition } from '../../shared/http/routes';
 
 export const PROJECT_ROOT = join(__dirname, '..', '..');
+
+/**
+ * Handlers are written in parallel with the infrastructure: a route whose `functions/` file does not exist yet
+ * is synthesized with this stand-in, so the templates always hold every route of the shared list.
+ */
+export const PLACEHOLDER_HANDLER = join(__dirname, 'placeholder-handler.ts');
+
+export function handlerEntry(route: RouteDefinition): string {
+  const real = join(PROJECT_ROOT, 'functions', `${route.functionFile}.ts`);
+  return existsSync(real) ? real : PLACEHOLDER_HANDLER;
+}
 
 /** Local keys are present on purpose: the tests prove they never reach a template. */
 export const LOCAL_ACCESS_KEY = 'ak-local-only-0123456789';
@@ -64,6 +76,8 @@ export interface BuildOptions {
   context?: Record<string, string>;
   /** Run esbuild for the functions; off by default because most tests only read the templates. */
   bundle?: boolean;
+  /** Where the cloud assembly goes (default: a temporary directory). */
+  outdir?: string;
 }
 
 function cdkJsonContext(): Record<string, unknown> {
@@ -72,6 +86,7 @@ function cdkJsonContext(): Record<string, unknown> {
 
 export function buildService(options: BuildOptions = {}): BuiltService {
   const app = new App({
+    ...(options.outdir ? { outdir: options.outdir } : {}),
     context: {
       ...cdkJsonContext(),
       // The CLI turns this on; the tests find resources by construct path.
@@ -83,7 +98,12 @@ export function buildService(options: BuildOptions = {}): BuiltService {
     },
   });
   const settings = readDeploymentSettings(app.node);
-  const stacks = createServiceStacks(app, { settings, config: TEST_CONFIG, projectRoot: PROJECT_ROOT });
+  const stacks = createServiceStacks(app, {
+    settings,
+    config: TEST_CONFIG,
+    projectRoot: PROJECT_ROOT,
+    entryFor: handlerEntry,
+  });
   return {
     app,
     ...stacks,
