@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { DeploymentSettingsError, readDeploymentSettings } from '../lib/deployment-settings';
 import { createServiceStacks } from '../lib/service-stacks';
+import { MissingHandlerError } from '../lib/stateless-stack';
 import { ConfigError, loadConfigFile } from '../shared/catalog/load-config';
 
 const projectRoot = resolve(__dirname, '..');
@@ -25,7 +26,11 @@ try {
     ...(account && region ? { env: { account, region } } : {}),
   });
 } catch (error) {
-  if (error instanceof ConfigError || error instanceof DeploymentSettingsError) {
+  if (
+    error instanceof ConfigError ||
+    error instanceof DeploymentSettingsError ||
+    error instanceof MissingHandlerError
+  ) {
     // The message already lists every problem by path; a stack trace would only bury it.
     console.error(error.message);
     process.exit(1);

@@ -51,6 +51,14 @@ export const OPERATION_SIZING: Record<OperationName, { memorySize: number; timeo
   'execute-sql': { memorySize: 2048, timeout: Duration.seconds(28) },
 };
 
+/** A route of the shared list has no handler file: the app must not deploy an API with a dead route. */
+export class MissingHandlerError extends Error {
+  constructor(readonly entries: readonly string[]) {
+    super(`operation handler(s) missing, every route needs one:\n  ${entries.join('\n  ')}`);
+    this.name = 'MissingHandlerError';
+  }
+}
+
 export class StatelessStack extends Stack {
   readonly operations: OperationFunction[];
   readonly api: ServiceApi;
@@ -71,7 +79,7 @@ export class StatelessStack extends Stack {
       props.entryFor ?? ((route: RouteDefinition) => join(props.projectRoot, 'functions', `${route.functionFile}.ts`));
     const missing = routes.map(entryFor).filter((entry) => !existsSync(entry));
     if (missing.length > 0) {
-      throw new Error(`operation handler(s) missing, every route needs one:\n  ${missing.join('\n  ')}`);
+      throw new MissingHandlerError(missing);
     }
 
     this.operations = routes.map((route) => {
