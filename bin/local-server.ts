@@ -81,9 +81,14 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
 
   const loadHandler = options.loadHandler ?? loadSourceHandler;
   const handlers = new Map<string, ProxyHandler>();
-  for (const route of ROUTES) {
-    const handler = await loadHandler(route.functionFile);
-    if (handler) handlers.set(route.operation, handler);
+  try {
+    for (const route of ROUTES) {
+      const handler = await loadHandler(route.functionFile);
+      if (handler) handlers.set(route.operation, handler);
+    }
+  } catch (error) {
+    await dynamo.close();
+    throw error;
   }
   const health = JSON.stringify({ status: 'ok', operations: [...handlers.keys()] });
   const server = createLambdaHttpServer({

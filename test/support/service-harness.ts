@@ -9,6 +9,7 @@ import { type LocalServer, type LocalServerOptions, startLocalServer } from '../
 import { signRequest } from '../../shared/auth/signature';
 import { createDocumentClient } from '../../shared/aws/dynamodb';
 import { environment } from '../../shared/runtime/environment';
+import { bundleLoader, captureLogLines } from './synthesized-bundles';
 
 export const FIXTURE_CONFIG = path.join(__dirname, '..', 'fixtures', 'service-config.json');
 
@@ -62,6 +63,7 @@ export class ServiceHarness {
   readonly logLines: Record<string, unknown>[] = [];
   private server: LocalServer | undefined;
   private store: DynamoDBDocumentClient | undefined;
+  private restoreStdout: (() => void) | undefined;
 
   constructor(
     private readonly configFile = FIXTURE_CONFIG,
@@ -69,11 +71,16 @@ export class ServiceHarness {
   ) {}
 
   async start(): Promise<this> {
+    const sink = (line: string) => this.logLines.push(JSON.parse(line));
+    // `npm run test:bundles`: the synthesized Lambda bundles instead of the sources, unless a test brings its
+    // own handlers (a driven clock, a test-only operation).
+    const bundles = this.options.loadHandler ? undefined : process.env.HANDLER_BUNDLES_DIR;
+    if (bundles) this.restoreStdout = captureLogLines(sink);
     this.server = await startLocalServer({
       configFile: this.configFile,
       port: 0,
-      logSink: (line) => this.logLines.push(JSON.parse(line)),
-      loadHandler: this.options.loadHandler,
+      logSink: sink,
+      loadHandler: this.options.loadHandler ?? (bundles ? bundleLoader(bundles) : undefined),
     });
     return this;
   }
@@ -81,6 +88,7 @@ export class ServiceHarness {
   async stop(): Promise<void> {
     this.store?.destroy();
     await this.server?.close();
+    this.restoreStdout?.();
   }
 
   /** A client of the server's embedded store and its table names, to prepare or inspect items directly. */
