@@ -325,13 +325,10 @@ export function parseListParams(
 }
 
 /**
- * A grant's `rowFilter` (get-list syntax, suffix keys and optionally `where`), read with full visibility: it
- * is configuration, so a problem in it is ours, not the caller's, and is reported as an internal error by
- * the caller of this function.
+ * A grant's `rowFilter` (get-list suffix syntax), read with full visibility: it is configuration, so a
+ * problem in it is ours, not the caller's; the caller of this function reports it as an internal error.
  */
 export function parseRowFilter(rowFilter: Record<string, unknown> | undefined, dataset: Dataset): Filter {
   if (!rowFilter) return MATCH_ALL;
-  const suffix = parseSuffixFilters(rowFilter, dataset, {}, new Set(['where']));
-  const where = rowFilter.where === undefined ? MATCH_ALL : parseWhere(rowFilter.where, dataset);
-  return allOf(suffix, where);
+  return parseSuffixFilters(rowFilter, dataset, {}, new Set());
 }
