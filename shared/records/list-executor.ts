@@ -42,11 +42,11 @@ export interface ListResult {
 
 /** Execute `plan` (made by `planListQuery` for `query`). */
 export async function executeListPlan(plan: ListPlan, query: ListQuery, run: ListExecution): Promise<ListResult> {
-  const spentBefore = run.meter.readUnits;
+  const budget = { start: run.meter.readUnits };
   const guard: ReadGuard = () => {
-    if (run.meter.readUnits - spentBefore > run.readBudget) throw budgetExceeded(plan, run.readBudget);
+    if (run.meter.readUnits - budget.start > run.readBudget) throw budgetExceeded(plan, run.readBudget);
   };
-  const executor = new PlanExecutor(plan, query, run, guard);
+  const executor = new PlanExecutor(plan, query, run, guard, budget);
   return plan.unfiltered ? executor.unfiltered() : executor.filtered();
 }
 
@@ -64,6 +64,8 @@ class PlanExecutor {
     private readonly query: ListQuery,
     private readonly run: ListExecution,
     private readonly guard: ReadGuard,
+    /** Where the budget's count starts: the record count's tail read is not the plan's and is not charged. */
+    private readonly budget: { start: number },
   ) {}
 
   private page<T>(all: T[]): T[] {
@@ -80,6 +82,7 @@ class PlanExecutor {
   async unfiltered(): Promise<ListResult> {
     const { store, datasetCode, meter, now } = this.run;
     const totalCount = await countRecords(store, datasetCode, now, meter);
+    this.budget.start = meter.readUnits;
     if (this.query.offset >= totalCount) return { items: [], totalCount };
     const { path, order } = this.plan;
     if (path.kind === 'partition' && order === 'path') {

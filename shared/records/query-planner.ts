@@ -85,7 +85,11 @@ export function planListQuery(query: ListQuery, layout: ReadonlyMap<string, Inde
   const sort = effectiveSort(query.sort);
   const fixed = fixedFields(parts);
   // Keys on a field that every match has the same value of cannot change the order.
-  const order = sort.filter((key) => key.field.name === 'id' || !fixed.has(key.field.name));
+  let order = sort.filter((key) => key.field.name === 'id' || !fixed.has(key.field.name));
+  if (partitionServes(order) && order[0]?.field.name === 'gmt_create') {
+    // gmt_create then id is id order (the default newest first): the ids alone decide it.
+    order = order.slice(1);
+  }
   const lead = order[0] as SortKey;
   const tieDirection = (order[order.length - 1] as SortKey).direction;
 
