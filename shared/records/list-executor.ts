@@ -155,7 +155,8 @@ class PlanExecutor {
       return { items: await this.fetchInOrder(this.page(keys).map((k) => k.id)), totalCount: keys.length };
     }
     if (!residual && this.plan.order === 'ids') {
-      const idDirection = this.plan.sort[0]?.direction === 'asc' ? 1 : -1;
+      // The order is the id alone: the last key of the complete sort.
+      const idDirection = this.plan.sort[this.plan.sort.length - 1]?.direction === 'asc' ? 1 : -1;
       const ids = keys.map((k) => k.id).sort((a, b) => idDirection * compareCodePoints(a, b));
       return { items: await this.fetchInOrder(this.page(ids)), totalCount: keys.length };
     }
