@@ -17,12 +17,12 @@ import { QueryTimeoutError } from '../http/errors';
 import type { CapacityMeter } from '../observability/capacity-meter';
 import { compileFilterExpression } from './filter-expression';
 import { matchesFilter, sortItems } from './filter-matcher';
-import type { ListQuery } from './list-query';
+import { allOf, type Filter, type ListQuery } from './list-query';
 import type { PageStartCache } from './page-start-cache';
-import type { ListPlan } from './query-planner';
+import type { IndexPath, ListPlan } from './query-planner';
 import type { RecordItem } from './record-codec';
 import { countRecords } from './record-counter';
-import type { IndexKey, ReadGuard, RecordStore } from './record-store';
+import { type IndexKey, ReadCapExceeded, type ReadGuard, type RecordStore } from './record-store';
 import { compareCodePoints, fullInterval, isTruncatedKey } from './value-encoding';
 
 export interface ListExecution {
@@ -58,7 +58,13 @@ function budgetExceeded(plan: ListPlan, budget: number): QueryTimeoutError {
   return new QueryTimeoutError(`the query would read more than ${budget} capacity units; ${advice}`);
 }
 
+/** What BatchGetItem charges per record of up to 4 KB (eventually consistent). */
+const ITEM_READ_UNITS = 0.5;
+
 class PlanExecutor {
+  /** The plan's residual, plus the conditions of intersections that were given up. */
+  private residual: Filter;
+
   constructor(
     private readonly plan: ListPlan,
     private readonly query: ListQuery,
@@ -66,7 +72,9 @@ class PlanExecutor {
     private readonly guard: ReadGuard,
     /** Where the budget's count starts: the record count's tail read is not the plan's and is not charged. */
     private readonly budget: { start: number },
-  ) {}
+  ) {
+    this.residual = plan.residual;
+  }
 
   private page<T>(all: T[]): T[] {
     return all.slice(this.query.offset, this.query.offset + this.query.limit);
@@ -147,10 +155,10 @@ class PlanExecutor {
       const items = compiled.exact ? read.items : read.items.filter((item) => matchesFilter(item, this.plan.residual));
       return this.finish(items, this.plan.order === 'path');
     }
-    const keys = await this.indexKeys(path);
+    const keys = await this.narrowByIntersections(await this.indexKeys(path));
     const truncated = keys.some((k) => isTruncatedKey(k.key, k.id));
     const ordered = this.plan.order === 'path' && !truncated;
-    const residual = this.plan.residual.op !== 'and' || this.plan.residual.items.length > 0;
+    const residual = this.residual.op !== 'and' || this.residual.items.length > 0;
     if (!residual && ordered) {
       return { items: await this.fetchInOrder(this.page(keys).map((k) => k.id)), totalCount: keys.length };
     }
@@ -165,13 +173,34 @@ class PlanExecutor {
       this.guard,
     );
     return this.finish(
-      items.filter((item) => matchesFilter(item, this.plan.residual)),
+      items.filter((item) => matchesFilter(item, this.residual)),
       ordered,
     );
   }
 
+  /**
+   * Keep the keys whose ids the other indexed conditions also find. Each such read is capped at what
+   * fetching the remaining candidates' items would cost (0.5 units each); past that cap its conditions are
+   * checked on the items instead, so a broad condition never costs more than twice the cheaper way.
+   */
+  private async narrowByIntersections(keys: IndexKey[]): Promise<IndexKey[]> {
+    let remaining = keys;
+    for (const intersection of this.plan.intersections) {
+      if (remaining.length === 0) break;
+      try {
+        const other = await this.indexKeys(intersection.path, remaining.length * ITEM_READ_UNITS);
+        const ids = new Set(other.map((k) => k.id));
+        remaining = remaining.filter((k) => ids.has(k.id));
+      } catch (error) {
+        if (!(error instanceof ReadCapExceeded)) throw error;
+        this.residual = allOf(this.residual, ...intersection.served);
+      }
+    }
+    return remaining;
+  }
+
   /** All keys of the index path's intervals, in the path's order; the intervals are read in parallel. */
-  private async indexKeys(path: Extract<ListPlan['path'], { kind: 'index' }>): Promise<IndexKey[]> {
+  private async indexKeys(path: IndexPath, maxUnits?: number): Promise<IndexKey[]> {
     const intervals = path.direction === 'asc' ? path.intervals : [...path.intervals].reverse();
     const lists = await Promise.all(
       intervals.map((interval) =>
@@ -180,7 +209,7 @@ class PlanExecutor {
           path,
           interval,
           path.direction,
-          { guard: this.guard },
+          maxUnits === undefined ? { guard: this.guard } : { guard: this.guard, maxUnits },
           this.run.meter,
         ),
       ),

@@ -56,8 +56,22 @@ export type AccessPath =
 
 export type OrderSource = 'path' | 'ids' | 'items';
 
+export type IndexPath = Extract<AccessPath, { kind: 'index' }>;
+
+/**
+ * Another indexed condition, answered by reading that index's keys and keeping only the ids found in both.
+ * The executor reads it only while that costs less than reading the candidates' items would (it cannot know
+ * the sizes beforehand); when it gives up, the `served` conditions are checked on the items instead.
+ */
+export interface Intersection {
+  path: IndexPath;
+  served: Filter[];
+}
+
 export interface ListPlan {
   path: AccessPath;
+  /** Index path only: other indexes whose keys narrow the candidates. */
+  intersections: Intersection[];
   /** What the items must still satisfy after the access path (MATCH_ALL when nothing). */
   residual: Filter;
   order: OrderSource;
@@ -133,7 +147,17 @@ export function planListQuery(query: ListQuery, layout: ReadonlyMap<string, Inde
     }
   }
 
-  const residualItems = parts.filter((part) => !chosen.served.has(part));
+  // Other indexes with conditions can narrow the candidates by their keys alone (no item reads).
+  const intersections: Intersection[] = [];
+  if (chosen.path.kind === 'index') {
+    for (const other of candidates) {
+      if (other === chosen || other.path.kind !== 'index' || other.served.size === 0) continue;
+      if (other.score > SCORE.between) continue;
+      intersections.push({ path: other.path, served: [...other.served] });
+    }
+  }
+  const servedElsewhere = new Set(intersections.flatMap((i) => i.served));
+  const residualItems = parts.filter((part) => !chosen.served.has(part) && !servedElsewhere.has(part));
   const residual: Filter = residualItems.length === 0 ? MATCH_ALL : { op: 'and', items: residualItems };
   let orderSource: OrderSource;
   if (chosen.path.kind !== 'ids' && pathOrder(chosen.path, order, fixed)) orderSource = 'path';
@@ -141,6 +165,7 @@ export function planListQuery(query: ListQuery, layout: ReadonlyMap<string, Inde
   else orderSource = 'items';
   return {
     path: chosen.path,
+    intersections,
     residual,
     order: orderSource,
     sort,

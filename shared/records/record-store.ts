@@ -48,6 +48,14 @@ export interface RecordCountCheckpoint {
 /** Called after every page of a multi-page read; may throw to stop it (the list's read budget). */
 export type ReadGuard = () => void;
 
+/** A keys read given `maxUnits` stopped before the end: the caller takes another way. */
+export class ReadCapExceeded extends Error {
+  constructor() {
+    super('read stopped at its unit cap');
+    this.name = 'ReadCapExceeded';
+  }
+}
+
 /** BatchGetItem takes at most 100 keys per call. */
 const BATCH_GET_SIZE = 100;
 const MAX_BATCH_ATTEMPTS = 8;
@@ -216,12 +224,14 @@ export class RecordStore {
     index: { indexName: string; attribute: string },
     interval: KeyInterval,
     direction: 'asc' | 'desc',
-    options: { limit?: number; guard?: ReadGuard },
+    options: { limit?: number; guard?: ReadGuard; maxUnits?: number },
     meter: CapacityMeter,
   ): Promise<IndexKey[]> {
     const keys: IndexKey[] = [];
     let startKey: ReadPosition | undefined;
+    let spent = 0;
     do {
+      if (options.maxUnits !== undefined && spent > options.maxUnits) throw new ReadCapExceeded();
       const result = await this.client.send(
         new QueryCommand({
           TableName: this.table,
@@ -240,6 +250,7 @@ export class RecordStore {
         }),
       );
       meter.addRead(result.ConsumedCapacity);
+      spent += result.ConsumedCapacity?.CapacityUnits ?? 0;
       for (const item of result.Items ?? []) {
         keys.push({ id: item[RecordAttr.sortKey] as string, key: item[index.attribute] as string });
       }

@@ -157,6 +157,21 @@ describe('planListQuery', () => {
     expect(p.residual).toMatchObject({ op: 'and', items: [{ op: 'eq', value: long }] });
   });
 
+  it('narrows by the keys of other indexed equalities instead of reading items', () => {
+    const p = plan({ status: 'new', qty: 7, region: 'EU' });
+    expect(p.path).toMatchObject({ kind: 'index', field: 'qty' });
+    expect(p.intersections).toEqual([
+      {
+        path: expect.objectContaining({ kind: 'index', field: 'status' }),
+        served: [{ op: 'eq', field: { name: 'status', type: 'enum' }, value: 'new' }],
+      },
+    ]);
+    expect(p.residual).toEqual({
+      op: 'and',
+      items: [{ op: 'eq', field: { name: 'region', type: 'string' }, value: 'EU' }],
+    });
+  });
+
   it('keeps OR trees in the residual', () => {
     const p = plan({ where: { $or: [{ qty: 1 }, { region: 'EU' }] } });
     expect(p.path).toEqual({ kind: 'partition', direction: 'desc' });
