@@ -67,7 +67,7 @@ function datasetOf(code: string): Dataset {
   };
 }
 
-export default async function benchList(): Promise<void> {
+export async function run(): Promise<void> {
   const sizes = (process.env.BENCH_SIZES ?? '1000,10000,100000').split(',').map(Number);
   const dynamo = await startEmbeddedDynamo();
   let trips = 0;

@@ -88,15 +88,27 @@ export class SecretsManagerKeyStore implements KeyStore {
   }
 
   private async fetch(id: string): Promise<string | typeof MISSING> {
+    // The timeout races the whole call (retries included) and aborts the request underneath it.
+    const abort = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => {
+        abort.abort();
+        reject(new Error(`Secrets Manager did not answer within ${this.timeout} ms`));
+      }, this.timeout);
+    });
     try {
-      const result = await this.options.client.send(new GetSecretValueCommand({ SecretId: id }), {
-        abortSignal: AbortSignal.timeout(this.timeout),
-      });
+      const result = await Promise.race([
+        this.options.client.send(new GetSecretValueCommand({ SecretId: id }), { abortSignal: abort.signal }),
+        timeout,
+      ]);
       if (result.SecretString === undefined) throw new Error(`secret ${id} has no string value`);
       return result.SecretString;
     } catch (error) {
       if (error instanceof ResourceNotFoundException) return MISSING;
       throw error;
+    } finally {
+      clearTimeout(timer);
     }
   }
 }

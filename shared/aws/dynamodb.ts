@@ -6,8 +6,10 @@ import { environment } from '../runtime/environment';
 /** A document client with the translation rules the record store relies on. */
 export function createDocumentClient(raw: DynamoDBClient): DynamoDBDocumentClient {
   return DynamoDBDocumentClient.from(raw, {
-    marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
-    unmarshallOptions: { wrapNumbers: false },
+    // Record numbers are doubles validated to DynamoDB's range; large ones are imprecise by nature, not by
+    // translation, so they go through as the double they are, both ways.
+    marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false, allowImpreciseNumbers: true },
+    unmarshallOptions: { wrapNumbers: (text: string) => Number(text) },
   });
 }
 

@@ -139,7 +139,8 @@ export const catalogConfigSchema = z
     queries: z.array(querySchema).optional(),
   })
   .strict()
-  .superRefine(checkReferences);
+  // Cross-references are checked even when the structure has problems, so that one load lists every problem.
+  .superRefine((config, ctx) => checkReferences(tolerant(config), ctx), { when: () => true });
 
 export type FieldConfig = z.infer<typeof fieldSchema>;
 export type DatasetConfig = z.infer<typeof datasetSchema>;
@@ -159,6 +160,54 @@ export function filterKeyField(key: string, knownFields: ReadonlySet<string>): s
     if (key.endsWith(suffix) && knownFields.has(key.slice(0, -suffix.length))) return key.slice(0, -suffix.length);
   }
   return undefined;
+}
+
+/**
+ * The configuration as the reference checks read it: when the structure has problems the value is the raw
+ * input, so lists that are not lists and entries that are not objects are left out here (the structural
+ * problems already report them).
+ */
+function tolerant(raw: unknown): CatalogConfig {
+  const objects = (value: unknown): Record<string, unknown>[] =>
+    Array.isArray(value) ? value.filter((v) => v !== null && typeof v === 'object' && !Array.isArray(v)) : [];
+  const strings = (value: unknown): string[] =>
+    Array.isArray(value) ? value.filter((v) => typeof v === 'string') : [];
+  const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+  const root = (raw !== null && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
+  return {
+    applications: objects(root.applications).map((app) => ({
+      ...app,
+      appCode: text(app.appCode),
+      grants: objects(app.grants).map((grant) => ({
+        ...grant,
+        datasetCode: text(grant.datasetCode),
+        operations: [],
+        readFields: grant.readFields === undefined ? undefined : strings(grant.readFields),
+        writeFields: grant.writeFields === undefined ? undefined : strings(grant.writeFields),
+        rowFilter: objects([grant.rowFilter])[0],
+      })),
+    })),
+    datasets: objects(root.datasets).map((dataset) => ({
+      ...dataset,
+      appCode: text(dataset.appCode),
+      datasetCode: text(dataset.datasetCode),
+      fields: objects(dataset.fields).map((field) => ({
+        ...field,
+        name: text(field.name),
+        type: field.type as FieldType,
+        options: field.options === undefined ? undefined : strings(field.options),
+      })),
+    })),
+    queries: objects(root.queries).map((query) => ({
+      ...query,
+      appCode: text(query.appCode),
+      sqlCode: text(query.sqlCode),
+      sql: text(query.sql),
+      id: typeof query.id === 'number' ? query.id : undefined,
+      params: objects([query.params])[0] as QueryConfig['params'],
+      datasets: query.datasets === undefined ? undefined : strings(query.datasets),
+    })),
+  } as CatalogConfig;
 }
 
 function checkReferences(config: CatalogConfig, ctx: z.RefinementCtx): void {

@@ -3,14 +3,16 @@ import { withDerivedAttributes } from '../records/index-attributes';
 import { itemSize, MAX_RECORD_BYTES, recordTooLargeError, toApiRecord, validateChanges } from '../records/record-codec';
 import { newRecordId } from '../records/record-ids';
 import { formatTimestamp } from '../records/timestamps';
+import { assertWritable, visibleFields } from './grant-scope';
 import { dataContext, type Operation } from './operation';
 import { readParamMap } from './param-map';
 
 export const createOperation: Operation = {
   name: 'create',
   async run(context, body) {
-    const { dataset, ports, capacity, catalog, now } = dataContext(context);
+    const { dataset, grant, application, ports, capacity, catalog, now } = dataContext(context);
     const changes = validateChanges(dataset, readParamMap(body), 'create');
+    assertWritable(grant, changes, application.appCode, dataset.datasetCode);
     const createdAt = now();
     // The id carries the creation time, so gmt_create and the id's order agree.
     const id = newRecordId(createdAt);
@@ -20,6 +22,6 @@ export const createOperation: Operation = {
     const fields = { ...derived.set, gmt_create: timestamp, gmt_modified: timestamp };
     if (itemSize(fields) > MAX_RECORD_BYTES) throw recordTooLargeError();
     const item = await ports.records.create(dataset.datasetCode, id, fields, capacity);
-    return toApiRecord(dataset, item);
+    return toApiRecord(dataset, item, visibleFields(grant));
   },
 };

@@ -1,16 +1,17 @@
 /** get-one: one record by id (contract §4). */
 import { DataNotFoundError } from '../http/errors';
 import { toApiRecord } from '../records/record-codec';
+import { visibleFields } from './grant-scope';
 import { dataContext, type Operation } from './operation';
 import { readParamMap, readRecordId } from './param-map';
 
 export const getOneOperation: Operation = {
   name: 'get-one',
   async run(context, body) {
-    const { dataset, ports, capacity } = dataContext(context);
+    const { dataset, grant, ports, capacity } = dataContext(context);
     const id = readRecordId(readParamMap(body));
     const item = await ports.records.get(dataset.datasetCode, id, capacity);
     if (!item) throw new DataNotFoundError(`record '${id}' not found in dataset '${dataset.datasetCode}'`);
-    return toApiRecord(dataset, item);
+    return toApiRecord(dataset, item, visibleFields(grant));
   },
 };

@@ -3,24 +3,26 @@ import { DataNotFoundError, InvalidParameterError } from '../http/errors';
 import { withDerivedAttributes } from '../records/index-attributes';
 import { toApiRecord, validateChanges } from '../records/record-codec';
 import { formatTimestamp } from '../records/timestamps';
+import { assertWritable, visibleFields } from './grant-scope';
 import { dataContext, type Operation } from './operation';
 import { readParamMap, readRecordId } from './param-map';
 
 export const updateOperation: Operation = {
   name: 'update',
   async run(context, body) {
-    const { dataset, ports, capacity, catalog, now } = dataContext(context);
+    const { dataset, grant, application, ports, capacity, catalog, now } = dataContext(context);
     const params = readParamMap(body);
     const id = readRecordId(params);
     const changes = validateChanges(dataset, params, 'update');
     if (Object.keys(changes.set).length === 0 && changes.remove.length === 0) {
       throw new InvalidParameterError('nothing to update: send at least one dataset field besides id');
     }
+    assertWritable(grant, changes, application.appCode, dataset.datasetCode);
     const modifiedAt = formatTimestamp(new Date(now()), catalog.timeZone);
     // Index keys and lower-cased shadows change in the same UpdateItem as the fields they derive from.
     const derived = withDerivedAttributes(dataset, id, changes, 'update');
     const item = await ports.records.update(dataset.datasetCode, id, derived, modifiedAt, capacity);
     if (!item) throw new DataNotFoundError(`record '${id}' not found in dataset '${dataset.datasetCode}'`);
-    return toApiRecord(dataset, item);
+    return toApiRecord(dataset, item, visibleFields(grant));
   },
 };

@@ -30,6 +30,8 @@ export interface Environment {
   stage: string;
   /** Read units one get-list may spend before it answers 2001 (`LIST_READ_BUDGET`; the store's default without it). */
   listReadBudget?: number;
+  /** Browser callers (pre-generated tokens): the origin allowed to read responses, e.g. `*` or `https://app.example.com`. */
+  corsAllowOrigin?: string;
 }
 
 function required(env: NodeJS.ProcessEnv, name: string, why: string): string {
@@ -70,6 +72,8 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
     }
     result.listReadBudget = units;
   }
+  const corsAllowOrigin = optional(env, 'CORS_ALLOW_ORIGIN');
+  if (corsAllowOrigin) result.corsAllowOrigin = corsAllowOrigin;
   const endpoint = optional(env, 'DYNAMODB_ENDPOINT');
   if (endpoint) result.dynamodbEndpoint = endpoint;
   return result;

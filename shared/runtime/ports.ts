@@ -1,6 +1,6 @@
 /**
- * The composition root of a container: builds the catalog provider, key store and record store once, from
- * the environment, and hands them to every request.
+ * The composition root of a container: builds the catalog provider, key store, record store and quota store
+ * once, from the environment, and hands them to every request.
  */
 import { FileKeyStore } from '../auth/file-key-store';
 import type { KeyStore } from '../auth/key-store';
@@ -10,6 +10,7 @@ import { secretsManagerClient } from '../aws/secrets-manager';
 import { CachedCatalogProvider, type CatalogProvider } from '../catalog/catalog-provider';
 import { readCatalog } from '../catalog/catalog-store';
 import { loadConfigFile } from '../catalog/load-config';
+import { QuotaStore } from '../quota/quota-store';
 import { RecordStore } from '../records/record-store';
 import { environment } from './environment';
 
@@ -17,8 +18,14 @@ export interface RuntimePorts {
   catalog: CatalogProvider;
   keys: KeyStore;
   records: RecordStore;
+  quota: QuotaStore;
   metricNamespace: string;
+  /** Headers every response carries (CORS for browser callers). */
+  responseHeaders: Record<string, string>;
 }
+
+/** Response headers a browser may read. */
+export const EXPOSED_HEADERS = 'X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After';
 
 let ports: RuntimePorts | undefined;
 
@@ -42,7 +49,15 @@ export function runtimePorts(): RuntimePorts {
       env.recordsTable,
       env.listReadBudget === undefined ? {} : { listReadBudget: env.listReadBudget },
     ),
+    quota: new QuotaStore(client, env.quotaTable),
     metricNamespace: env.metricNamespace,
+    responseHeaders: env.corsAllowOrigin
+      ? {
+          'Access-Control-Allow-Origin': env.corsAllowOrigin,
+          'Access-Control-Expose-Headers': EXPOSED_HEADERS,
+          ...(env.corsAllowOrigin === '*' ? {} : { Vary: 'Origin' }),
+        }
+      : {},
   };
   return ports;
 }
