@@ -5,6 +5,7 @@
 
 const BENCHMARKS: Record<string, string> = {
   quota: './quota',
+  list: './list',
 };
 
 interface BenchmarkModule {

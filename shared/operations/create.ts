@@ -1,4 +1,5 @@
 /** create: one new record with generated id and timestamps (contract §4). */
+import { withDerivedAttributes } from '../records/index-attributes';
 import { itemSize, MAX_RECORD_BYTES, recordTooLargeError, toApiRecord, validateChanges } from '../records/record-codec';
 import { newRecordId } from '../records/record-ids';
 import { formatTimestamp } from '../records/timestamps';
@@ -16,7 +17,9 @@ export const createOperation: Operation = {
     // The id carries the creation time, so gmt_create and the id's order agree.
     const id = newRecordId(createdAt);
     const timestamp = formatTimestamp(new Date(createdAt), catalog.timeZone);
-    const fields = { ...changes.set, gmt_create: timestamp, gmt_modified: timestamp };
+    // Index keys and lower-cased shadows go into the same PutItem as the fields they derive from.
+    const derived = withDerivedAttributes(dataset, id, changes, 'create');
+    const fields = { ...derived.set, gmt_create: timestamp, gmt_modified: timestamp };
     if (itemSize(fields) > MAX_RECORD_BYTES) throw recordTooLargeError();
     const item = await ports.records.create(dataset.datasetCode, id, fields, capacity);
     return toApiRecord(dataset, item, visibleFields(grant));

@@ -1,7 +1,22 @@
-/** get-list: a page of a dataset's records with the exact total and the column definitions (contract §5). */
+/**
+ * get-list: a page of a dataset's records with the exact total and the column definitions (contract §5),
+ * narrowed by the caller's grant (contract §6): the grant's row filter is ANDed into the query itself, so
+ * `totalCount` counts only the rows the caller may see, and fields outside `readFields` are neither returned
+ * nor usable in filters, sorts or `select` (1006).
+ *
+ * `select` narrows both `tableData` and `tableColumns`, so the columns always describe the data; `id` is
+ * always returned.
+ */
 import type { Dataset } from '../catalog/catalog';
-import { InvalidParameterError } from '../http/errors';
-import { toApiRecord } from '../records/record-codec';
+import type { GrantConfig } from '../catalog/schema';
+import { InternalError, InvalidParameterError } from '../http/errors';
+import { parseListParams, parseRowFilter } from '../records/filter-parser';
+import { indexLayout } from '../records/index-attributes';
+import { executeListPlan } from '../records/list-executor';
+import { allOf, type Filter, type ListQuery } from '../records/list-query';
+import { pageStartCache } from '../records/page-start-cache';
+import { planListQuery } from '../records/query-planner';
+import { type ApiRecord, toApiRecord } from '../records/record-codec';
 import { dataContext, type Operation } from './operation';
 import { readParamMap } from './param-map';
 
@@ -42,29 +57,52 @@ export function tableColumns(dataset: Dataset, visible?: ReadonlySet<string>) {
   ];
 }
 
-const PAGING_KEYS = new Set(['currentPage', 'pageSize']);
+const rowFilters = new WeakMap<GrantConfig, Filter>();
+
+/** A grant's row filter, parsed once per configuration version. A broken one is our fault, not the caller's. */
+function grantRowFilter(grant: GrantConfig, dataset: Dataset): Filter {
+  let filter = rowFilters.get(grant);
+  if (!filter) {
+    try {
+      filter = parseRowFilter(grant.rowFilter, dataset);
+    } catch (error) {
+      throw new InternalError(`rowFilter of the grant for '${dataset.datasetCode}' is invalid`, { cause: error });
+    }
+    rowFilters.set(grant, filter);
+  }
+  return filter;
+}
 
 export const getListOperation: Operation = {
   name: 'get-list',
   async run(context, body) {
-    const { dataset, ports, capacity, catalog } = dataContext(context);
+    const { dataset, grant, ports, capacity, catalog, now } = dataContext(context);
     const params = readParamMap(body, true);
     const paging = readPaging(params, catalog.defaultPageSize);
-    for (const key of Object.keys(params)) {
-      if (!PAGING_KEYS.has(key)) throw new InvalidParameterError(`unsupported parameter '${key}'`);
-    }
-    const [totalCount, items] = await Promise.all([
-      ports.records.count(dataset.datasetCode, capacity),
-      ports.records.listNewestFirst(
-        dataset.datasetCode,
-        { offset: (paging.currentPage - 1) * paging.pageSize, limit: paging.pageSize },
-        capacity,
-      ),
-    ]);
+    const readable = grant.readFields ? new Set(grant.readFields) : undefined;
+    const parsed = parseListParams(params, dataset, readable ? { readable } : {});
+    const query: ListQuery = {
+      filter: allOf(parsed.filter, grantRowFilter(grant, dataset)),
+      sort: parsed.sort,
+      offset: (paging.currentPage - 1) * paging.pageSize,
+      limit: paging.pageSize,
+    };
+    const plan = planListQuery(query, indexLayout(dataset));
+    const result = await executeListPlan(plan, query, {
+      store: ports.records,
+      datasetCode: dataset.datasetCode,
+      meter: capacity,
+      now: now(),
+      readBudget: ports.records.listReadBudget,
+      pageStarts: pageStartCache,
+    });
+    const selected = parsed.select ? new Set(['id', ...parsed.select]) : undefined;
+    const narrow = (record: ApiRecord): ApiRecord =>
+      selected ? Object.fromEntries(Object.entries(record).filter(([name]) => selected.has(name))) : record;
     return {
-      paging: { pageSize: paging.pageSize, totalCount, currentPage: paging.currentPage },
-      tableData: items.map((item) => toApiRecord(dataset, item)),
-      tableColumns: tableColumns(dataset),
+      paging: { pageSize: paging.pageSize, totalCount: result.totalCount, currentPage: paging.currentPage },
+      tableData: result.items.map((item) => narrow(toApiRecord(dataset, item, readable))),
+      tableColumns: tableColumns(dataset, readable).filter((column) => !selected || selected.has(column.dataIndex)),
     };
   },
 };

@@ -1,5 +1,6 @@
 /** update: a partial update of one record, atomic and without a read-modify-write (contract §4). */
 import { DataNotFoundError, InvalidParameterError } from '../http/errors';
+import { withDerivedAttributes } from '../records/index-attributes';
 import { toApiRecord, validateChanges } from '../records/record-codec';
 import { formatTimestamp } from '../records/timestamps';
 import { assertWritable, visibleFields } from './grant-scope';
@@ -18,7 +19,9 @@ export const updateOperation: Operation = {
     }
     assertWritable(grant, changes, application.appCode, dataset.datasetCode);
     const modifiedAt = formatTimestamp(new Date(now()), catalog.timeZone);
-    const item = await ports.records.update(dataset.datasetCode, id, changes, modifiedAt, capacity);
+    // Index keys and lower-cased shadows change in the same UpdateItem as the fields they derive from.
+    const derived = withDerivedAttributes(dataset, id, changes, 'update');
+    const item = await ports.records.update(dataset.datasetCode, id, derived, modifiedAt, capacity);
     if (!item) throw new DataNotFoundError(`record '${id}' not found in dataset '${dataset.datasetCode}'`);
     return toApiRecord(dataset, item, visibleFields(grant));
   },

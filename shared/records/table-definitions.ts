@@ -33,7 +33,17 @@ export interface TableDefinition {
 export const RecordAttr = {
   partitionKey: '@pk',
   sortKey: '@sk',
+  /** Prefix of a string field's lower-cased shadow (`@lc:name`), written only when it differs from the value. */
+  lowerCasePrefix: '@lc:',
+  /** Record-count checkpoint item: the number of records whose id is at most `counterThrough`. */
+  counterCount: 'count',
+  counterThrough: 'through',
 } as const;
+
+/** The sort key attribute of generic index `n` (1-based): an ordered encoding of one field's value and the id. */
+export function indexAttribute(n: number): string {
+  return `@ix${n}`;
+}
 
 /** Number of generic, overloaded indexes; each indexed field of a dataset is mapped to one of them. */
 export const GENERIC_INDEX_COUNT = 5;
@@ -43,7 +53,7 @@ export function genericIndex(n: number): IndexDefinition {
   return {
     indexName: `gsi${n}`,
     partitionKey: { name: RecordAttr.partitionKey, type: 'S' },
-    sortKey: { name: `@ix${n}`, type: 'S' },
+    sortKey: { name: indexAttribute(n), type: 'S' },
     projection: 'KEYS_ONLY',
   };
 }
@@ -78,4 +88,15 @@ export const TABLES = [RECORDS_TABLE, CATALOG_TABLE, QUOTA_TABLE] as const;
  */
 export function datasetPartitionKey(datasetCode: string): string {
   return `ds#${datasetCode}`;
+}
+
+/**
+ * The key of a dataset's record-count checkpoint. It lives in a partition of its own, so that it never shows
+ * up in a read of the dataset's records.
+ */
+export function datasetCounterKey(datasetCode: string): Record<string, string> {
+  return {
+    [RecordAttr.partitionKey]: `meta#${datasetPartitionKey(datasetCode)}`,
+    [RecordAttr.sortKey]: 'record-count',
+  };
 }

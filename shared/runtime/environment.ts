@@ -28,6 +28,8 @@ export interface Environment {
   /** CloudWatch metric namespace of the request log. */
   metricNamespace: string;
   stage: string;
+  /** Read units one get-list may spend before it answers 2001 (`LIST_READ_BUDGET`; the store's default without it). */
+  listReadBudget?: number;
   /** Browser callers (pre-generated tokens): the origin allowed to read responses, e.g. `*` or `https://app.example.com`. */
   corsAllowOrigin?: string;
 }
@@ -61,6 +63,14 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
   } else {
     result.secretPrefix = required(env, 'SECRET_PREFIX', 'the prefix of application secrets');
     result.defaultSecretId = required(env, 'DEFAULT_SECRET_ID', 'the default signing secret');
+  }
+  const budget = optional(env, 'LIST_READ_BUDGET');
+  if (budget !== undefined) {
+    const units = Number(budget);
+    if (!Number.isFinite(units) || units <= 0) {
+      throw new MissingEnvironmentError('LIST_READ_BUDGET', `a positive number of read units, not '${budget}'`);
+    }
+    result.listReadBudget = units;
   }
   const corsAllowOrigin = optional(env, 'CORS_ALLOW_ORIGIN');
   if (corsAllowOrigin) result.corsAllowOrigin = corsAllowOrigin;

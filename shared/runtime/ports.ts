@@ -44,7 +44,11 @@ export function runtimePorts(): RuntimePorts {
   ports = {
     catalog: new CachedCatalogProvider({ load: () => readCatalog(client, env.catalogTable) }),
     keys,
-    records: new RecordStore(client, env.recordsTable),
+    records: new RecordStore(
+      client,
+      env.recordsTable,
+      env.listReadBudget === undefined ? {} : { listReadBudget: env.listReadBudget },
+    ),
     quota: new QuotaStore(client, env.quotaTable),
     metricNamespace: env.metricNamespace,
     responseHeaders: env.corsAllowOrigin

@@ -1,0 +1,334 @@
+/**
+ * Get-list parameters (contract §5) into a `ListQuery`: the suffix filters, the structured `where`, `select`
+ * and `ytSortList`, checked against the dataset and the caller's readable fields.
+ *
+ * - An unknown field, a suffix or operator the field's type does not support, or a malformed value is 1001
+ *   naming the key; a field the grant hides (readFields) used in a filter, a sort or `select` is 1006.
+ * - Values are coerced exactly as writes coerce them (`toStoredValue`), so `"42"` filters an integer field
+ *   as 42 and an enum filter must name one of its options.
+ * - Text operators (`_like`, `$contain`, `$startWith`, `$endWith`) are case-insensitive.
+ * - In `where`, `{"f": v}` is `$eq`; `$eq: null` means null and `$ne: null` means not null. `$ne` matches
+ *   records where the field is null too (a null differs from every value).
+ * - `where`, `select`, `ytSortList`, `currentPage` and `pageSize` are reserved names: a dataset field with one
+ *   of those names cannot be filtered by the suffix syntax (it can through `where`).
+ */
+import type { Dataset } from '../catalog/catalog';
+import { filterKeyField } from '../catalog/schema';
+import { AccessDeniedError, InvalidParameterError } from '../http/errors';
+import { type StoredValue, toStoredValue } from './field-values';
+import {
+  allOf,
+  type Condition,
+  type FieldRef,
+  type Filter,
+  GMT_CREATE_FIELD,
+  GMT_MODIFIED_FIELD,
+  ID_FIELD,
+  MATCH_ALL,
+  type SortKey,
+} from './list-query';
+import { normalizeRecordId } from './record-ids';
+
+/** `_in` and `$in` take at most this many values: each is one index query. */
+export const MAX_IN_VALUES = 100;
+/** `where` nests at most this deep (a bound on the work a request can ask for). */
+export const MAX_WHERE_DEPTH = 8;
+
+export const RESERVED_LIST_PARAMS = new Set(['currentPage', 'pageSize', 'ytSortList', 'where', 'select']);
+
+type Operator = 'eq' | 'like' | 'range' | 'in' | 'is_null';
+
+/** Which operators each type supports (contract §5's table; the system fields behave as `id` and `datetime`). */
+const SUPPORT: Record<FieldRef['type'], ReadonlySet<Operator>> = {
+  string: new Set(['eq', 'like', 'range', 'in', 'is_null']),
+  text: new Set(['eq', 'like', 'in', 'is_null']),
+  enum: new Set(['eq', 'like', 'in', 'is_null']),
+  integer: new Set(['eq', 'range', 'in', 'is_null']),
+  number: new Set(['eq', 'range', 'in', 'is_null']),
+  date: new Set(['eq', 'range', 'in', 'is_null']),
+  datetime: new Set(['eq', 'range', 'in', 'is_null']),
+  boolean: new Set(['eq', 'is_null']),
+  json: new Set(['is_null']),
+  id: new Set(['eq', 'range', 'in', 'is_null']),
+};
+
+/** Who reads: the fields the grant makes visible (undefined: all of them). */
+export interface FieldAccess {
+  readable?: ReadonlySet<string>;
+}
+
+export interface ParsedListParams {
+  filter: Filter;
+  sort: SortKey[];
+  /** Field names to return, in the caller's order (id is always returned); undefined: every readable field. */
+  select?: string[];
+}
+
+class FieldResolver {
+  private readonly known: ReadonlySet<string>;
+
+  constructor(
+    private readonly dataset: Dataset,
+    private readonly access: FieldAccess,
+  ) {
+    this.known = new Set([...dataset.fieldsByName.keys(), 'id', 'gmt_create', 'gmt_modified']);
+  }
+
+  knownFields(): ReadonlySet<string> {
+    return this.known;
+  }
+
+  /** The field `name` names, or 1001 (unknown) / 1006 (hidden) mentioning `key`. */
+  resolve(name: string, key: string): FieldRef {
+    if (name === 'id') return ID_FIELD;
+    if (name === 'gmt_create') return GMT_CREATE_FIELD;
+    if (name === 'gmt_modified') return GMT_MODIFIED_FIELD;
+    const field = this.dataset.fieldsByName.get(name);
+    if (!field)
+      throw new InvalidParameterError(`${key}: unknown field '${name}' in dataset '${this.dataset.datasetCode}'`);
+    if (this.access.readable && !this.access.readable.has(name)) {
+      throw new AccessDeniedError(`${key}: field '${name}' is not readable for this application`);
+    }
+    return { name, type: field.type };
+  }
+
+  /** A value coerced as a write would store it; 1001 naming `key` when it does not fit the type. */
+  coerce(field: FieldRef, value: unknown, key: string): StoredValue {
+    if (value === null || value === undefined) {
+      throw new InvalidParameterError(`${key}: a value is required (use ${field.name}_is_null to find nulls)`);
+    }
+    if (field.type === 'id') {
+      const id = normalizeRecordId(value);
+      if (id === undefined) throw new InvalidParameterError(`${key}: an id must be a non-empty string or a number`);
+      return id;
+    }
+    const config =
+      field.name === 'gmt_create' || field.name === 'gmt_modified'
+        ? { name: field.name, type: 'datetime' as const }
+        : (this.dataset.fieldsByName.get(field.name) as NonNullable<ReturnType<Dataset['fieldsByName']['get']>>);
+    try {
+      return toStoredValue(config, value);
+    } catch (error) {
+      if (error instanceof InvalidParameterError) throw new InvalidParameterError(`${key}: ${error.message}`);
+      throw error;
+    }
+  }
+
+  requireSupport(field: FieldRef, operator: Operator, key: string, what: string): void {
+    if (!SUPPORT[field.type].has(operator)) {
+      throw new InvalidParameterError(`${key}: ${what} is not supported for the ${field.type} field '${field.name}'`);
+    }
+  }
+
+  text(value: unknown, key: string): string {
+    if (typeof value !== 'string') throw new InvalidParameterError(`${key}: expects a string`);
+    return value.toLowerCase();
+  }
+
+  inValues(field: FieldRef, value: unknown, key: string): StoredValue[] {
+    if (!Array.isArray(value) || value.length === 0) {
+      throw new InvalidParameterError(`${key}: expects a non-empty array of values`);
+    }
+    if (value.length > MAX_IN_VALUES) throw new InvalidParameterError(`${key}: at most ${MAX_IN_VALUES} values`);
+    return value.map((v, i) => this.coerce(field, v, `${key}[${i}]`));
+  }
+}
+
+/**
+ * The filter of get-list's suffix syntax (`f`, `f_like`, `f_start`, `f_end`, `f_in`, `f_is_null`): the AND of
+ * every key. Keys in `ignore` are skipped (paging, sort and the structured parameters).
+ */
+export function parseSuffixFilters(
+  params: Record<string, unknown>,
+  dataset: Dataset,
+  access: FieldAccess = {},
+  ignore: ReadonlySet<string> = RESERVED_LIST_PARAMS,
+): Filter {
+  const resolver = new FieldResolver(dataset, access);
+  const conditions: Filter[] = [];
+  for (const [key, value] of Object.entries(params)) {
+    if (ignore.has(key)) continue;
+    const name = filterKeyField(key, resolver.knownFields());
+    if (!name) throw new InvalidParameterError(`${key}: unknown field or filter in dataset '${dataset.datasetCode}'`);
+    const field = resolver.resolve(name, key);
+    const suffix = key.slice(name.length);
+    conditions.push(suffixCondition(resolver, field, suffix, value, key));
+  }
+  return allOf(MATCH_ALL, ...conditions);
+}
+
+function suffixCondition(
+  resolver: FieldResolver,
+  field: FieldRef,
+  suffix: string,
+  value: unknown,
+  key: string,
+): Filter {
+  switch (suffix) {
+    case '':
+      resolver.requireSupport(field, 'eq', key, 'equality');
+      return { op: 'eq', field, value: resolver.coerce(field, value, key) };
+    case '_like':
+      resolver.requireSupport(field, 'like', key, '_like');
+      return { op: 'text', field, match: 'contains', value: resolver.text(value, key) };
+    case '_start':
+      resolver.requireSupport(field, 'range', key, '_start');
+      return { op: 'range', field, lower: { value: resolver.coerce(field, value, key), inclusive: true } };
+    case '_end':
+      resolver.requireSupport(field, 'range', key, '_end');
+      return { op: 'range', field, upper: { value: resolver.coerce(field, value, key), inclusive: true } };
+    case '_in':
+      resolver.requireSupport(field, 'in', key, '_in');
+      return { op: 'in', field, values: resolver.inValues(field, value, key) };
+    case '_is_null':
+      if (typeof value !== 'boolean') throw new InvalidParameterError(`${key}: expects true or false`);
+      return { op: 'null', field, isNull: value };
+    default:
+      throw new InvalidParameterError(`${key}: unknown filter`);
+  }
+}
+
+/** The structured filter of `paramMap.where`. */
+export function parseWhere(where: unknown, dataset: Dataset, access: FieldAccess = {}): Filter {
+  return whereNode(new FieldResolver(dataset, access), where, 'where', 0);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function whereNode(resolver: FieldResolver, node: unknown, path: string, depth: number): Filter {
+  if (depth > MAX_WHERE_DEPTH) throw new InvalidParameterError(`${path}: nests deeper than ${MAX_WHERE_DEPTH} levels`);
+  if (!isPlainObject(node)) throw new InvalidParameterError(`${path}: expects an object`);
+  const items: Filter[] = [];
+  for (const [key, value] of Object.entries(node)) {
+    const at = `${path}.${key}`;
+    if (key === '$and' || key === '$or') {
+      if (!Array.isArray(value) || value.length === 0) {
+        throw new InvalidParameterError(`${at}: expects a non-empty array of conditions`);
+      }
+      const children = value.map((child, i) => whereNode(resolver, child, `${at}[${i}]`, depth + 1));
+      items.push(key === '$and' ? allOf(MATCH_ALL, ...children) : { op: 'or', items: children });
+      continue;
+    }
+    if (key.startsWith('$')) throw new InvalidParameterError(`${at}: unknown operator`);
+    const field = resolver.resolve(key, at);
+    if (isPlainObject(value)) {
+      const operators = Object.entries(value);
+      if (operators.length === 0) throw new InvalidParameterError(`${at}: expects at least one operator`);
+      for (const [operator, operand] of operators) {
+        items.push(whereOperator(resolver, field, operator, operand, `${at}.${operator}`));
+      }
+    } else {
+      items.push(whereOperator(resolver, field, '$eq', value, at));
+    }
+  }
+  return allOf(MATCH_ALL, ...items);
+}
+
+function whereOperator(
+  resolver: FieldResolver,
+  field: FieldRef,
+  operator: string,
+  operand: unknown,
+  at: string,
+): Filter {
+  const bound = (inclusive: boolean) => {
+    resolver.requireSupport(field, 'range', at, operator);
+    return { value: resolver.coerce(field, operand, at), inclusive };
+  };
+  switch (operator) {
+    case '$eq':
+    case '$ne': {
+      if (operand === null) return { op: 'null', field, isNull: operator === '$eq' };
+      resolver.requireSupport(field, 'eq', at, operator);
+      const value = resolver.coerce(field, operand, at);
+      return operator === '$eq' ? { op: 'eq', field, value } : { op: 'ne', field, value };
+    }
+    case '$gt':
+      return { op: 'range', field, lower: bound(false) };
+    case '$gte':
+      return { op: 'range', field, lower: bound(true) };
+    case '$lt':
+      return { op: 'range', field, upper: bound(false) };
+    case '$lte':
+      return { op: 'range', field, upper: bound(true) };
+    case '$contain':
+    case '$startWith':
+    case '$endWith': {
+      resolver.requireSupport(field, 'like', at, operator);
+      const match = operator === '$contain' ? 'contains' : operator === '$startWith' ? 'prefix' : 'suffix';
+      return { op: 'text', field, match, value: resolver.text(operand, at) } satisfies Condition;
+    }
+    case '$in':
+      resolver.requireSupport(field, 'in', at, operator);
+      return { op: 'in', field, values: resolver.inValues(field, operand, at) };
+    case '$notNull':
+      if (typeof operand !== 'boolean') throw new InvalidParameterError(`${at}: expects true or false`);
+      return { op: 'null', field, isNull: !operand };
+    default:
+      throw new InvalidParameterError(`${at}: unknown operator`);
+  }
+}
+
+/** `ytSortList`: an array of single-key objects `{field: "asc" | "desc"}`; earlier entries win. */
+export function parseSortList(value: unknown, dataset: Dataset, access: FieldAccess = {}): SortKey[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value))
+    throw new InvalidParameterError('ytSortList: expects an array of {"field": "asc" | "desc"}');
+  const resolver = new FieldResolver(dataset, access);
+  const keys: SortKey[] = [];
+  value.forEach((entry, i) => {
+    const at = `ytSortList[${i}]`;
+    const pairs = isPlainObject(entry) ? Object.entries(entry) : [];
+    if (pairs.length !== 1) throw new InvalidParameterError(`${at}: expects one {"field": "asc" | "desc"}`);
+    const [name, direction] = pairs[0] as [string, unknown];
+    const field = resolver.resolve(name, `${at}.${name}`);
+    if (direction !== 'asc' && direction !== 'desc') {
+      throw new InvalidParameterError(`${at}.${name}: direction must be "asc" or "desc"`);
+    }
+    // A repeated field can never change the order after its first entry.
+    if (!keys.some((key) => key.field.name === name)) keys.push({ field, direction });
+  });
+  return keys;
+}
+
+/** `select`: a non-empty array of field names (dataset or system fields). */
+export function parseSelect(value: unknown, dataset: Dataset, access: FieldAccess = {}): string[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value) || value.length === 0) {
+    throw new InvalidParameterError('select: expects a non-empty array of field names');
+  }
+  const resolver = new FieldResolver(dataset, access);
+  return value.map((name, i) => {
+    if (typeof name !== 'string') throw new InvalidParameterError(`select[${i}]: expects a field name`);
+    return resolver.resolve(name, `select[${i}]`).name;
+  });
+}
+
+/** Everything get-list takes besides paging. */
+export function parseListParams(
+  params: Record<string, unknown>,
+  dataset: Dataset,
+  access: FieldAccess = {},
+): ParsedListParams {
+  const suffixFilter = parseSuffixFilters(params, dataset, access);
+  const where =
+    params.where === undefined || params.where === null ? MATCH_ALL : parseWhere(params.where, dataset, access);
+  const parsed: ParsedListParams = {
+    filter: allOf(suffixFilter, where),
+    sort: parseSortList(params.ytSortList, dataset, access),
+  };
+  const select = parseSelect(params.select, dataset, access);
+  if (select) parsed.select = select;
+  return parsed;
+}
+
+/**
+ * A grant's `rowFilter` (get-list suffix syntax), read with full visibility: it is configuration, so a
+ * problem in it is ours, not the caller's; the caller of this function reports it as an internal error.
+ */
+export function parseRowFilter(rowFilter: Record<string, unknown> | undefined, dataset: Dataset): Filter {
+  if (!rowFilter) return MATCH_ALL;
+  return parseSuffixFilters(rowFilter, dataset, {}, new Set());
+}
