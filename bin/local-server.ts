@@ -15,12 +15,13 @@ import { ConfigError, loadConfigFile } from '../shared/catalog/load-config';
 import type { CatalogConfig } from '../shared/catalog/schema';
 import { ROUTES } from '../shared/http/routes';
 import { setLogSink } from '../shared/observability/request-log';
+import { DEFAULT_CONFIG } from './local/default-config';
 import { docsPages } from './local/docs-pages';
 import { ensureTables, localTableNames, startEmbeddedDynamo } from './local/embedded-dynamo';
 import { createLambdaHttpServer, type ProxyHandler } from './local/lambda-http';
 import { signedCurl } from './local/signed-curl';
 
-export const DEFAULT_CONFIG = path.join(__dirname, '..', 'config', 'demo.json');
+export { DEFAULT_CONFIG };
 
 export interface LocalServerOptions {
   configFile?: string;

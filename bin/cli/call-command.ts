@@ -115,7 +115,7 @@ export async function runCall(args: string[], io: CommandIo): Promise<void> {
 
   const credentials = resolveCredentials(values, io, HELP);
   const client = createClient({
-    baseUrl: values.url ?? io.env.DAS_URL ?? 'http://127.0.0.1:3000',
+    baseUrl: values.url ?? (io.env.DAS_URL || undefined) ?? 'http://127.0.0.1:3000',
     appCode: credentials.appCode,
     accessKey: credentials.accessKey,
     signingSecret: credentials.secret,

@@ -5,7 +5,7 @@
  */
 import { loadConfigFile } from '../../shared/catalog/load-config';
 import type { CatalogConfig } from '../../shared/catalog/schema';
-import { DEFAULT_CONFIG } from '../local-server';
+import { DEFAULT_CONFIG } from '../local/default-config';
 import { type CommandIo, UsageError } from './cli-io';
 
 export interface CredentialOptions {
@@ -39,9 +39,10 @@ export const CREDENTIAL_OPTIONS = {
 } as const;
 
 export function resolveCredentials(options: CredentialOptions, io: CommandIo, helpCommand: string): Credentials {
-  const appCode = options.app ?? io.env.DAS_APP_CODE;
-  const accessKey = options.key ?? io.env.DAS_ACCESS_KEY;
-  const secret = options.secret ?? io.env.DAS_SIGNING_SECRET;
+  // An empty variable counts as unset, as shells and CI systems often export them empty.
+  const appCode = options.app ?? (io.env.DAS_APP_CODE || undefined);
+  const accessKey = options.key ?? (io.env.DAS_ACCESS_KEY || undefined);
+  const secret = options.secret ?? (io.env.DAS_SIGNING_SECRET || undefined);
   if (accessKey !== undefined || secret !== undefined) {
     if (!appCode || !accessKey || !secret) {
       throw new UsageError(

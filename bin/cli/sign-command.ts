@@ -85,7 +85,7 @@ export function runSign(args: string[], io: CommandIo): void {
   const body = route.requiresDataset
     ? { appCode: credentials.appCode, datasetCode, paramMap: extra }
     : { appCode: credentials.appCode, ...(datasetCode ? { datasetCode } : {}), ...extra };
-  const baseUrl = (values.url ?? io.env.DAS_URL ?? 'http://127.0.0.1:3000').replace(/\/+$/, '');
+  const baseUrl = (values.url ?? (io.env.DAS_URL || undefined) ?? 'http://127.0.0.1:3000').replace(/\/+$/, '');
   io.out(
     `${signedCurl({ baseUrl, path: route.path, ...credentials, datasetCode, body, ...(timeStamp === undefined ? {} : { timeStamp }) })}\n`,
   );
