@@ -77,6 +77,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     KEY_FILE: configFile,
     DYNAMODB_ENDPOINT: dynamo.endpoint,
     STAGE: 'local',
+    CORS_ALLOW_ORIGIN: '*',
   });
   if (options.logSink) setLogSink(options.logSink);
 

@@ -13,6 +13,9 @@ export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Pr
 
 /** Lambda's synchronous invocation payload limit: a larger body never reaches a function. */
 const MAX_REQUEST_BYTES = 6 * 1024 * 1024;
+/** Request headers a browser caller sends (the signed headers). */
+export const CORS_ALLOW_HEADERS = 'Content-Type, X-Time-Stamp, X-App-Code, X-Dataset-Code, X-Token';
+
 /** The deployed functions' timeout. */
 const FUNCTION_TIMEOUT_MS = 28_000;
 
@@ -112,6 +115,17 @@ export function createLambdaHttpServer(options: LambdaHttpOptions): Server {
       const handler = route && options.handlers.get(route.operation);
       if (!route || !handler) {
         send(res, envelope(400, 1001, `no operation at ${req.method} ${path}`));
+        return;
+      }
+      if (req.method === 'OPTIONS') {
+        // The CORS preflight, answered by API Gateway's CORS configuration when deployed.
+        res.writeHead(204, {
+          'Access-Control-Allow-Origin': '*',
+          'Access-Control-Allow-Methods': 'POST, OPTIONS',
+          'Access-Control-Allow-Headers': CORS_ALLOW_HEADERS,
+          'Access-Control-Max-Age': '600',
+        });
+        res.end();
         return;
       }
       if (req.method !== 'POST') {

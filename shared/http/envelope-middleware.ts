@@ -15,6 +15,8 @@ export const MAX_RESPONSE_BYTES = 6 * 1024 * 1024 - 64 * 1024;
 export interface EnvelopeOptions {
   route: RouteDefinition;
   metricNamespace: string;
+  /** Headers every response carries (CORS). */
+  responseHeaders?: Record<string, string>;
   now?: () => number;
 }
 
@@ -24,6 +26,7 @@ export function envelope(options: EnvelopeOptions): middy.MiddlewareObj<ApiEvent
   const startRequest: middy.MiddlewareFn<ApiEvent, ApiResult, Error, ServiceContext> = (request) => {
     const requestId = request.event.requestContext?.requestId || request.context.awsRequestId;
     request.context.state = newRequestState(options.route, requestId, now());
+    Object.assign(request.context.state.responseHeaders, options.responseHeaders);
   };
 
   const respondWithData: middy.MiddlewareFn<ApiEvent, ApiResult, Error, ServiceContext> = async (request) => {
@@ -43,7 +46,10 @@ export function envelope(options: EnvelopeOptions): middy.MiddlewareObj<ApiEvent
   };
 
   const respondWithError: middy.MiddlewareFn<ApiEvent, ApiResult, Error, ServiceContext> = async (request) => {
-    request.context.state ??= newRequestState(options.route, request.context.awsRequestId, now());
+    if (!request.context.state) {
+      request.context.state = newRequestState(options.route, request.context.awsRequestId, now());
+      Object.assign(request.context.state.responseHeaders, options.responseHeaders);
+    }
     request.response = await failure(request.context, request.error ?? new Error('unknown failure'));
   };
 

@@ -3,6 +3,7 @@
  * `functions/<operation>.ts` is this plus the operation, nothing more.
  */
 import middy from '@middy/core';
+import type { Context } from 'aws-lambda';
 import type { Operation } from '../operations/operation';
 import { type RuntimePorts, runtimePorts } from '../runtime/ports';
 import { authenticate } from './auth-middleware';
@@ -21,7 +22,10 @@ export interface HandlerOptions {
 /** Answer 2001 this long before the function's own timeout, rather than dying without a response. */
 const TIMEOUT_MARGIN_MS = 500;
 
-export function createHandler(operation: Operation, options: HandlerOptions = {}) {
+/** What Lambda calls: the request state is added to the context by the envelope middleware. */
+export type ApiHandler = (event: ApiEvent, context: Context) => Promise<ApiResult>;
+
+export function createHandler(operation: Operation, options: HandlerOptions = {}): ApiHandler {
   const route = routeFor(operation.name);
   const ports = options.ports ?? runtimePorts;
   const now = options.now ?? Date.now;
@@ -29,13 +33,13 @@ export function createHandler(operation: Operation, options: HandlerOptions = {}
   // and the log, not as a failed cold start.
   const lazy = () => ports();
 
-  return middy<ApiEvent, ApiResult, Error, ServiceContext>({
+  const handler = middy<ApiEvent, ApiResult, Error, ServiceContext>({
     timeoutEarlyInMillis: TIMEOUT_MARGIN_MS,
     timeoutEarlyResponse: () => {
       throw new QueryTimeoutError('the request took too long and was stopped; narrow the query or try again');
     },
   })
-    .use(envelope({ route, metricNamespace: metricNamespaceOf(lazy), now }))
+    .use(envelope({ route, ...envelopeSettings(lazy), now }))
     .use(parseBody())
     .use(
       authenticate({
@@ -66,12 +70,18 @@ export function createHandler(operation: Operation, options: HandlerOptions = {}
       );
       return data as ApiResult;
     });
+  return handler as unknown as ApiHandler;
 }
 
-function metricNamespaceOf(ports: () => RuntimePorts): string {
+/** The envelope's settings; when the environment is broken, defaults, so the failure still gets an envelope. */
+function envelopeSettings(ports: () => RuntimePorts): {
+  metricNamespace: string;
+  responseHeaders: Record<string, string>;
+} {
   try {
-    return ports().metricNamespace;
+    const { metricNamespace, responseHeaders } = ports();
+    return { metricNamespace, responseHeaders };
   } catch {
-    return 'DataAccessService';
+    return { metricNamespace: 'DataAccessService', responseHeaders: {} };
   }
 }

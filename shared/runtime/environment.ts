@@ -28,6 +28,8 @@ export interface Environment {
   /** CloudWatch metric namespace of the request log. */
   metricNamespace: string;
   stage: string;
+  /** Browser callers (pre-generated tokens): the origin allowed to read responses, e.g. `*` or `https://app.example.com`. */
+  corsAllowOrigin?: string;
 }
 
 function required(env: NodeJS.ProcessEnv, name: string, why: string): string {
@@ -60,6 +62,8 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
     result.secretPrefix = required(env, 'SECRET_PREFIX', 'the prefix of application secrets');
     result.defaultSecretId = required(env, 'DEFAULT_SECRET_ID', 'the default signing secret');
   }
+  const corsAllowOrigin = optional(env, 'CORS_ALLOW_ORIGIN');
+  if (corsAllowOrigin) result.corsAllowOrigin = corsAllowOrigin;
   const endpoint = optional(env, 'DYNAMODB_ENDPOINT');
   if (endpoint) result.dynamodbEndpoint = endpoint;
   return result;

@@ -18,7 +18,12 @@ export interface RuntimePorts {
   keys: KeyStore;
   records: RecordStore;
   metricNamespace: string;
+  /** Headers every response carries (CORS for browser callers). */
+  responseHeaders: Record<string, string>;
 }
+
+/** Response headers a browser may read. */
+export const EXPOSED_HEADERS = 'X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After';
 
 let ports: RuntimePorts | undefined;
 
@@ -39,6 +44,13 @@ export function runtimePorts(): RuntimePorts {
     keys,
     records: new RecordStore(client, env.recordsTable),
     metricNamespace: env.metricNamespace,
+    responseHeaders: env.corsAllowOrigin
+      ? {
+          'Access-Control-Allow-Origin': env.corsAllowOrigin,
+          'Access-Control-Expose-Headers': EXPOSED_HEADERS,
+          ...(env.corsAllowOrigin === '*' ? {} : { Vary: 'Origin' }),
+        }
+      : {},
   };
   return ports;
 }

@@ -257,6 +257,19 @@ describe('the local gateway', () => {
     });
   });
 
+  it('answers the CORS preflight and lets a browser read the response headers', async () => {
+    const preflight = await fetch(`${harness.url}${LIST}`, { method: 'OPTIONS' });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-headers')).toBe(
+      'Content-Type, X-Time-Stamp, X-App-Code, X-Dataset-Code, X-Token',
+    );
+    const res = await harness.call(LIST, listBody);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(res.headers.get('access-control-expose-headers')).toBe(
+      'X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After',
+    );
+  });
+
   it('answers GET /health', async () => {
     const res = await fetch(`${harness.url}/health`);
     expect(res.status).toBe(200);

@@ -10,9 +10,9 @@ import { verifySignature } from '../../shared/auth/signature';
 import { FIXTURE_CONFIG, MAIN_APP, ServiceHarness } from '../support/service-harness';
 
 const DAS = path.join(__dirname, '..', '..', 'bin', 'das.js');
-const VECTORS = JSON.parse(
-  readFileSync(path.join(__dirname, '..', '..', '..', 'shared', 'spec', 'signature-vectors.json'), 'utf8'),
-) as { vectors: { accessKey: string; appCode: string; datasetCode?: string; timeStamp: number; secret: string }[] };
+const VECTORS = JSON.parse(readFileSync(path.join(__dirname, '..', 'fixtures', 'signature-vectors.json'), 'utf8')) as {
+  vectors: { accessKey: string; appCode: string; datasetCode?: string; timeStamp: number; secret: string }[];
+};
 
 interface Run {
   code: number | null;
