@@ -18,9 +18,10 @@ export const codeSchema = z
 /** The business parameters of a data operation: a JSON object. */
 export const paramMapSchema = z.record(z.string(), z.unknown());
 
-export const recordIdSchema = z
-  .union([z.string().min(1).max(128), z.number()])
-  .describe('Record id: a string (a time-ordered ULID) or a number; either form is accepted back');
+export const recordIdSchema = z.union([z.string().min(1).max(128), z.number()]).meta({
+  description: 'Record id: a string (a time-ordered ULID) or a number; either form is accepted back',
+  examples: ['01JD5Y0RZ6W8Q4N3V2M1K0H9G8'],
+});
 
 /** `YYYY-MM-DD HH:MM:SS` in the configuration's time zone. */
 const timestampText = z.string().regex(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
@@ -28,8 +29,14 @@ const timestampText = z.string().regex(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
 export const dataRecordSchema = z
   .object({
     id: recordIdSchema,
-    gmt_create: timestampText.describe('Creation time, YYYY-MM-DD HH:MM:SS, set by the service'),
-    gmt_modified: timestampText.describe('Last change, YYYY-MM-DD HH:MM:SS, set by the service'),
+    gmt_create: timestampText.meta({
+      description: 'Creation time, YYYY-MM-DD HH:MM:SS, set by the service',
+      examples: ['2024-05-01 09:30:00'],
+    }),
+    gmt_modified: timestampText.meta({
+      description: 'Last change, YYYY-MM-DD HH:MM:SS, set by the service',
+      examples: ['2024-05-02 14:05:12'],
+    }),
   })
   .catchall(z.unknown())
   .describe('A record: the system fields plus the dataset-defined fields the grant lets the caller read');
@@ -57,24 +64,30 @@ export const getListParamsSchema = z
     select: z.array(z.string()).optional().describe('Field names that narrow tableData'),
   })
   .catchall(z.unknown())
-  .describe(
-    'Paging, sorting and filters, combined with AND: <field> (equals), <field>_like, <field>_start, <field>_end, <field>_in, <field>_is_null',
-  );
+  .meta({
+    description:
+      'Paging, sorting and filters, combined with AND: <field> (equals), <field>_like, <field>_start, <field>_end, <field>_in, <field>_is_null',
+    examples: [{ currentPage: 1, pageSize: 10, ytSortList: [{ amount: 'desc' }], status: 'new', amount_start: 10 }],
+  });
 
 export const getOneParamsSchema = z.object({ id: recordIdSchema }).catchall(z.unknown());
 
-export const createParamsSchema = z
-  .record(z.string(), z.unknown())
-  .describe('The dataset fields of the new record; system fields sent are ignored');
+export const createParamsSchema = z.record(z.string(), z.unknown()).meta({
+  description: 'The dataset fields of the new record; system fields sent are ignored',
+  examples: [{ customer_id: 'c-1', amount: 12.5, status: 'new' }],
+});
 
 export const updateParamsSchema = z
   .object({ id: recordIdSchema })
   .catchall(z.unknown())
-  .describe('id plus only the fields to change; null clears an optional field');
+  .meta({
+    description: 'id plus only the fields to change; null clears an optional field',
+    examples: [{ id: '01JD5Y0RZ6W8Q4N3V2M1K0H9G8', status: 'paid' }],
+  });
 
 const envelopeCodes = {
-  appCode: codeSchema.describe('The application code; equal to X-App-Code'),
-  datasetCode: codeSchema.describe('The dataset code; equal to X-Dataset-Code'),
+  appCode: codeSchema.meta({ description: 'The application code; equal to X-App-Code', examples: ['app-demo'] }),
+  datasetCode: codeSchema.meta({ description: 'The dataset code; equal to X-Dataset-Code', examples: ['orders'] }),
 };
 
 /** The request body of a data operation around its `paramMap`. */
@@ -95,11 +108,16 @@ const executeSqlCommon = {
   params: z
     .record(z.string(), sqlParamValueSchema)
     .optional()
-    .describe("Values of the query's declared #{name} parameters"),
+    .meta({ description: "Values of the query's declared #{name} parameters", examples: [{ since: '2024-01-01' }] }),
 };
 
 export const executeSqlRequestSchema = z.union([
-  z.object({ ...executeSqlCommon, sqlCode: codeSchema.describe('The registered query') }).meta({ title: 'By sqlCode' }),
+  z
+    .object({
+      ...executeSqlCommon,
+      sqlCode: codeSchema.meta({ description: 'The registered query', examples: ['revenue-by-status'] }),
+    })
+    .meta({ title: 'By sqlCode' }),
   z
     .object({ ...executeSqlCommon, id: z.int().positive().describe('The numeric id of the registered query') })
     .meta({ title: 'By numeric id' }),
