@@ -18,8 +18,7 @@ export function parseBody(): middy.MiddlewareObj<ApiEvent, ApiResult, Error, Ser
     if (raw === null || raw === undefined || raw === '') {
       throw new InvalidParameterError('request body is required: a JSON object with appCode and paramMap');
     }
-    // Base64 takes 4 characters for 3 bytes: the size is known before decoding.
-    const size = request.event.isBase64Encoded ? Math.floor((raw.length * 3) / 4) : Buffer.byteLength(raw);
+    const size = request.event.isBase64Encoded ? base64DecodedBytes(raw) : Buffer.byteLength(raw);
     if (size > MAX_BODY_BYTES) {
       throw new InvalidParameterError(`request body is larger than 1 MB (${MAX_BODY_BYTES} bytes)`);
     }
@@ -36,4 +35,13 @@ export function parseBody(): middy.MiddlewareObj<ApiEvent, ApiResult, Error, Ser
     state.body = parsed as Record<string, unknown>;
   };
   return { before: readBody };
+}
+
+/**
+ * Base64 takes 4 characters for 3 bytes, and its `=` padding stands for no byte: the decoded size is known
+ * before decoding (without the padding, a body of exactly 1 MB would count as 2 bytes over).
+ */
+export function base64DecodedBytes(text: string): number {
+  const padding = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
+  return Math.floor((text.length * 3) / 4) - padding;
 }

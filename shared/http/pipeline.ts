@@ -1,10 +1,11 @@
 /**
- * The request pipeline every operation runs in: envelope · body · authentication · operation.
+ * The request pipeline every operation runs in: envelope · body · authentication · quota · operation.
  * `functions/<operation>.ts` is this plus the operation, nothing more.
  */
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import type { Operation } from '../operations/operation';
+import { enforceQuota } from '../quota/quota-middleware';
 import { type RuntimePorts, runtimePorts } from '../runtime/ports';
 import { authenticate } from './auth-middleware';
 import { parseBody } from './body-middleware';
@@ -47,6 +48,15 @@ export function createHandler(operation: Operation, options: HandlerOptions = {}
         keys: {
           applicationKeys: (appCode) => lazy().keys.applicationKeys(appCode),
           defaultSecret: () => lazy().keys.defaultSecret(),
+        },
+        now,
+      }),
+    )
+    .use(
+      enforceQuota({
+        gate: {
+          admit: (request) => lazy().quota.admit(request),
+          release: (request) => lazy().quota.release(request),
         },
         now,
       }),

@@ -1,6 +1,6 @@
 /**
- * The composition root of a container: builds the catalog provider, key store and record store once, from
- * the environment, and hands them to every request.
+ * The composition root of a container: builds the catalog provider, key store, record store and quota store
+ * once, from the environment, and hands them to every request.
  */
 import { FileKeyStore } from '../auth/file-key-store';
 import type { KeyStore } from '../auth/key-store';
@@ -10,6 +10,7 @@ import { secretsManagerClient } from '../aws/secrets-manager';
 import { CachedCatalogProvider, type CatalogProvider } from '../catalog/catalog-provider';
 import { readCatalog } from '../catalog/catalog-store';
 import { loadConfigFile } from '../catalog/load-config';
+import { QuotaStore } from '../quota/quota-store';
 import { RecordStore } from '../records/record-store';
 import { environment } from './environment';
 
@@ -17,6 +18,7 @@ export interface RuntimePorts {
   catalog: CatalogProvider;
   keys: KeyStore;
   records: RecordStore;
+  quota: QuotaStore;
   metricNamespace: string;
   /** Headers every response carries (CORS for browser callers). */
   responseHeaders: Record<string, string>;
@@ -43,6 +45,7 @@ export function runtimePorts(): RuntimePorts {
     catalog: new CachedCatalogProvider({ load: () => readCatalog(client, env.catalogTable) }),
     keys,
     records: new RecordStore(client, env.recordsTable),
+    quota: new QuotaStore(client, env.quotaTable),
     metricNamespace: env.metricNamespace,
     responseHeaders: env.corsAllowOrigin
       ? {

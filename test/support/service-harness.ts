@@ -3,8 +3,12 @@
  * client that signs requests the way existing clients do. One server per test file (one process).
  */
 import path from 'node:path';
-import { type LocalServer, startLocalServer } from '../../bin/local-server';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { type LocalServer, type LocalServerOptions, startLocalServer } from '../../bin/local-server';
 import { signRequest } from '../../shared/auth/signature';
+import { createDocumentClient } from '../../shared/aws/dynamodb';
+import { environment } from '../../shared/runtime/environment';
 
 export const FIXTURE_CONFIG = path.join(__dirname, '..', 'fixtures', 'service-config.json');
 
@@ -45,23 +49,51 @@ export interface CallResult {
   };
 }
 
+export interface HarnessOptions {
+  /**
+   * How the server loads each route's handler. Tests that drive the clock build the real handlers with
+   * `createHandler(operation, { now })`; tests that need a slow request register a test-only operation
+   * through the same pipeline. Default: the handlers under functions/.
+   */
+  loadHandler?: LocalServerOptions['loadHandler'];
+}
+
 export class ServiceHarness {
   readonly logLines: Record<string, unknown>[] = [];
   private server: LocalServer | undefined;
+  private store: DynamoDBDocumentClient | undefined;
 
-  constructor(private readonly configFile = FIXTURE_CONFIG) {}
+  constructor(
+    private readonly configFile = FIXTURE_CONFIG,
+    private readonly options: HarnessOptions = {},
+  ) {}
 
   async start(): Promise<this> {
     this.server = await startLocalServer({
       configFile: this.configFile,
       port: 0,
       logSink: (line) => this.logLines.push(JSON.parse(line)),
+      loadHandler: this.options.loadHandler,
     });
     return this;
   }
 
   async stop(): Promise<void> {
+    this.store?.destroy();
     await this.server?.close();
+  }
+
+  /** A client of the server's embedded store and its table names, to prepare or inspect items directly. */
+  dynamo(): { client: DynamoDBDocumentClient; tables: { quota: string; records: string } } {
+    const env = environment();
+    this.store ??= createDocumentClient(
+      new DynamoDBClient({
+        endpoint: env.dynamodbEndpoint,
+        region: 'local',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      }),
+    );
+    return { client: this.store, tables: { quota: env.quotaTable, records: env.recordsTable } };
   }
 
   get url(): string {

@@ -3,7 +3,7 @@
  * becomes 3001 with the request id, logged with its cause, and nothing internal reaches the caller.
  */
 import { DynamoDBClient, InternalServerError } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { FileKeyStore } from '../../shared/auth/file-key-store';
@@ -14,6 +14,7 @@ import type { CatalogConfig } from '../../shared/catalog/schema';
 import { createHandler } from '../../shared/http/pipeline';
 import { setLogSink } from '../../shared/observability/request-log';
 import { getOneOperation } from '../../shared/operations/get-one';
+import { QuotaStore } from '../../shared/quota/quota-store';
 import { RecordStore } from '../../shared/records/record-store';
 
 const config: CatalogConfig = {
@@ -45,6 +46,7 @@ const handler = createHandler(getOneOperation, {
     catalog: new StaticCatalogProvider(config),
     keys: new FileKeyStore(config),
     records: new RecordStore(createDocumentClient(new DynamoDBClient({ region: 'eu-west-1' })), 'records-table-prod'),
+    quota: new QuotaStore(createDocumentClient(new DynamoDBClient({ region: 'eu-west-1' })), 'quota-table-prod'),
     metricNamespace: 'Test',
     responseHeaders: {},
   }),
@@ -69,7 +71,13 @@ const context = {
   getRemainingTimeInMillis: () => 10_000,
 } as unknown as Context;
 
+/** The quota's admission (a conditional UpdateItem) succeeds: the failure under test is the record read's. */
+function admitEveryRequest(): void {
+  dynamo.on(UpdateCommand).resolves({ Attributes: { leases: {} }, ConsumedCapacity: { CapacityUnits: 1 } });
+}
+
 it('answers 3001 with the request id and no internals when DynamoDB fails', async () => {
+  admitEveryRequest();
   dynamo
     .on(GetCommand)
     .rejects(new InternalServerError({ message: 'Internal error in table records-table-prod', $metadata: {} }));
@@ -97,6 +105,7 @@ it('answers 3001 with the request id and no internals when DynamoDB fails', asyn
 
 it('answers a well-formed request normally once DynamoDB answers', async () => {
   dynamo.reset();
+  admitEveryRequest();
   dynamo.on(GetCommand).resolves({ Item: undefined, ConsumedCapacity: { CapacityUnits: 1 } });
   const result = await handler(signedEvent(), context);
   expect(result.statusCode).toBe(404);

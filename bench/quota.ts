@@ -1,0 +1,244 @@
+/**
+ * What the quota costs per request, measured against dynalite (the local DynamoDB-compatible store): DynamoDB
+ * calls, write and read units, and latency of an admission, a refusal and a release, with a plain UpdateItem
+ * on the same table as the baseline. Goal (architecture guide): one write per admitted request plus one to
+ * release its lease, one failed write per refused request.
+ *
+ * Capacity is what the store puts in the request's meter: DynamoDB's reported ConsumedCapacity for successful
+ * writes, and an estimate (by item size) for failed conditional writes, which DynamoDB bills but does not
+ * report. dynalite does not return the old item with a failed condition (DynamoDB does, with
+ * ReturnValuesOnConditionCheckFailure), so here every refusal also costs one consistent read; it is shown
+ * apart, as it does not happen against DynamoDB.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ensureTables, localTableNames, startEmbeddedDynamo } from '../bin/local/embedded-dynamo';
+import { createDocumentClient } from '../shared/aws/dynamodb';
+import type { Quota } from '../shared/catalog/catalog';
+import { CapacityMeter } from '../shared/observability/capacity-meter';
+import { QuotaStore } from '../shared/quota/quota-store';
+
+const ITERATIONS = 500;
+const NOW = Date.parse('2026-11-22T04:10:05Z');
+const ROOMY: Quota = { perMinute: 1_000_000, perHour: 1_000_000, perDay: 1_000_000, concurrent: 1_000 };
+
+interface Sample {
+  ms: number;
+  writeUnits: number;
+  readUnits: number;
+  writes: number;
+  reads: number;
+}
+
+/** Counts the DynamoDB calls a client sends, by kind. */
+class CallCounter {
+  writes = 0;
+  reads = 0;
+  attach(client: DynamoDBClient): void {
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (/^(Update|Put|Delete)Item/.test(context.commandName ?? '')) this.writes += 1;
+        else this.reads += 1;
+        return next(args);
+      },
+      { step: 'initialize', name: 'benchCallCounter' },
+    );
+  }
+}
+
+async function measure(counter: CallCounter, action: (meter: CapacityMeter) => Promise<unknown>): Promise<Sample> {
+  const meter = new CapacityMeter();
+  const [writes, reads] = [counter.writes, counter.reads];
+  const started = process.hrtime.bigint();
+  await action(meter);
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  return {
+    ms,
+    writeUnits: meter.writeUnits,
+    readUnits: meter.readUnits,
+    writes: counter.writes - writes,
+    reads: counter.reads - reads,
+  };
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+function summarise(label: string, samples: Sample[], baselineP50?: number): string {
+  const mean = (pick: (s: Sample) => number) => samples.reduce((sum, s) => sum + pick(s), 0) / samples.length;
+  const ms = samples.map((s) => s.ms).sort((a, b) => a - b);
+  const p50 = percentile(ms, 50);
+  const ratio = baselineP50 ? `${(p50 / baselineP50).toFixed(2)}x` : '1.00x';
+  return [
+    label.padEnd(34),
+    mean((s) => s.writes)
+      .toFixed(2)
+      .padStart(7),
+    mean((s) => s.writeUnits)
+      .toFixed(2)
+      .padStart(7),
+    mean((s) => s.reads)
+      .toFixed(2)
+      .padStart(7),
+    mean((s) => s.readUnits)
+      .toFixed(2)
+      .padStart(7),
+    p50.toFixed(2).padStart(8),
+    percentile(ms, 99).toFixed(2).padStart(8),
+    ratio.padStart(8),
+  ].join(' ');
+}
+
+export async function run(): Promise<void> {
+  const dynamo = await startEmbeddedDynamo();
+  try {
+    const tables = localTableNames('bench');
+    await ensureTables(dynamo.client, tables);
+    const raw = new DynamoDBClient({
+      endpoint: dynamo.endpoint,
+      region: 'local',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    const counter = new CallCounter();
+    counter.attach(raw);
+    const client = createDocumentClient(raw);
+    const table = tables.Quota as string;
+    const store = new QuotaStore(client, table);
+    const repeat = async (n: number, action: (meter: CapacityMeter, k: number) => Promise<unknown>) => {
+      const samples: Sample[] = [];
+      for (let k = 0; k < n; k += 1) samples.push(await measure(counter, (meter) => action(meter, k)));
+      return samples;
+    };
+
+    // Baseline: one unconditional UpdateItem on an item of the same table.
+    const baseline = await repeat(ITERATIONS, async (meter) => {
+      const result = await client.send(
+        new UpdateCommand({
+          TableName: table,
+          Key: { pk: 'baseline' },
+          UpdateExpression: 'ADD #n :one',
+          ExpressionAttributeNames: { '#n': 'n' },
+          ExpressionAttributeValues: { ':one': 1 },
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      meter.addWrite(result.ConsumedCapacity);
+    });
+    const baseP50 = percentile(
+      baseline.map((s) => s.ms).sort((a, b) => a - b),
+      50,
+    );
+
+    // An application's very first request creates the lease map (once per application).
+    const first = await measure(counter, (meter) =>
+      store.admit({ appCode: 'bench-first', quota: ROOMY, now: NOW, capacity: meter }),
+    );
+
+    // Admitted requests, each released before the next, as requests that end do: the item stays small.
+    await store.admit({ appCode: 'bench-ok', quota: ROOMY, now: NOW, capacity: new CapacityMeter() });
+    const admitted: Sample[] = [];
+    const released: Sample[] = [];
+    for (let k = 0; k < ITERATIONS; k += 1) {
+      let leaseId = '';
+      admitted.push(
+        await measure(counter, async (meter) => {
+          const decision = await store.admit({ appCode: 'bench-ok', quota: ROOMY, now: NOW, capacity: meter });
+          if (!decision.admitted) throw new Error('benchmark setup: an admission was refused');
+          leaseId = decision.leaseId;
+        }),
+      );
+      released.push(
+        await measure(counter, (meter) => store.release({ appCode: 'bench-ok', leaseId, capacity: meter })),
+      );
+    }
+
+    // Refusals: the minute's allowance is used up.
+    const full: Quota = { ...ROOMY, perMinute: 1 };
+    await store.admit({ appCode: 'bench-full', quota: full, now: NOW, capacity: new CapacityMeter() });
+    const refused = await repeat(ITERATIONS, async (meter) => {
+      const decision = await store.admit({ appCode: 'bench-full', quota: full, now: NOW, capacity: meter });
+      if (decision.admitted) throw new Error('benchmark setup: a request over the limit was admitted');
+    });
+
+    // Recovery after a crash: two leases never released fill the map (limit 2); once they have expired, the
+    // next admission finds the map full, sees no live lease in the failure, and retries purging them.
+    const crashed: Quota = { ...ROOMY, concurrent: 2 };
+    const crashes = 50;
+    for (let k = 0; k < crashes; k += 1) {
+      for (let j = 0; j < 2; j += 1) {
+        await store.admit({ appCode: `bench-crash-${k}`, quota: crashed, now: NOW, capacity: new CapacityMeter() });
+      }
+    }
+    const recovered = await repeat(crashes, async (meter, k) => {
+      const later = NOW + 31_000;
+      const decision = await store.admit({ appCode: `bench-crash-${k}`, quota: crashed, now: later, capacity: meter });
+      if (!decision.admitted) throw new Error('benchmark setup: expired leases were not purged');
+    });
+
+    // The same, seen by a container that never saw the item (a cold one, or the crash was elsewhere).
+    for (let k = 0; k < crashes; k += 1) {
+      for (let j = 0; j < 2; j += 1) {
+        await store.admit({ appCode: `bench-cold-${k}`, quota: crashed, now: NOW, capacity: new CapacityMeter() });
+      }
+    }
+    const coldContainer = new QuotaStore(client, table);
+    const recoveredCold = await repeat(crashes, async (meter, k) => {
+      const later = NOW + 31_000;
+      const appCode = `bench-cold-${k}`;
+      const decision = await coldContainer.admit({ appCode, quota: crashed, now: later, capacity: meter });
+      if (!decision.admitted) throw new Error('benchmark setup: expired leases were not purged');
+    });
+
+    // A burst on one item: 4N concurrent admissions at a per-minute limit of N admit exactly N.
+    const burstLimit = 100;
+    const burstQuota: Quota = { ...ROOMY, perMinute: burstLimit };
+    const burstStart = process.hrtime.bigint();
+    const decisions = await Promise.all(
+      Array.from({ length: 4 * burstLimit }, () =>
+        store.admit({ appCode: 'bench-burst', quota: burstQuota, now: NOW, capacity: new CapacityMeter() }),
+      ),
+    );
+    const burstMs = Number(process.hrtime.bigint() - burstStart) / 1e6;
+
+    const header = [
+      'per request'.padEnd(34),
+      'writes'.padStart(7),
+      'WCU'.padStart(7),
+      'reads'.padStart(7),
+      'RCU'.padStart(7),
+      'p50 ms'.padStart(8),
+      'p99 ms'.padStart(8),
+      'vs base'.padStart(8),
+    ].join(' ');
+    process.stdout.write(
+      [
+        `dynalite, ${ITERATIONS} sequential requests per row (capacity: units the request's meter records)`,
+        header,
+        summarise('baseline: plain UpdateItem', baseline),
+        summarise('admitted: conditional update', admitted, baseP50),
+        summarise('release of its lease', released, baseP50),
+        summarise('refused (per-minute limit)', refused, baseP50),
+        summarise('after a crash, container knew', recovered, baseP50),
+        summarise('after a crash, cold container', recoveredCold, baseP50),
+        summarise("an application's first request", [first], baseP50),
+        '',
+        `admitted request, total: ${(mean(admitted, 'writes') + mean(released, 'writes')).toFixed(2)} writes, ` +
+          `${(mean(admitted, 'writeUnits') + mean(released, 'writeUnits')).toFixed(2)} WCU, 0 reads`,
+        `refused request: ${mean(refused, 'writes').toFixed(2)} failed write (${mean(refused, 'writeUnits').toFixed(2)} WCU); ` +
+          `the ${mean(refused, 'reads').toFixed(2)} read (${mean(refused, 'readUnits').toFixed(2)} RCU) is dynalite's only: ` +
+          'DynamoDB returns the old item with the failure',
+        `burst: ${4 * burstLimit} concurrent admissions at a limit of ${burstLimit}: ` +
+          `${decisions.filter((d) => d.admitted).length} admitted in ${burstMs.toFixed(0)} ms`,
+        '',
+      ].join('\n'),
+    );
+    raw.destroy();
+  } finally {
+    await dynamo.close();
+  }
+}
+
+function mean(samples: Sample[], key: keyof Sample): number {
+  return samples.reduce((sum, s) => sum + s[key], 0) / samples.length;
+}

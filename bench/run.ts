@@ -1,0 +1,31 @@
+/**
+ * `npm run bench -- [name...]`: runs the named benchmarks, or all of them. Each benchmark is a module that
+ * exports `run(): Promise<void>` and prints its own figures; add one by adding a line to BENCHMARKS.
+ */
+
+const BENCHMARKS: Record<string, string> = {
+  quota: './quota',
+};
+
+interface BenchmarkModule {
+  run(): Promise<void>;
+}
+
+async function main(names: string[]): Promise<void> {
+  const unknown = names.filter((name) => !(name in BENCHMARKS));
+  if (unknown.length) {
+    throw new Error(`unknown benchmark ${unknown.join(', ')}; known: ${Object.keys(BENCHMARKS).join(', ')}`);
+  }
+  for (const name of names.length ? names : Object.keys(BENCHMARKS)) {
+    process.stdout.write(`\n== ${name} ==\n`);
+    const module = (await import(BENCHMARKS[name] as string)) as BenchmarkModule;
+    await module.run();
+  }
+}
+
+// The functions run on Node.js 22 in Lambda; on an older local Node the SDK's upgrade notice is noise.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+main(process.argv.slice(2)).catch((error: unknown) => {
+  process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
+  process.exit(1);
+});

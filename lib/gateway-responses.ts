@@ -1,0 +1,107 @@
+/**
+ * API Gateway's own refusals (body too large, throttled, unknown route, its default 4xx/5xx) rewritten into the
+ * contract's failure envelope and codes (contract §2), so a caller never has to parse a second error format.
+ * The statuses come from the same code → status table the functions use.
+ */
+import { ResponseType, type RestApi } from 'aws-cdk-lib/aws-apigateway';
+import { ErrorCode, type ErrorCodeValue, httpStatusFor } from '../shared/http/errors';
+import type { RouteDefinition } from '../shared/http/routes';
+
+/** Headers a browser caller may read from any response (contract §2: request id and rate-limit state). */
+export const EXPOSED_HEADERS = [
+  'X-Request-Id',
+  'RateLimit-Limit',
+  'RateLimit-Remaining',
+  'RateLimit-Reset',
+  'Retry-After',
+];
+
+export interface GatewayRefusal {
+  type: ResponseType;
+  errorCode: ErrorCodeValue;
+  /**
+   * The `errorMsg` value as it appears in the mapping template: either a JSON string literal (which may contain
+   * `$context` variables, filled in by API Gateway) or a `$context...String` variable that API Gateway quotes.
+   */
+  errorMsgTemplate: string;
+  extraHeaders?: Record<string, string>;
+}
+
+const literal = (text: string): string => JSON.stringify(text);
+
+/** Seconds a client throttled by the stage-wide limit should wait: the token bucket refills every second. */
+export const STAGE_THROTTLE_RETRY_AFTER_SECONDS = 1;
+
+export function gatewayRefusals(routes: readonly RouteDefinition[]): GatewayRefusal[] {
+  const operations = routes.map((route) => `${route.method} ${route.path}`).join(', ');
+  return [
+    {
+      // The contract makes an oversized body a 1001, and its status table pairs 1001 with 400; 413 would be the
+      // HTTP-native status but would make dashboards count the same error code under two statuses.
+      type: ResponseType.REQUEST_TOO_LARGE,
+      errorCode: ErrorCode.InvalidParameter,
+      errorMsgTemplate: literal('request body is too large: at most 1 MB is accepted'),
+    },
+    {
+      type: ResponseType.THROTTLED,
+      errorCode: ErrorCode.RateLimited,
+      errorMsgTemplate: literal(
+        `the service is receiving too many requests; retry after ${STAGE_THROTTLE_RETRY_AFTER_SECONDS} second(s)`,
+      ),
+      extraHeaders: { 'Retry-After': `'${STAGE_THROTTLE_RETRY_AFTER_SECONDS}'` },
+    },
+    {
+      // REST APIs answer an unknown path or method with this type (a 403 by default); for a caller it is a wrong
+      // request, so 1001 with the list of what exists.
+      type: ResponseType.MISSING_AUTHENTICATION_TOKEN,
+      errorCode: ErrorCode.InvalidParameter,
+      errorMsgTemplate: literal(`no operation at this path and method; the operations are ${operations}`),
+    },
+    {
+      type: ResponseType.WAF_FILTERED,
+      errorCode: ErrorCode.AccessDenied,
+      errorMsgTemplate: literal('request refused by the web application firewall'),
+    },
+    {
+      type: ResponseType.INTEGRATION_TIMEOUT,
+      errorCode: ErrorCode.QueryTimeout,
+      errorMsgTemplate: literal(
+        'the request took longer than the service allows; ask for fewer records or fields, or narrow the filter',
+      ),
+    },
+    {
+      // API Gateway's own wording ("Unsupported Media Type", ...) is safe to show and says what went wrong.
+      type: ResponseType.DEFAULT_4XX,
+      errorCode: ErrorCode.InvalidParameter,
+      errorMsgTemplate: '$context.error.messageString',
+    },
+    {
+      // The request id is API Gateway's, which is also in the access log line of this request.
+      type: ResponseType.DEFAULT_5XX,
+      errorCode: ErrorCode.Internal,
+      errorMsgTemplate: literal('internal error; request id $context.requestId'),
+    },
+  ];
+}
+
+/** The failure envelope of contract §2 as a mapping template. */
+export function envelopeTemplate(refusal: GatewayRefusal): string {
+  return `{"success":false,"msg":null,"data":null,"errorCode":${refusal.errorCode},"errorMsg":${refusal.errorMsgTemplate}}`;
+}
+
+/** Add every refusal to the API, with the CORS headers a browser needs to read the error body. */
+export function addGatewayRefusals(api: RestApi, routes: readonly RouteDefinition[], corsAllowOrigin: string): void {
+  const allowOrigin = `'${corsAllowOrigin}'`;
+  for (const refusal of gatewayRefusals(routes)) {
+    api.addGatewayResponse(`Refusal-${refusal.type.responseType}`, {
+      type: refusal.type,
+      statusCode: String(httpStatusFor(refusal.errorCode)),
+      responseHeaders: {
+        'Access-Control-Allow-Origin': allowOrigin,
+        'Access-Control-Expose-Headers': `'${EXPOSED_HEADERS.join(',')}'`,
+        ...refusal.extraHeaders,
+      },
+      templates: { 'application/json': envelopeTemplate(refusal) },
+    });
+  }
+}

@@ -1,0 +1,215 @@
+/**
+ * The project construct for one API operation's Lambda: fixes runtime, architecture, memory, timeout, tracing,
+ * logging and bundling in one place, and grants exactly the table and secret actions that operation needs —
+ * nothing from the CDK's broad `grantReadWriteData` helpers, so a read-only operation cannot write a record
+ * even if its code is wrong.
+ */
+import { ArnFormat, type Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { type ICommandHooks, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import type { RouteDefinition } from '../shared/http/routes';
+import { acknowledge } from './nag-acknowledgements';
+import type { TableResource } from './stateful-stack';
+
+/** A file copied next to a function's bundle after esbuild ran (e.g. sql.js's `sql-wasm.wasm`). */
+export interface BundleAsset {
+  /** Absolute path of the file to copy. */
+  from: string;
+  /** File name inside the bundle directory, where the code looks for it (`__dirname`). */
+  to: string;
+}
+
+export interface OperationTables {
+  records: TableResource;
+  catalog: TableResource;
+  quota: TableResource;
+}
+
+export interface OperationSecrets {
+  /** Application secrets are `<prefix>/apps/<appCode>`. */
+  prefix: string;
+  applicationSecretNames: readonly string[];
+  defaultSecretName: string;
+}
+
+export interface OperationFunctionProps {
+  route: RouteDefinition;
+  /** The TypeScript entry (`functions/<functionFile>.ts`). */
+  entry: string;
+  /** Repository root: esbuild resolves modules from here and the lockfile pins them. */
+  projectRoot: string;
+  stage: string;
+  tables: OperationTables;
+  secrets: OperationSecrets;
+  metricNamespace: string;
+  /** The origin browsers may read responses from (the functions set Access-Control-Allow-Origin). */
+  corsAllowOrigin: string;
+  memorySize: number;
+  /** Must stay under API Gateway's 29 s integration limit, or the caller sees a gateway timeout first. */
+  timeout: Duration;
+  logRetention: RetentionDays;
+  logRemovalPolicy: RemovalPolicy;
+  extraAssets?: readonly BundleAsset[];
+}
+
+/** API Gateway REST's hard integration timeout. */
+const API_GATEWAY_TIMEOUT_SECONDS = 29;
+
+/** Reads every operation performs: records by key and by index, the catalog item, nothing else. */
+const RECORD_QUERY_ACTIONS = ['dynamodb:Query'];
+const RECORD_GET_ACTIONS = ['dynamodb:BatchGetItem', 'dynamodb:GetItem'];
+/** Writes only create and update perform: a put for a new record, a conditional update for a change or a counter. */
+const RECORD_WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem'];
+
+/** A shell-quoted argument for the afterBundling commands (which run through a shell). */
+function shellQuote(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+function copyAssetsHooks(assets: readonly BundleAsset[]): ICommandHooks {
+  return {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (_inputDir: string, outputDir: string) =>
+      assets.map((asset) => `cp ${shellQuote(asset.from)} ${shellQuote(`${outputDir}/${asset.to}`)}`),
+  };
+}
+
+export class OperationFunction extends Construct {
+  readonly function: NodejsFunction;
+  readonly logGroup: LogGroup;
+  readonly route: RouteDefinition;
+
+  constructor(scope: Construct, id: string, props: OperationFunctionProps) {
+    super(scope, id);
+    if (props.timeout.toSeconds() >= API_GATEWAY_TIMEOUT_SECONDS) {
+      throw new Error(
+        `${props.route.operation}: timeout ${props.timeout.toSeconds()} s must be under API Gateway's ${API_GATEWAY_TIMEOUT_SECONDS} s`,
+      );
+    }
+    this.route = props.route;
+    const stack = Stack.of(this);
+
+    this.logGroup = new LogGroup(this, 'Logs', {
+      retention: props.logRetention,
+      removalPolicy: props.logRemovalPolicy,
+    });
+
+    // An explicit role instead of the default one: the default attaches the AWSLambdaBasicExecutionRole managed
+    // policy (logs:* on every log group); this one may write to its own log group only.
+    const role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `${props.stage} ${props.route.operation}: exactly the actions this operation needs`,
+    });
+    role.addToPolicy(
+      new PolicyStatement({
+        effect: Effect.ALLOW,
+        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        resources: [this.logGroup.logGroupArn],
+      }),
+    );
+
+    const tableArn = (table: TableResource): string =>
+      stack.formatArn({ service: 'dynamodb', resource: 'table', resourceName: table.tableName });
+    // Secrets Manager appends '-' and six random characters to a secret's name in its ARN.
+    const secretArn = (name: string): string =>
+      stack.formatArn({
+        service: 'secretsmanager',
+        resource: 'secret',
+        resourceName: `${name}-??????`,
+        arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+      });
+    const records = tableArn(props.tables.records);
+    // Each generic index by name rather than index/*: the shared definitions say exactly which exist.
+    const recordIndexes = props.tables.records.definition.globalSecondaryIndexes.map(
+      (index) => `${records}/index/${index.indexName}`,
+    );
+    role.addToPolicy(new PolicyStatement({ actions: RECORD_QUERY_ACTIONS, resources: [records, ...recordIndexes] }));
+    role.addToPolicy(new PolicyStatement({ actions: RECORD_GET_ACTIONS, resources: [records] }));
+    if (props.route.writes) {
+      role.addToPolicy(new PolicyStatement({ actions: RECORD_WRITE_ACTIONS, resources: [records] }));
+    }
+    role.addToPolicy(
+      new PolicyStatement({ actions: ['dynamodb:GetItem'], resources: [tableArn(props.tables.catalog)] }),
+    );
+    // One conditional UpdateItem admits a request and adds a lease; another removes the lease (architecture: quotas).
+    role.addToPolicy(
+      new PolicyStatement({ actions: ['dynamodb:UpdateItem'], resources: [tableArn(props.tables.quota)] }),
+    );
+    // Each application's secret by name: an application that is not deployed has no secret to read.
+    role.addToPolicy(
+      new PolicyStatement({
+        actions: ['secretsmanager:GetSecretValue'],
+        resources: [...props.secrets.applicationSecretNames, props.secrets.defaultSecretName].map(secretArn),
+      }),
+    );
+
+    this.function = new NodejsFunction(this, 'Function', {
+      description: `${props.stage}: POST ${props.route.path} (${props.route.operation})`,
+      entry: props.entry,
+      handler: 'handler',
+      projectRoot: props.projectRoot,
+      depsLockFilePath: `${props.projectRoot}/package-lock.json`,
+      runtime: Runtime.NODEJS_22_X,
+      architecture: Architecture.ARM_64,
+      memorySize: props.memorySize,
+      timeout: props.timeout,
+      tracing: Tracing.ACTIVE,
+      role,
+      logGroup: this.logGroup,
+      // The handlers already write one JSON line per request; JSON format keeps Lambda's own lines parseable too.
+      loggingFormat: LoggingFormat.JSON,
+      environment: {
+        RECORDS_TABLE: props.tables.records.tableName,
+        CATALOG_TABLE: props.tables.catalog.tableName,
+        QUOTA_TABLE: props.tables.quota.tableName,
+        KEY_STORE: 'secrets-manager',
+        SECRET_PREFIX: props.secrets.prefix,
+        DEFAULT_SECRET_ID: props.secrets.defaultSecretName,
+        METRIC_NAMESPACE: props.metricNamespace,
+        STAGE: props.stage,
+        CORS_ALLOW_ORIGIN: props.corsAllowOrigin,
+        // Read by Powertools itself (it does not go through shared/runtime/environment.ts).
+        POWERTOOLS_SERVICE_NAME: 'data-access-service',
+        POWERTOOLS_METRICS_NAMESPACE: props.metricNamespace,
+        // Stack traces in the log point at the TypeScript sources (the bundle ships a source map).
+        NODE_OPTIONS: '--enable-source-maps',
+      },
+      bundling: {
+        format: OutputFormat.CJS,
+        target: 'node22',
+        minify: true,
+        sourceMap: true,
+        // The map only has to translate positions; the sources themselves would double the asset for nothing.
+        sourcesContent: false,
+        // The Node.js 22 runtime ships the AWS SDK v3: bundling it would add megabytes and cold-start time.
+        externalModules: ['@aws-sdk/*'],
+        bundleAwsSDK: false,
+        // Prefer ES module entry points so esbuild can drop unused exports.
+        mainFields: ['module', 'main'],
+        ...(props.extraAssets && props.extraAssets.length > 0
+          ? { commandHooks: copyAssetsHooks(props.extraAssets) }
+          : {}),
+      },
+    });
+
+    // On this construct: the IAM5 finding is on the role's policy, the L1 finding on the function.
+    acknowledge(this, [
+      {
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'Only X-Ray (tracing: active) is granted on "*": xray:PutTraceSegments and xray:PutTelemetryRecords ' +
+          'have no resource-level permissions. Every table, index and secret is listed by name.',
+      },
+      {
+        id: 'AwsSolutions-L1',
+        reason:
+          'Node.js 22 is the runtime the design fixes for the service (and the one the tests run on); moving to a ' +
+          'newer runtime is a deliberate upgrade, not a side effect of a CDK release.',
+      },
+    ]);
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * The stage's alarms: server errors as a share of requests, throttling (Lambda and DynamoDB) and p99 latency as
+ * callers see it. Each notifies the optional SNS topic on alarm and on recovery.
+ */
+import {
+  Alarm,
+  ComparisonOperator,
+  type IAlarmAction,
+  type IMetric,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import { Construct } from 'constructs';
+import {
+  apiServerErrorRate,
+  lambdaThrottles,
+  METRIC_PERIOD,
+  type ServiceMetricSources,
+  tableThrottles,
+} from './service-metrics';
+
+export interface ServiceAlarmsProps extends ServiceMetricSources {
+  stage: string;
+  latencyAlarmP99Ms: number;
+  topic?: ITopic;
+}
+
+/** Percentage of API requests answered 5xx, over 5 minutes, that is worth waking someone for. */
+export const SERVER_ERROR_RATE_THRESHOLD_PERCENT = 1;
+
+export class ServiceAlarms extends Construct {
+  readonly alarms: Alarm[] = [];
+
+  constructor(scope: Construct, id: string, props: ServiceAlarmsProps) {
+    super(scope, id);
+    const prefix = `data-access-service-${props.stage}`;
+    const action: IAlarmAction | undefined = props.topic ? new SnsAction(props.topic) : undefined;
+    const add = (
+      alarmId: string,
+      slug: string,
+      metric: IMetric,
+      threshold: number,
+      description: string,
+      datapoints: { evaluationPeriods: number; datapointsToAlarm: number },
+    ): void => {
+      const alarm = new Alarm(this, alarmId, {
+        alarmName: `${prefix}-${slug}`,
+        alarmDescription: description,
+        metric,
+        threshold,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluationPeriods: datapoints.evaluationPeriods,
+        datapointsToAlarm: datapoints.datapointsToAlarm,
+        // No traffic is not a failure.
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+      if (action) {
+        alarm.addAlarmAction(action);
+        alarm.addOkAction(action);
+      }
+      this.alarms.push(alarm);
+    };
+
+    add(
+      'Api5xxRate',
+      'api-5xx-rate',
+      apiServerErrorRate(props.api),
+      SERVER_ERROR_RATE_THRESHOLD_PERCENT,
+      `At least ${SERVER_ERROR_RATE_THRESHOLD_PERCENT}% of API requests answered 5xx (3001 or gateway failures) in 2 of the last 3 periods of ${METRIC_PERIOD.toMinutes()} minutes.`,
+      { evaluationPeriods: 3, datapointsToAlarm: 2 },
+    );
+    add(
+      'LambdaThrottles',
+      'lambda-throttles',
+      lambdaThrottles(props.operations),
+      1,
+      'An operation function was throttled (account or reserved concurrency exhausted): callers got 5xx.',
+      { evaluationPeriods: 1, datapointsToAlarm: 1 },
+    );
+    add(
+      'DynamoDbThrottles',
+      'dynamodb-throttles',
+      tableThrottles(props.tables),
+      1,
+      'A table or index throttled reads or writes (hot dataset partition or on-demand limit): see "Throttle events by table".',
+      { evaluationPeriods: 1, datapointsToAlarm: 1 },
+    );
+    add(
+      'ApiLatencyP99',
+      'api-latency-p99',
+      props.api.deploymentStage.metricLatency({ statistic: 'p99', period: METRIC_PERIOD }),
+      props.latencyAlarmP99Ms,
+      `API p99 latency at or above ${props.latencyAlarmP99Ms} ms in 3 consecutive periods of ${METRIC_PERIOD.toMinutes()} minutes.`,
+      { evaluationPeriods: 3, datapointsToAlarm: 3 },
+    );
+  }
+}

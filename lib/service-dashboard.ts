@@ -1,0 +1,174 @@
+/**
+ * The per-stage CloudWatch dashboard: operations (Lambda), the API, DynamoDB and the business metrics of the
+ * request log (errors by code, auth failures, quota rejections, capacity per operation, SQL time). Everything
+ * comes from metrics that exist without extra infrastructure.
+ */
+import {
+  type Alarm,
+  AlarmStatusWidget,
+  Dashboard,
+  GraphWidget,
+  type IMetric,
+  MathExpression,
+  TextWidget,
+} from 'aws-cdk-lib/aws-cloudwatch';
+import { Construct } from 'constructs';
+import { ErrorCode } from '../shared/http/errors';
+import {
+  AUTH_FAILURE_CODES,
+  apiServerErrorRate,
+  businessMetric,
+  METRIC_PERIOD,
+  type ServiceMetricSources,
+  sumOf,
+} from './service-metrics';
+
+export interface ServiceDashboardProps extends ServiceMetricSources {
+  stage: string;
+  alarms: readonly Alarm[];
+}
+
+const WIDTH_THIRD = 8;
+const WIDTH_HALF = 12;
+const HEIGHT = 6;
+
+function graph(title: string, left: IMetric[], width = WIDTH_THIRD, right: IMetric[] = []): GraphWidget {
+  return new GraphWidget({ title, left, right, width, height: HEIGHT, period: METRIC_PERIOD });
+}
+
+function section(markdown: string): TextWidget {
+  return new TextWidget({ markdown, width: 24, height: 1 });
+}
+
+export class ServiceDashboard extends Construct {
+  readonly dashboard: Dashboard;
+
+  constructor(scope: Construct, id: string, props: ServiceDashboardProps) {
+    super(scope, id);
+    const ns = props.metricNamespace;
+    const ops = props.operations;
+    const stage = props.api.deploymentStage;
+    const perOperation = (metric: (op: (typeof ops)[number]) => IMetric): IMetric[] => ops.map(metric);
+    const byOperation = (name: string, statistic: string) =>
+      ops.map((op) => businessMetric(ns, name, { operation: op.route.operation }, statistic, op.route.operation));
+
+    this.dashboard = new Dashboard(this, 'Dashboard', {
+      dashboardName: `data-access-service-${props.stage}`,
+    });
+
+    this.dashboard.addWidgets(
+      new AlarmStatusWidget({ title: 'Alarms', alarms: [...props.alarms], width: 24, height: 2 }),
+    );
+
+    this.dashboard.addWidgets(section('## Operations (Lambda)'));
+    this.dashboard.addWidgets(
+      graph(
+        'Invocations by operation',
+        perOperation((op) => op.function.metricInvocations({ statistic: 'Sum', label: op.route.operation })),
+      ),
+      graph(
+        'Errors by operation',
+        perOperation((op) => op.function.metricErrors({ statistic: 'Sum', label: op.route.operation })),
+      ),
+      graph(
+        'Throttles by operation',
+        perOperation((op) => op.function.metricThrottles({ statistic: 'Sum', label: op.route.operation })),
+      ),
+    );
+    this.dashboard.addWidgets(
+      graph(
+        'Duration p50 by operation (ms)',
+        perOperation((op) => op.function.metricDuration({ statistic: 'p50', label: op.route.operation })),
+        WIDTH_HALF,
+      ),
+      graph(
+        'Duration p99 by operation (ms)',
+        perOperation((op) => op.function.metricDuration({ statistic: 'p99', label: op.route.operation })),
+        WIDTH_HALF,
+      ),
+    );
+
+    this.dashboard.addWidgets(section('## API Gateway'));
+    this.dashboard.addWidgets(
+      graph('API requests, 4xx and 5xx', [
+        stage.metricCount({ statistic: 'Sum', label: 'requests' }),
+        stage.metricClientError({ statistic: 'Sum', label: '4xx' }),
+        stage.metricServerError({ statistic: 'Sum', label: '5xx' }),
+      ]),
+      graph('API 5xx rate (%)', [apiServerErrorRate(props.api)]),
+      graph('API latency (ms)', [
+        stage.metricLatency({ statistic: 'p50', label: 'latency p50' }),
+        stage.metricLatency({ statistic: 'p99', label: 'latency p99' }),
+        stage.metricIntegrationLatency({ statistic: 'p99', label: 'integration latency p99' }),
+      ]),
+    );
+
+    this.dashboard.addWidgets(section('## DynamoDB'));
+    this.dashboard.addWidgets(
+      graph(
+        'Consumed read capacity units by table',
+        props.tables.map(({ label, table }) => table.metricConsumedReadCapacityUnits({ statistic: 'Sum', label })),
+      ),
+      graph(
+        'Consumed write capacity units by table',
+        props.tables.map(({ label, table }) => table.metricConsumedWriteCapacityUnits({ statistic: 'Sum', label })),
+      ),
+      graph(
+        'Throttle events by table',
+        props.tables.flatMap(({ label, table }) => [
+          table.metric('ReadThrottleEvents', { statistic: 'Sum', label: `${label} read` }),
+          table.metric('WriteThrottleEvents', { statistic: 'Sum', label: `${label} write` }),
+        ]),
+      ),
+    );
+
+    this.dashboard.addWidgets(section('## Requests (request log, embedded metric format)'));
+    this.dashboard.addWidgets(
+      graph('Requests by operation', byOperation('requests', 'Sum')),
+      graph('Failed requests by operation', byOperation('errors', 'Sum')),
+      graph('Request duration p99 by operation (ms)', byOperation('durationMs', 'p99')),
+    );
+    this.dashboard.addWidgets(
+      graph('Errors by code and operation', [
+        new MathExpression({
+          // SEARCH picks up every (operation, errorCode) pair the log has written, including codes added later.
+          expression: `SEARCH('{"${ns}",errorCode,operation} MetricName="errors"', 'Sum', ${METRIC_PERIOD.toSeconds()})`,
+          label: '',
+          period: METRIC_PERIOD,
+        }),
+      ]),
+      graph(
+        'Authentication failures by code',
+        AUTH_FAILURE_CODES.map((code) =>
+          sumOf(
+            ops.map((op) =>
+              businessMetric(ns, 'errors', { operation: op.route.operation, errorCode: String(code) }, 'Sum', ''),
+            ),
+            String(code),
+            `auth${code}_`,
+          ),
+        ),
+      ),
+      graph(
+        'Quota rejections (4001) by operation',
+        ops.map((op) =>
+          businessMetric(
+            ns,
+            'errors',
+            { operation: op.route.operation, errorCode: String(ErrorCode.RateLimited) },
+            'Sum',
+            op.route.operation,
+          ),
+        ),
+      ),
+    );
+    this.dashboard.addWidgets(
+      graph('Read units by operation', byOperation('readUnits', 'Sum'), WIDTH_THIRD),
+      graph('Write units by operation', byOperation('writeUnits', 'Sum'), WIDTH_THIRD),
+      graph('SQL execution time (ms)', [
+        businessMetric(ns, 'sqlDurationMs', { operation: 'execute-sql' }, 'p50', 'p50'),
+        businessMetric(ns, 'sqlDurationMs', { operation: 'execute-sql' }, 'p99', 'p99'),
+      ]),
+    );
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * The metrics the dashboard and the alarms share: Lambda, API Gateway and DynamoDB metrics of this stage, and
+ * the business metrics the request log publishes in CloudWatch embedded metric format (contract §11).
+ * Defined once so an alarm watches exactly the line the dashboard draws.
+ */
+import { Duration } from 'aws-cdk-lib';
+import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
+import { MathExpression, Metric } from 'aws-cdk-lib/aws-cloudwatch';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { ErrorCode } from '../shared/http/errors';
+import type { OperationFunction } from './operation-function';
+
+export const METRIC_PERIOD = Duration.minutes(5);
+
+/** Error codes the auth step answers with (contract §3): signature, timestamp, unknown application. */
+export const AUTH_FAILURE_CODES = [
+  ErrorCode.SignatureMismatch,
+  ErrorCode.TimestampExpired,
+  ErrorCode.ApplicationNotFound,
+] as const;
+
+export interface ServiceMetricSources {
+  metricNamespace: string;
+  operations: readonly OperationFunction[];
+  api: RestApi;
+  tables: ReadonlyArray<{ label: string; table: ITable }>;
+}
+
+/** A request-log metric; its dimensions are the ones the request log writes (`operation`, and `errorCode`). */
+export function businessMetric(
+  namespace: string,
+  metricName: string,
+  dimensions: Record<string, string>,
+  statistic: string,
+  label: string,
+): Metric {
+  return new Metric({ namespace, metricName, dimensionsMap: dimensions, statistic, period: METRIC_PERIOD, label });
+}
+
+/**
+ * The sum of several metrics as one line. `idPrefix` keeps the metric ids of several sums in one graph apart
+ * (CloudWatch ids must be unique per graph and start with a lower-case letter).
+ */
+export function sumOf(metrics: readonly Metric[], label: string, idPrefix = 'm'): MathExpression {
+  const usingMetrics = Object.fromEntries(metrics.map((metric, i) => [`${idPrefix}${i}`, metric]));
+  return new MathExpression({
+    expression: Object.keys(usingMetrics).join(' + '),
+    usingMetrics,
+    label,
+    period: METRIC_PERIOD,
+  });
+}
+
+/** API Gateway 5xx responses as a percentage of requests (0 when there were none). */
+export function apiServerErrorRate(api: RestApi): MathExpression {
+  const stage = api.deploymentStage;
+  return new MathExpression({
+    expression: 'IF(requests > 0, 100 * serverErrors / requests, 0)',
+    usingMetrics: {
+      requests: stage.metricCount({ statistic: 'Sum', period: METRIC_PERIOD }),
+      serverErrors: stage.metricServerError({ statistic: 'Sum', period: METRIC_PERIOD }),
+    },
+    label: '5xx rate (%)',
+    period: METRIC_PERIOD,
+  });
+}
+
+export function lambdaThrottles(operations: readonly OperationFunction[]): MathExpression {
+  return sumOf(
+    operations.map((op) => op.function.metricThrottles({ statistic: 'Sum', period: METRIC_PERIOD })),
+    'Lambda throttles (all operations)',
+  );
+}
+
+export function tableThrottles(tables: ServiceMetricSources['tables']): MathExpression {
+  return sumOf(
+    tables.flatMap(({ table }) => [
+      table.metric('ReadThrottleEvents', { statistic: 'Sum', period: METRIC_PERIOD }),
+      table.metric('WriteThrottleEvents', { statistic: 'Sum', period: METRIC_PERIOD }),
+    ]),
+    'DynamoDB throttle events (all tables)',
+  );
+}

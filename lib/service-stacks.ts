@@ -1,0 +1,62 @@
+/**
+ * Assembles one stage of the service (stateful + stateless stacks) from settings and a validated configuration.
+ * bin/app.ts calls it with CDK context; the infra tests call it with a test configuration.
+ */
+import { join } from 'node:path';
+import { type App, type Environment, Tags, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { CatalogConfig } from '../shared/catalog/schema';
+import type { DeploymentSettings } from './deployment-settings';
+import type { BundleAsset } from './operation-function';
+import { StatefulStack } from './stateful-stack';
+import { StatelessStack, type StatelessStackProps } from './stateless-stack';
+
+export interface ServiceStacks {
+  stateful: StatefulStack;
+  stateless: StatelessStack;
+}
+
+export interface ServiceStacksOptions {
+  settings: DeploymentSettings;
+  config: CatalogConfig;
+  projectRoot: string;
+  env?: Environment;
+  entryFor?: StatelessStackProps['entryFor'];
+}
+
+/** sql.js looks for its WebAssembly next to the code that loads it, i.e. next to the bundle's index.js. */
+export function sqlEngineAssets(projectRoot: string): BundleAsset[] {
+  return [{ from: join(projectRoot, 'node_modules/sql.js/dist/sql-wasm.wasm'), to: 'sql-wasm.wasm' }];
+}
+
+export function createServiceStacks(app: App, options: ServiceStacksOptions): ServiceStacks {
+  const { settings, config, projectRoot } = options;
+  const base = `DataAccessService-${settings.stage}`;
+  const env = options.env ? { env: options.env } : {};
+  const stateful = new StatefulStack(app, `${base}-Stateful`, {
+    ...env,
+    description: `Data access service (${settings.stage}): tables and secrets`,
+    stage: settings.stage,
+    config,
+  });
+  const stateless = new StatelessStack(app, `${base}-Stateless`, {
+    ...env,
+    description: `Data access service (${settings.stage}): functions, API, dashboard and alarms`,
+    settings,
+    resources: stateful.resources,
+    config,
+    projectRoot,
+    extraAssets: { 'execute-sql': sqlEngineAssets(projectRoot) },
+    ...(options.entryFor ? { entryFor: options.entryFor } : {}),
+  });
+  // No CloudFormation export links the stacks (the stateless one names the tables and secrets), so the order
+  // of deployment is declared: tables and secrets exist before any function uses them.
+  stateless.addStackDependency(stateful, 'functions use the tables and secrets');
+  for (const stack of [stateful, stateless]) {
+    Tags.of(stack).add('service', 'data-access-service');
+    Tags.of(stack).add('stage', settings.stage);
+  }
+  // Checked on every synth, not only in tests: what deploys is what was checked.
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
+  return { stateful, stateless };
+}

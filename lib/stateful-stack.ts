@@ -1,0 +1,161 @@
+/**
+ * The stateful half of the service: the DynamoDB tables (built from the shared table definitions, so deployed
+ * and local tables cannot drift) and the Secrets Manager secrets that hold the applications' keys. It changes
+ * rarely; code deploys go to the stateless stack and never touch it.
+ *
+ * Tables and secrets have names derived from the stage. The stateless stack refers to them by those names, not
+ * through CloudFormation exports: exports would lock the stateful stack whenever a consumer changes (the
+ * classic "export in use" deadlock), and names give IAM policies and log lines an operator can read.
+ */
+import { RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import type { Construct } from 'constructs';
+import type { CatalogConfig } from '../shared/catalog/schema';
+import {
+  CATALOG_TABLE,
+  type KeyAttribute,
+  QUOTA_TABLE,
+  RECORDS_TABLE,
+  type TableDefinition,
+} from '../shared/records/table-definitions';
+import { acknowledge } from './nag-acknowledgements';
+
+export interface StatefulStackProps extends StackProps {
+  stage: string;
+  /** The validated configuration: one secret is created per application it declares. */
+  config: CatalogConfig;
+}
+
+/** A table as the stateless stack knows it: its physical name and the shared definition it was built from. */
+export interface TableResource {
+  tableName: string;
+  definition: TableDefinition;
+}
+
+/** What the stateless stack needs from this one, typed so a missing piece is a compile error. */
+export interface StatefulResources {
+  tables: { records: TableResource; catalog: TableResource; quota: TableResource };
+  /** Application secrets are named `<secretPrefix>/apps/<appCode>` (the runtime's key store derives the name). */
+  secretPrefix: string;
+  /** Names of the application secrets, one per application of the configuration. */
+  applicationSecretNames: readonly string[];
+  /** Name of the deployment's default signing secret (DEFAULT_SECRET_ID accepts a name). */
+  defaultSecretName: string;
+}
+
+const ATTRIBUTE_TYPES: Record<KeyAttribute['type'], AttributeType> = {
+  S: AttributeType.STRING,
+  N: AttributeType.NUMBER,
+  B: AttributeType.BINARY,
+};
+
+function attribute(key: KeyAttribute): { name: string; type: AttributeType } {
+  return { name: key.name, type: ATTRIBUTE_TYPES[key.type] };
+}
+
+/** The physical table name of a definition in a stage, e.g. `data-access-service-dev-records`. */
+export function tableNameFor(stage: string, definition: TableDefinition): string {
+  return `data-access-service-${stage}-${definition.logicalName.toLowerCase()}`;
+}
+
+/** The secret name prefix of a stage; the runtime reads it from SECRET_PREFIX. */
+export function secretPrefixFor(stage: string): string {
+  return `data-access-service/${stage}`;
+}
+
+export class StatefulStack extends Stack {
+  readonly recordsTable: Table;
+  readonly catalogTable: Table;
+  readonly quotaTable: Table;
+  readonly applicationSecrets: ReadonlyMap<string, Secret>;
+  readonly defaultSecret: Secret;
+  readonly resources: StatefulResources;
+
+  constructor(scope: Construct, id: string, props: StatefulStackProps) {
+    super(scope, id, props);
+    const { stage } = props;
+    // Records are the partners' data: they survive a stack deletion. The catalog is rewritten on every deploy
+    // and quota items are minutes-to-a-day counters, so neither is worth an orphaned table.
+    this.recordsTable = this.createTable(stage, RECORDS_TABLE, RemovalPolicy.RETAIN);
+    this.catalogTable = this.createTable(stage, CATALOG_TABLE, RemovalPolicy.DESTROY);
+    this.quotaTable = this.createTable(stage, QUOTA_TABLE, RemovalPolicy.DESTROY);
+
+    const secretPrefix = secretPrefixFor(stage);
+    const secrets = new Map<string, Secret>();
+    for (const app of props.config.applications) {
+      const secret = new Secret(this, `AppSecret-${app.appCode}`, {
+        secretName: `${secretPrefix}/apps/${app.appCode}`,
+        description: `Access key of application ${app.appCode} (${stage}); generated, never taken from the configuration file`,
+        generateSecretString: {
+          secretStringTemplate: '{}',
+          generateStringKey: 'accessKey',
+          excludePunctuation: true,
+          passwordLength: 40,
+        },
+      });
+      secrets.set(app.appCode, secret);
+    }
+    this.applicationSecrets = secrets;
+    const defaultSecretName = `${secretPrefix}/default`;
+    this.defaultSecret = new Secret(this, 'DefaultSigningSecret', {
+      secretName: defaultSecretName,
+      description: `Default signing secret of the ${stage} deployment`,
+      generateSecretString: {
+        secretStringTemplate: '{}',
+        generateStringKey: 'signingSecret',
+        excludePunctuation: true,
+        passwordLength: 64,
+      },
+    });
+
+    // Every secret of this stack is an application key or the signing secret, so the reason holds stack-wide.
+    acknowledge(this, [
+      {
+        id: 'AwsSolutions-SMG4',
+        reason:
+          'Keys are shared with partner clients, so rotation needs the partner in the loop: it is the documented ' +
+          'two-active-keys procedure (docs/deploying.md), not an automatic rotation Lambda that would cut callers off.',
+      },
+    ]);
+
+    this.resources = {
+      tables: {
+        records: { tableName: tableNameFor(stage, RECORDS_TABLE), definition: RECORDS_TABLE },
+        catalog: { tableName: tableNameFor(stage, CATALOG_TABLE), definition: CATALOG_TABLE },
+        quota: { tableName: tableNameFor(stage, QUOTA_TABLE), definition: QUOTA_TABLE },
+      },
+      secretPrefix,
+      applicationSecretNames: props.config.applications.map((app) => `${secretPrefix}/apps/${app.appCode}`),
+      defaultSecretName,
+    };
+  }
+
+  /**
+   * One table from its shared definition. On-demand billing (traffic is bursty and per-partner, no capacity to
+   * plan); point-in-time recovery (35 days of restore points for a mistaken bulk write); encryption with the AWS
+   * managed key `aws/dynamodb`: key use is audited in CloudTrail like a customer key, but no key policy has to be
+   * administered in a partner's account and no kms:* grant widens every function's policy.
+   */
+  private createTable(stage: string, definition: TableDefinition, removalPolicy: RemovalPolicy): Table {
+    const table = new Table(this, definition.logicalName, {
+      tableName: tableNameFor(stage, definition),
+      partitionKey: attribute(definition.partitionKey),
+      ...(definition.sortKey ? { sortKey: attribute(definition.sortKey) } : {}),
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      encryption: TableEncryption.AWS_MANAGED,
+      ...(definition.timeToLiveAttribute ? { timeToLiveAttribute: definition.timeToLiveAttribute } : {}),
+      removalPolicy,
+    });
+    for (const index of definition.globalSecondaryIndexes) {
+      table.addGlobalSecondaryIndex({
+        indexName: index.indexName,
+        partitionKey: attribute(index.partitionKey),
+        sortKey: attribute(index.sortKey),
+        projectionType: index.projection === 'KEYS_ONLY' ? ProjectionType.KEYS_ONLY : ProjectionType.ALL,
+      });
+    }
+    return table;
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * The stateless half of the service: one Lambda per operation in the shared route list, the REST API in front of
+ * them, the custom resource that deploys the configuration into the catalog table, the dashboard and the alarms.
+ * It receives the tables and secrets through typed props, so it can be redeployed (or destroyed) at will
+ * without touching data.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { Table } from 'aws-cdk-lib/aws-dynamodb';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type { Construct } from 'constructs';
+import type { CatalogConfig } from '../shared/catalog/schema';
+import { type OperationName, ROUTES, type RouteDefinition } from '../shared/http/routes';
+import { CatalogDeployment } from './catalog-deployment';
+import type { DeploymentSettings } from './deployment-settings';
+import { acknowledge } from './nag-acknowledgements';
+import { type BundleAsset, OperationFunction } from './operation-function';
+import { ServiceAlarms } from './service-alarms';
+import { ServiceApi } from './service-api';
+import { ServiceDashboard } from './service-dashboard';
+import type { ServiceMetricSources } from './service-metrics';
+import type { StatefulResources } from './stateful-stack';
+
+export interface StatelessStackProps extends StackProps {
+  settings: DeploymentSettings;
+  resources: StatefulResources;
+  config: CatalogConfig;
+  /** Repository root: where `functions/`, `shared/` and the lockfile are. */
+  projectRoot: string;
+  /** Files copied next to an operation's bundle (e.g. the SQL engine's WebAssembly for execute-sql). */
+  extraAssets?: Partial<Record<OperationName, readonly BundleAsset[]>>;
+  /** The handler source of a route; `functions/<functionFile>.ts` unless a test supplies a stand-in. */
+  entryFor?: (route: RouteDefinition) => string;
+}
+
+/**
+ * Memory and timeout per operation, typed by operation name so a new route cannot ship without a decision.
+ * Memory also buys CPU (and so latency) in Lambda. Timeouts stay under API Gateway's 29 s so a slow request
+ * ends in the function (which can answer 2001) rather than in the gateway.
+ */
+export const OPERATION_SIZING: Record<OperationName, { memorySize: number; timeout: Duration }> = {
+  'get-list': { memorySize: 1024, timeout: Duration.seconds(15) },
+  'get-one': { memorySize: 1024, timeout: Duration.seconds(10) },
+  // Batch create writes up to 1,000 records in one request.
+  create: { memorySize: 1024, timeout: Duration.seconds(20) },
+  update: { memorySize: 1024, timeout: Duration.seconds(10) },
+  // Registered queries may run up to 25 s (schema: timeoutMs ≤ 25000), after loading their datasets in memory.
+  'execute-sql': { memorySize: 2048, timeout: Duration.seconds(28) },
+};
+
+/** A route of the shared list has no handler file: the app must not deploy an API with a dead route. */
+export class MissingHandlerError extends Error {
+  constructor(readonly entries: readonly string[]) {
+    super(`operation handler(s) missing, every route needs one:\n  ${entries.join('\n  ')}`);
+    this.name = 'MissingHandlerError';
+  }
+}
+
+export class StatelessStack extends Stack {
+  readonly operations: OperationFunction[];
+  readonly api: ServiceApi;
+  readonly catalogDeployment: CatalogDeployment;
+  readonly alarms: ServiceAlarms;
+  readonly dashboard: ServiceDashboard;
+  readonly alarmTopic?: ITopic;
+
+  constructor(scope: Construct, id: string, props: StatelessStackProps) {
+    super(scope, id, props);
+    const { settings, resources } = props;
+    const production = settings.stage === 'prod';
+    const logRetention = production ? RetentionDays.SIX_MONTHS : RetentionDays.TWO_WEEKS;
+    const logRemovalPolicy = production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    const routes = ROUTES;
+
+    const entryFor =
+      props.entryFor ?? ((route: RouteDefinition) => join(props.projectRoot, 'functions', `${route.functionFile}.ts`));
+    const missing = routes.map(entryFor).filter((entry) => !existsSync(entry));
+    if (missing.length > 0) {
+      throw new MissingHandlerError(missing);
+    }
+
+    this.operations = routes.map((route) => {
+      const sizing = OPERATION_SIZING[route.operation];
+      return new OperationFunction(this, `Op-${route.operation}`, {
+        route,
+        entry: entryFor(route),
+        projectRoot: props.projectRoot,
+        stage: settings.stage,
+        tables: resources.tables,
+        secrets: {
+          prefix: resources.secretPrefix,
+          applicationSecretNames: resources.applicationSecretNames,
+          defaultSecretName: resources.defaultSecretName,
+        },
+        metricNamespace: settings.metricNamespace,
+        corsAllowOrigin: settings.corsAllowOrigin,
+        memorySize: sizing.memorySize,
+        timeout: sizing.timeout,
+        logRetention,
+        logRemovalPolicy,
+        extraAssets: props.extraAssets?.[route.operation] ?? [],
+      });
+    });
+
+    this.api = new ServiceApi(this, 'Api', {
+      stage: settings.stage,
+      operations: this.operations,
+      corsAllowOrigin: settings.corsAllowOrigin,
+      throttleRateLimit: settings.throttleRateLimit,
+      throttleBurstLimit: settings.throttleBurstLimit,
+      logRetention,
+      logRemovalPolicy,
+      ...(settings.wafAclArn ? { wafAclArn: settings.wafAclArn } : {}),
+    });
+
+    this.catalogDeployment = new CatalogDeployment(this, 'CatalogDeployment', {
+      catalogTableName: resources.tables.catalog.tableName,
+      config: props.config,
+      projectRoot: props.projectRoot,
+      logRetention,
+      logRemovalPolicy,
+    });
+
+    const topic = this.createAlarmTopic(settings);
+    if (topic) this.alarmTopic = topic;
+    const sources: ServiceMetricSources = {
+      metricNamespace: settings.metricNamespace,
+      operations: this.operations,
+      api: this.api.api,
+      // References by name, for the metrics' TableName dimension (no export from the stateful stack).
+      tables: (['records', 'catalog', 'quota'] as const).map((label) => ({
+        label,
+        table: Table.fromTableName(this, `TableRef-${label}`, resources.tables[label].tableName),
+      })),
+    };
+    this.alarms = new ServiceAlarms(this, 'Alarms', {
+      ...sources,
+      stage: settings.stage,
+      latencyAlarmP99Ms: settings.latencyAlarmP99Ms,
+      ...(topic ? { topic } : {}),
+    });
+    this.dashboard = new ServiceDashboard(this, 'Dashboard', {
+      ...sources,
+      stage: settings.stage,
+      alarms: this.alarms.alarms,
+    });
+  }
+
+  /** The alarm topic: an existing one (alarmTopicArn), a new one with an e-mail subscription (alarmEmail), or none. */
+  private createAlarmTopic(settings: DeploymentSettings): ITopic | undefined {
+    if (settings.alarmTopicArn) return Topic.fromTopicArn(this, 'AlarmTopic', settings.alarmTopicArn);
+    if (!settings.alarmEmail) return undefined;
+    const topic = new Topic(this, 'AlarmTopic', {
+      displayName: `data-access-service ${settings.stage} alarms`,
+      enforceSSL: true,
+    });
+    topic.addSubscription(new EmailSubscription(settings.alarmEmail));
+    acknowledge(topic, [
+      {
+        id: 'AwsSolutions-SNS2',
+        reason:
+          'CloudWatch alarms cannot publish to a topic encrypted with the AWS managed SNS key, and alarm ' +
+          'notifications carry only alarm names and metric values, never keys or records.',
+      },
+    ]);
+    return topic;
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * execute-sql: run a registered query of the calling application (contract §8). The query is found by
+ * `sqlCode` or numeric `id` among the caller's own queries, its `params` are checked against the declared ones,
+ * each dataset it reads is loaded as the caller may read it (visible fields, row filter), and the statement runs
+ * read-only with a time limit. A statement that fails answers `execSuccess: false` inside a successful envelope;
+ * everything else about the request is checked like any other operation's.
+ */
+import type { Application, Catalog, Dataset } from '../catalog/catalog';
+import { grantAllows } from '../catalog/catalog';
+import { CODE_PATTERN } from '../catalog/codes';
+import type { QueryConfig } from '../catalog/schema';
+import { AccessDeniedError, InvalidParameterError } from '../http/errors';
+import { DatasetCache, type DatasetRowSource, type DatasetView } from '../sql/dataset-cache';
+import { type QueryEngine, type ResultRow, SqlStatementError } from '../sql/query-engine';
+import { checkQueryParams } from '../sql/query-params';
+import { RecordStoreRowSource } from '../sql/record-store-row-source';
+import { referencedNames } from '../sql/sql-lexer';
+import { SqlJsEngine } from '../sql/sqljs-engine';
+import type { Operation, OperationContext } from './operation';
+
+/** A query's time limit when its configuration sets none. */
+export const DEFAULT_QUERY_TIMEOUT_MS = 5_000;
+/** Most rows an answer carries; a larger result fails the statement rather than being cut off. */
+export const MAX_RESULT_ROWS = 10_000;
+
+export type ExecuteSqlAnswer =
+  | { execSuccess: true; execResult: ResultRow[] }
+  | { execSuccess: false; execError: string };
+
+export interface ExecuteSqlDependencies {
+  /** The container's engine (created on first use). */
+  engine: () => QueryEngine;
+  /** The container's cache of loaded datasets. */
+  cache: DatasetCache;
+  /** Where this request's datasets are read from. */
+  rowSource: (context: OperationContext) => DatasetRowSource;
+}
+
+export function createExecuteSqlOperation(dependencies: ExecuteSqlDependencies): Operation {
+  return {
+    name: 'execute-sql',
+    async run(context, body): Promise<ExecuteSqlAnswer> {
+      const { application, catalog } = context;
+      const query = findQuery(catalog, application.appCode, body);
+      const params = checkQueryParams(query.params, body.params);
+      const views = datasetViews(catalog, application, query);
+      const tables = await dependencies.cache.tables(views, dependencies.rowSource(context));
+      const started = Date.now();
+      try {
+        const result = await dependencies.engine().run({
+          tables,
+          sql: query.sql,
+          params,
+          timeoutMs: query.timeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS,
+          maxRows: MAX_RESULT_ROWS,
+        });
+        return { execSuccess: true, execResult: result.rows };
+      } catch (error) {
+        if (error instanceof SqlStatementError) return { execSuccess: false, execError: error.message };
+        throw error;
+      } finally {
+        context.state.extraMetrics.sqlDurationMs = Date.now() - started;
+      }
+    },
+  };
+}
+
+/**
+ * The registered query the body names: `sqlCode`, or else a numeric `id`. Another application's query is not
+ * found, with the same answer as an unknown one, so codes of other applications are not revealed.
+ */
+export function findQuery(catalog: Catalog, appCode: string, body: Record<string, unknown>): QueryConfig {
+  const { sqlCode, id } = body;
+  if (sqlCode !== undefined && sqlCode !== null) {
+    if (typeof sqlCode !== 'string' || !CODE_PATTERN.test(sqlCode)) {
+      throw new InvalidParameterError('sqlCode must be 1 to 64 letters, digits, "_" or "-"');
+    }
+    const query = catalog.query(appCode, { sqlCode });
+    if (!query) throw new InvalidParameterError(`query '${sqlCode}' not found`);
+    return query;
+  }
+  if (id !== undefined && id !== null) {
+    const number = typeof id === 'string' && /^\s*\d+\s*$/.test(id) ? Number(id) : id;
+    if (typeof number !== 'number' || !Number.isSafeInteger(number) || number < 1) {
+      throw new InvalidParameterError('id must be a positive integer');
+    }
+    const query = catalog.query(appCode, { id: number });
+    if (!query) throw new InvalidParameterError(`query with id ${number} not found`);
+    return query;
+  }
+  throw new InvalidParameterError('sqlCode (or a numeric id) is required');
+}
+
+/**
+ * The datasets the query reads, each as this application may read it. A query that lists its `datasets` gets
+ * those, and each must be readable (1006 otherwise). A query that does not gets every readable dataset whose
+ * code its text mentions; a dataset the application cannot read is simply not there ("no such table").
+ */
+export function datasetViews(catalog: Catalog, application: Application, query: QueryConfig): DatasetView[] {
+  const readable = (dataset: Dataset) => {
+    const grant = application.grants.get(dataset.datasetCode);
+    return grant && grantAllows(grant, 'read') ? grant : undefined;
+  };
+  let datasets: Dataset[];
+  if (query.datasets) {
+    datasets = query.datasets.map((code) => {
+      const dataset = catalog.dataset(code);
+      if (!dataset || !readable(dataset)) {
+        throw new AccessDeniedError(`application '${application.appCode}' may not read dataset '${code}'`);
+      }
+      return dataset;
+    });
+  } else {
+    const names = referencedNames(query.sql);
+    datasets = catalog.allDatasets().filter((dataset) => names.has(dataset.datasetCode) && readable(dataset));
+  }
+  return datasets.map((dataset) => {
+    const grant = readable(dataset);
+    const visible = grant?.readFields ? new Set(grant.readFields) : undefined;
+    const view: DatasetView = {
+      datasetCode: dataset.datasetCode,
+      fields: dataset.fields.filter((field) => !visible || visible.has(field.name)),
+    };
+    if (grant?.rowFilter) view.rowFilter = grant.rowFilter;
+    return view;
+  });
+}
+
+let engine: SqlJsEngine | undefined;
+
+/** The operation as deployed: one engine and one dataset cache per container, rows from the record store. */
+export const executeSqlOperation = createExecuteSqlOperation({
+  engine: () => {
+    engine ??= new SqlJsEngine();
+    return engine;
+  },
+  cache: new DatasetCache(),
+  rowSource: (context) => new RecordStoreRowSource(context.ports.records, context.catalog, context.capacity),
+});

@@ -1,0 +1,227 @@
+/**
+ * The container-level cache of datasets loaded for custom SQL. Loading a dataset reads its whole partition, so
+ * a loaded table is kept and reused while the dataset's version (bumped by every write) is unchanged. Entries
+ * are per caller view: the same dataset seen with other visible fields or another row filter is another table,
+ * because a table only ever holds what its caller may read (contract §6, §8).
+ *
+ * Two bounds: a row budget per query (more rows than that would exhaust the function's memory and time, so the
+ * query answers 2001 with a message saying why), and a least-recently-used bound on the rows kept in total.
+ */
+import { createHash } from 'node:crypto';
+import type { FieldConfig } from '../catalog/schema';
+import { QueryTimeoutError } from '../http/errors';
+import { datasetColumns, toTableRow } from './dataset-table';
+import type { EngineTable } from './query-engine';
+
+/** A filter in get-list syntax (contract §5), as in a grant's `rowFilter`. */
+export type RowFilter = Readonly<Record<string, unknown>>;
+
+/** A stored record: system fields (`id`, `gmt_create`, `gmt_modified`) and field values by name. */
+export type DatasetRecord = Readonly<Record<string, unknown>>;
+
+export interface ReadRowsRequest {
+  /** The visible fields; the source may return more, the cache keeps only these (and system fields). */
+  fields: readonly string[];
+  /** Only records matching this filter, with get-list's semantics. */
+  rowFilter?: RowFilter;
+  /** Return at most this many records; the cache asks for one more than it can take, to notice excess. */
+  limit: number;
+}
+
+/**
+ * Where datasets' rows come from (the record store over DynamoDB in the deployment). A source is given per
+ * request, so that its reads can be counted against that request's capacity.
+ */
+export interface DatasetRowSource {
+  /**
+   * A value that changes whenever any record of the dataset is written; `undefined` when the source cannot
+   * tell, and then the dataset is read afresh for every query and never cached.
+   */
+  version(datasetCode: string): Promise<string | number | undefined>;
+  readRows(datasetCode: string, request: ReadRowsRequest): Promise<readonly DatasetRecord[]>;
+}
+
+/** One dataset as one caller may read it: the fields its grant shows and the rows its row filter allows. */
+export interface DatasetView {
+  datasetCode: string;
+  /** Visible fields, in the dataset's definition order. */
+  fields: readonly FieldConfig[];
+  rowFilter?: RowFilter;
+}
+
+export interface DatasetCacheOptions {
+  /** Most rows one query may load across its datasets; above it the query answers 2001. Default 200,000. */
+  rowBudget?: number;
+  /** Most rows kept in the cache; least recently used tables go first. Default 400,000. */
+  maxCachedRows?: number;
+}
+
+interface Entry {
+  version: string;
+  table: EngineTable;
+}
+
+export class DatasetCache {
+  readonly rowBudget: number;
+  readonly maxCachedRows: number;
+  /** By dataset and view, least recently used first; each holds the latest version loaded. */
+  private readonly entries = new Map<string, Entry>();
+  private readonly loading = new Map<string, Promise<EngineTable>>();
+  private rowsHeld = 0;
+
+  constructor(options: DatasetCacheOptions = {}) {
+    this.rowBudget = options.rowBudget ?? 200_000;
+    this.maxCachedRows = options.maxCachedRows ?? 400_000;
+  }
+
+  /** Rows held in the cache now. */
+  get cachedRows(): number {
+    return this.rowsHeld;
+  }
+
+  /** Tables held in the cache now. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /**
+   * The tables for a query's datasets, each as its view allows, from the cache when the dataset has not
+   * changed since it was loaded.
+   *
+   * @throws QueryTimeoutError when the views hold more rows together than the row budget
+   */
+  async tables(views: readonly DatasetView[], source: DatasetRowSource): Promise<EngineTable[]> {
+    // The version is read before the rows: a write in between then makes the cached copy look older than it
+    // is (reloaded next time), never newer.
+    const versions = await Promise.all(views.map((view) => source.version(view.datasetCode)));
+    const slots = views.map((view, i) => {
+      const viewKey = viewKeyOf(view);
+      const known = versions[i];
+      const version = known === undefined ? undefined : String(known);
+      const entry = this.entries.get(viewKey);
+      return {
+        view,
+        viewKey,
+        version,
+        cached: version !== undefined && entry?.version === version ? entry : undefined,
+      };
+    });
+    let used = 0;
+    for (const slot of slots) {
+      if (slot.cached) used += slot.cached.table.rows.length;
+    }
+    this.checkBudget(used);
+    const remaining = this.rowBudget - used;
+    const tables = await Promise.all(
+      slots.map((slot) =>
+        slot.cached ? slot.cached.table : this.load(source, slot.view, slot.viewKey, slot.version, remaining),
+      ),
+    );
+    this.checkBudget(tables.reduce((sum, table) => sum + table.rows.length, 0));
+    for (const slot of slots) this.touch(slot.viewKey);
+    return tables;
+  }
+
+  /** Forgets everything (e.g. when the configuration changes). */
+  clear(): void {
+    this.entries.clear();
+    this.rowsHeld = 0;
+  }
+
+  private checkBudget(rows: number): void {
+    if (rows > this.rowBudget) {
+      throw new QueryTimeoutError(
+        `the query's datasets hold more than ${this.rowBudget} rows, the most custom SQL loads at once; ` +
+          'narrow the data (a smaller dataset or a row filter) or read it page by page with get-list',
+      );
+    }
+  }
+
+  private load(
+    source: DatasetRowSource,
+    view: DatasetView,
+    viewKey: string,
+    version: string | undefined,
+    remaining: number,
+  ): Promise<EngineTable> {
+    // Without a version every query reads afresh: nothing is shared, not even a load in flight.
+    if (version === undefined) return this.read(source, view, viewKey, undefined, remaining);
+    const loadKey = `${viewKey}\n${version}`;
+    const pending = this.loading.get(loadKey);
+    if (pending) return pending;
+    const promise = this.read(source, view, viewKey, version, remaining).finally(() => this.loading.delete(loadKey));
+    this.loading.set(loadKey, promise);
+    return promise;
+  }
+
+  private async read(
+    source: DatasetRowSource,
+    view: DatasetView,
+    viewKey: string,
+    version: string | undefined,
+    remaining: number,
+  ): Promise<EngineTable> {
+    const records = await source.readRows(view.datasetCode, {
+      fields: view.fields.map((field) => field.name),
+      ...(view.rowFilter ? { rowFilter: view.rowFilter } : {}),
+      limit: remaining + 1,
+    });
+    this.checkBudget(records.length + (this.rowBudget - remaining));
+    const table: EngineTable = {
+      name: view.datasetCode,
+      columns: datasetColumns(view.fields),
+      rows: records.map((record) => toTableRow(view.fields, record)),
+    };
+    if (version === undefined) return table;
+    // The key tells the engine it may keep this table loaded: same dataset, view and version, same rows.
+    table.key = `${view.datasetCode}@${version}#${digest(viewKey)}`;
+    this.store(viewKey, { version, table });
+    return table;
+  }
+
+  private store(viewKey: string, entry: Entry): void {
+    const previous = this.entries.get(viewKey);
+    if (previous) {
+      this.entries.delete(viewKey);
+      this.rowsHeld -= previous.table.rows.length;
+    }
+    // A table larger than the whole cache is used for this query and not kept.
+    if (entry.table.rows.length > this.maxCachedRows) return;
+    this.entries.set(viewKey, entry);
+    this.rowsHeld += entry.table.rows.length;
+    for (const [key, old] of this.entries) {
+      if (this.rowsHeld <= this.maxCachedRows) break;
+      if (key === viewKey) continue;
+      this.entries.delete(key);
+      this.rowsHeld -= old.table.rows.length;
+    }
+  }
+
+  private touch(viewKey: string): void {
+    const entry = this.entries.get(viewKey);
+    if (!entry) return;
+    this.entries.delete(viewKey);
+    this.entries.set(viewKey, entry);
+  }
+}
+
+/** Identity of a view: the dataset, the visible fields in order and the row filter with its keys sorted. */
+function viewKeyOf(view: DatasetView): string {
+  return JSON.stringify([view.datasetCode, view.fields.map((f) => [f.name, f.type]), canonical(view.rowFilter ?? {})]);
+}
+
+function canonical(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((key) => [key, canonical((value as Record<string, unknown>)[key])]),
+    );
+  }
+  return value;
+}
+
+function digest(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 16);
+}

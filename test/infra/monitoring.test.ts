@@ -1,0 +1,265 @@
+/** The per-stage dashboard and the alarms, with the optional notification topic. */
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { type BuiltService, buildService, logicalIdOf } from './service-fixture';
+
+let service: BuiltService;
+let template: Template;
+/** The dashboard body with CloudFormation's Fn::Join flattened and tokens replaced by their logical ids. */
+// biome-ignore lint/suspicious/noExplicitAny: the dashboard body is untyped JSON that the assertions read
+let body: { widgets: Array<{ type: string; properties: Record<string, any> }> };
+
+function flatten(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) return value.map(flatten).join('');
+  const object = value as Record<string, unknown>;
+  if ('Fn::Join' in object) {
+    const [separator, parts] = object['Fn::Join'] as [string, unknown[]];
+    return parts.map(flatten).join(separator);
+  }
+  if ('Ref' in object) return `<${object.Ref}>`;
+  if ('Fn::GetAtt' in object) return `<${(object['Fn::GetAtt'] as string[]).join('.')}>`;
+  throw new Error(`cannot flatten ${JSON.stringify(value)}`);
+}
+
+beforeAll(() => {
+  service = buildService();
+  template = service.statelessTemplate;
+  const dashboard = Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0];
+  body = JSON.parse(flatten(dashboard?.Properties.DashboardBody));
+});
+
+const titles = () => body.widgets.map((w) => w.properties.title ?? w.properties.markdown);
+const widget = (title: string) => {
+  const found = body.widgets.find((w) => w.properties.title === title);
+  if (!found) throw new Error(`no widget '${title}'`);
+  return found.properties;
+};
+/** Metric rows of a graph without rendering options. */
+const metricsOf = (title: string): unknown[][] =>
+  widget(title).metrics.map((row: unknown[]) => row.filter((cell) => typeof cell !== 'object' || cell === null));
+
+describe('dashboard', () => {
+  it('is named after the stage', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Dashboard', { DashboardName: 'data-access-service-dev' });
+  });
+
+  it('has the operation, API, DynamoDB and request-log sections, in that order', () => {
+    expect(titles()).toEqual([
+      'Alarms',
+      '## Operations (Lambda)',
+      'Invocations by operation',
+      'Errors by operation',
+      'Throttles by operation',
+      'Duration p50 by operation (ms)',
+      'Duration p99 by operation (ms)',
+      '## API Gateway',
+      'API requests, 4xx and 5xx',
+      'API 5xx rate (%)',
+      'API latency (ms)',
+      '## DynamoDB',
+      'Consumed read capacity units by table',
+      'Consumed write capacity units by table',
+      'Throttle events by table',
+      '## Requests (request log, embedded metric format)',
+      'Requests by operation',
+      'Failed requests by operation',
+      'Request duration p99 by operation (ms)',
+      'Errors by code and operation',
+      'Authentication failures by code',
+      'Quota rejections (4001) by operation',
+      'Read units by operation',
+      'Write units by operation',
+      'SQL execution time (ms)',
+    ]);
+  });
+
+  it('draws one invocation line per operation function', () => {
+    const rows = widget('Invocations by operation').metrics as unknown[][];
+    expect(rows.map((row) => row[0])).toEqual(['AWS/Lambda', 'AWS/Lambda', 'AWS/Lambda', 'AWS/Lambda', 'AWS/Lambda']);
+    expect(rows.map((row) => (row.at(-1) as { label: string }).label)).toEqual([
+      'get-list',
+      'get-one',
+      'create',
+      'update',
+      'execute-sql',
+    ]);
+  });
+
+  it('draws p50 and p99 durations', () => {
+    expect(widget('Duration p50 by operation (ms)').metrics[0].at(-1)).toMatchObject({ stat: 'p50' });
+    expect(widget('Duration p99 by operation (ms)').metrics[0].at(-1)).toMatchObject({ stat: 'p99' });
+  });
+
+  it('draws the API stage’s requests, 4xx and 5xx', () => {
+    // The Stage dimension is a Ref to the stage resource, which CloudFormation resolves to its name ('dev').
+    const stage = `<${logicalIdOf(template, 'AWS::ApiGateway::Stage', '/Api/Api/DeploymentStage.dev/')}>`;
+    expect(metricsOf('API requests, 4xx and 5xx')).toEqual([
+      ['AWS/ApiGateway', 'Count', 'ApiName', 'data-access-service-dev', 'Stage', stage],
+      ['AWS/ApiGateway', '4XXError', 'ApiName', 'data-access-service-dev', 'Stage', stage],
+      ['AWS/ApiGateway', '5XXError', 'ApiName', 'data-access-service-dev', 'Stage', stage],
+    ]);
+  });
+
+  it('draws consumed capacity and throttles of each table', () => {
+    expect(metricsOf('Consumed read capacity units by table')).toEqual([
+      ['AWS/DynamoDB', 'ConsumedReadCapacityUnits', 'TableName', 'data-access-service-dev-records'],
+      ['AWS/DynamoDB', 'ConsumedReadCapacityUnits', 'TableName', 'data-access-service-dev-catalog'],
+      ['AWS/DynamoDB', 'ConsumedReadCapacityUnits', 'TableName', 'data-access-service-dev-quota'],
+    ]);
+    expect(metricsOf('Throttle events by table')).toHaveLength(6);
+  });
+
+  it('reads the request log’s metrics from the stage’s namespace', () => {
+    expect(metricsOf('Requests by operation')).toEqual([
+      ['DataAccessService/dev', 'requests', 'operation', 'get-list'],
+      ['DataAccessService/dev', 'requests', 'operation', 'get-one'],
+      ['DataAccessService/dev', 'requests', 'operation', 'create'],
+      ['DataAccessService/dev', 'requests', 'operation', 'update'],
+      ['DataAccessService/dev', 'requests', 'operation', 'execute-sql'],
+    ]);
+    expect(metricsOf('Read units by operation')[0]).toEqual([
+      'DataAccessService/dev',
+      'readUnits',
+      'operation',
+      'get-list',
+    ]);
+    expect(metricsOf('Write units by operation')[0]).toEqual([
+      'DataAccessService/dev',
+      'writeUnits',
+      'operation',
+      'get-list',
+    ]);
+    expect(metricsOf('SQL execution time (ms)')).toEqual([
+      ['DataAccessService/dev', 'sqlDurationMs', 'operation', 'execute-sql'],
+      ['DataAccessService/dev', 'sqlDurationMs', 'operation', 'execute-sql'],
+    ]);
+  });
+
+  it('sums authentication failures by code (1002, 1003, 1004) over the operations', () => {
+    const rows = widget('Authentication failures by code').metrics as unknown[][];
+    const expressions = rows.filter((row) => (row[0] as { expression?: string }).expression);
+    expect(expressions.map((row) => row[0])).toEqual([
+      expect.objectContaining({
+        label: '1002',
+        expression: 'auth1002_0 + auth1002_1 + auth1002_2 + auth1002_3 + auth1002_4',
+      }),
+      expect.objectContaining({
+        label: '1003',
+        expression: 'auth1003_0 + auth1003_1 + auth1003_2 + auth1003_3 + auth1003_4',
+      }),
+      expect.objectContaining({
+        label: '1004',
+        expression: 'auth1004_0 + auth1004_1 + auth1004_2 + auth1004_3 + auth1004_4',
+      }),
+    ]);
+    const sources = rows.filter((row) => row[0] === 'DataAccessService/dev');
+    expect(sources).toHaveLength(15);
+    expect(sources).toContainEqual([
+      'DataAccessService/dev',
+      'errors',
+      'errorCode',
+      '1003',
+      'operation',
+      'get-one',
+      { id: 'auth1003_1', label: '', stat: 'Sum', visible: false },
+    ]);
+  });
+
+  it('shows quota rejections (4001) per operation and every error code through a search', () => {
+    expect(metricsOf('Quota rejections (4001) by operation')[4]).toEqual([
+      'DataAccessService/dev',
+      'errors',
+      'errorCode',
+      '4001',
+      'operation',
+      'execute-sql',
+    ]);
+    expect(widget('Errors by code and operation').metrics[0][0]).toMatchObject({
+      expression: `SEARCH('{"DataAccessService/dev",errorCode,operation} MetricName="errors"', 'Sum', 300)`,
+    });
+  });
+});
+
+describe('alarms', () => {
+  it('creates the four alarms of the stage', () => {
+    template.resourceCountIs('AWS::CloudWatch::Alarm', 4);
+  });
+
+  it('alarms when 1% or more of API requests answer 5xx in 2 of 3 five-minute periods', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'data-access-service-dev-api-5xx-rate',
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      Threshold: 1,
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 2,
+      TreatMissingData: 'notBreaching',
+      Metrics: Match.arrayWith([
+        Match.objectLike({ Id: 'expr_1', Expression: 'IF(requests > 0, 100 * serverErrors / requests, 0)' }),
+      ]),
+    });
+  });
+
+  it('alarms on any Lambda throttle of any operation', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'data-access-service-dev-lambda-throttles',
+      Threshold: 1,
+      EvaluationPeriods: 1,
+      Metrics: Match.arrayWith([Match.objectLike({ Expression: 'm0 + m1 + m2 + m3 + m4' })]),
+    });
+  });
+
+  it('alarms on any read or write throttle of any table', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'data-access-service-dev-dynamodb-throttles',
+      Threshold: 1,
+      Metrics: Match.arrayWith([Match.objectLike({ Expression: 'm0 + m1 + m2 + m3 + m4 + m5' })]),
+    });
+  });
+
+  it('alarms when the API’s p99 latency stays at or above 3 s for 15 minutes', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'data-access-service-dev-api-latency-p99',
+      MetricName: 'Latency',
+      Namespace: 'AWS/ApiGateway',
+      ExtendedStatistic: 'p99',
+      Threshold: 3000,
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 3,
+    });
+  });
+
+  it('notifies nobody unless context names a topic or an e-mail address', () => {
+    template.resourceCountIs('AWS::SNS::Topic', 0);
+    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
+    expect(alarms.every((alarm) => alarm.Properties.AlarmActions === undefined)).toBe(true);
+  });
+
+  it('creates a topic subscribed by e-mail and notifies it on alarm and on recovery', () => {
+    const withEmail = buildService({ context: { alarmEmail: 'oncall@example.com', latencyAlarmP99Ms: '1500' } });
+    withEmail.statelessTemplate.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'oncall@example.com',
+    });
+    const alarms = Object.values(withEmail.statelessTemplate.findResources('AWS::CloudWatch::Alarm'));
+    expect(alarms).toHaveLength(4);
+    for (const alarm of alarms) {
+      expect(alarm.Properties.AlarmActions).toHaveLength(1);
+      expect(alarm.Properties.OKActions).toEqual(alarm.Properties.AlarmActions);
+    }
+    withEmail.statelessTemplate.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'data-access-service-dev-api-latency-p99',
+      Threshold: 1500,
+    });
+  });
+
+  it('notifies an existing topic named in context', () => {
+    const topicArn = 'arn:aws:sns:eu-west-1:123456789012:ops-alarms';
+    const withTopic = buildService({ context: { alarmTopicArn: topicArn } });
+    withTopic.statelessTemplate.resourceCountIs('AWS::SNS::Topic', 0);
+    withTopic.statelessTemplate.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'data-access-service-dev-api-5xx-rate',
+      AlarmActions: [topicArn],
+      OKActions: [topicArn],
+    });
+  });
+});

@@ -1,0 +1,99 @@
+/**
+ * Contract §7 requests in flight over HTTP: a test-only operation, registered through the real pipeline
+ * (envelope, body, authentication, quota), holds its requests open until the test lets them finish, so the
+ * number in flight is exact rather than a matter of timing.
+ */
+import path from 'node:path';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { createHandler } from '../../shared/http/pipeline';
+import type { Operation } from '../../shared/operations/operation';
+import { type AppCredentials, type CallResult, ServiceHarness } from '../support/service-harness';
+
+const QUOTA_CONFIG = path.join(__dirname, '..', 'fixtures', 'quota-config.json');
+const CONCURRENT = 3; // app-slow's limit in the fixture
+
+/** Requests wait here until the test opens the gate. */
+let gate: Promise<void> = Promise.resolve();
+let openGate: () => void = () => undefined;
+let entered = 0;
+
+const slowList: Operation = {
+  name: 'get-list',
+  async run() {
+    entered += 1;
+    await gate;
+    return { paging: { pageSize: 20, totalCount: 0, currentPage: 1 }, tableData: [], tableColumns: [] };
+  },
+};
+
+const harness = new ServiceHarness(QUOTA_CONFIG, {
+  loadHandler: async (file) => (file === 'get-list' ? createHandler(slowList) : undefined),
+});
+beforeAll(() => harness.start());
+afterAll(() => harness.stop());
+
+const slowApp: AppCredentials = {
+  appCode: 'app-slow',
+  accessKey: 'ak-app-slow-0001',
+  secret: 'quota-fixture-default-secret',
+};
+
+async function waitUntil(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** Send `count` requests that stay in flight until the gate opens; answers once all have ended. */
+async function burstInFlight(count: number, expectRefused: number): Promise<CallResult[]> {
+  entered = 0;
+  gate = new Promise((resolve) => {
+    openGate = resolve;
+  });
+  let answered = 0;
+  const calls = Array.from({ length: count }, () =>
+    harness.getList('notes', undefined, { app: slowApp }).then((res) => {
+      answered += 1;
+      return res;
+    }),
+  );
+  await waitUntil(
+    () => entered === count - expectRefused && answered === expectRefused,
+    `${count - expectRefused} requests are in flight and ${expectRefused} answered`,
+  );
+  openGate();
+  return Promise.all(calls);
+}
+
+describe('requests in flight', () => {
+  it('refuses exactly 5 of C+5 slow requests, with 4001 and Retry-After', async () => {
+    const results = await burstInFlight(CONCURRENT + 5, 5);
+
+    expect(results.filter((res) => res.status === 200)).toHaveLength(CONCURRENT);
+    const refused = results.filter((res) => res.status === 429);
+    expect(refused).toHaveLength(5);
+    for (const res of refused) {
+      expect(res.body).toEqual({
+        success: false,
+        msg: null,
+        data: null,
+        errorCode: 4001,
+        errorMsg: 'limit of 3 requests in flight reached; retry after 1 s',
+      });
+      expect(res.headers.get('retry-after')).toBe('1');
+      expect(res.headers.get('ratelimit-limit')).toBe('600');
+    }
+    expect(entered).toBe(CONCURRENT);
+  });
+
+  it('frees every slot when the requests end, so the next C are all admitted', async () => {
+    const results = await burstInFlight(CONCURRENT, 0);
+    expect(results.map((res) => res.status)).toEqual([200, 200, 200]);
+
+    const { client, tables } = harness.dynamo();
+    const item = await client.send(new GetCommand({ TableName: tables.quota, Key: { pk: 'app#app-slow' } }));
+    expect(item.Item?.leases).toEqual({});
+  });
+});
