@@ -3,7 +3,7 @@
  * can check and complete a configuration (config/demo.json points at docs/config.schema.json with "$schema").
  * Cross-reference rules (grants to known datasets, unique codes) stay in the loader: JSON Schema cannot say them.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { catalogConfigSchema } from './schema';
 
 export function buildConfigJsonSchema(): Record<string, unknown> {

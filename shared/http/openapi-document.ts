@@ -4,7 +4,7 @@
  * codes and their HTTP statuses from `errors.ts`. `npm run openapi` writes it to docs/openapi.json and the local
  * server serves it at /openapi.json, so the document cannot drift from what the service checks.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { TIMESTAMP_WINDOW_MS } from './auth-middleware';
 import { type ErrorCodeValue, httpStatusFor } from './errors';
 import {

@@ -4,7 +4,8 @@
  * pipeline (`paramMap`, the body codes). The business parameters inside `paramMap` keep their hand-written
  * checks in `shared/operations`, whose messages name the contract's rules; these schemas describe them.
  */
-import { z } from 'zod';
+// A namespace import, as in catalog/schema.ts: esbuild can then drop what is unused of zod from the Lambda bundles.
+import * as z from 'zod';
 import { CODE_PATTERN } from '../catalog/codes';
 import { ErrorCode, type ErrorCodeValue, httpStatusFor } from './errors';
 import type { OperationName } from './routes';
