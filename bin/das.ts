@@ -40,8 +40,13 @@ const COMMANDS: Record<string, Command> = {
 export async function runDas(argv: string[], io: CommandIo = processIo): Promise<number> {
   const [name, ...args] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    // Asked for, the usage is the answer (stdout, 0); a bare `das` is a wrong command line (stderr, 2).
+    if (name === undefined) {
+      io.err(USAGE);
+      return 2;
+    }
     io.out(USAGE);
-    return name === undefined ? 2 : 0;
+    return 0;
   }
   const command = COMMANDS[name];
   if (!command) {

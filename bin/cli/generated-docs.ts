@@ -8,6 +8,9 @@ import { buildOpenApiDocument } from '../../shared/http/openapi-document';
 
 export const REPOSITORY_ROOT = path.join(__dirname, '..', '..');
 
+/** The document's info.version follows the package's. */
+export const PACKAGE_VERSION: string = (require('../../package.json') as { version: string }).version;
+
 export interface GeneratedDocument {
   /** Relative to the repository root. */
   file: string;
@@ -19,6 +22,6 @@ function serialise(value: unknown): string {
 }
 
 export const GENERATED_DOCUMENTS: readonly GeneratedDocument[] = [
-  { file: 'docs/openapi.json', render: () => serialise(buildOpenApiDocument()) },
+  { file: 'docs/openapi.json', render: () => serialise(buildOpenApiDocument({ version: PACKAGE_VERSION })) },
   { file: 'docs/config.schema.json', render: () => serialise(buildConfigJsonSchema()) },
 ];

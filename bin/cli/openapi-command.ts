@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { buildOpenApiDocument } from '../../shared/http/openapi-document';
 import { type CommandIo, parseCommandArgs } from './cli-io';
-import { GENERATED_DOCUMENTS, REPOSITORY_ROOT } from './generated-docs';
+import { GENERATED_DOCUMENTS, PACKAGE_VERSION, REPOSITORY_ROOT } from './generated-docs';
 
 export const OPENAPI_USAGE = `Usage: das openapi [--server <url>]
        das openapi --write
@@ -24,7 +24,10 @@ export function runOpenApi(args: string[], io: CommandIo): void {
     return;
   }
   if (!values.write) {
-    const document = buildOpenApiDocument(values.server ? { serverUrl: values.server } : {});
+    const document = buildOpenApiDocument({
+      version: PACKAGE_VERSION,
+      ...(values.server ? { serverUrl: values.server } : {}),
+    });
     io.out(`${JSON.stringify(document, null, 2)}\n`);
     return;
   }

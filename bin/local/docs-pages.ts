@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { buildOpenApiDocument } from '../../shared/http/openapi-document';
+import { PACKAGE_VERSION } from '../cli/generated-docs';
 
 export interface Page {
   contentType: string;
@@ -65,7 +66,10 @@ export function docsPages(serverUrl: () => string): Map<string, () => Page> {
   const pages = new Map<string, () => Page>([
     [
       '/openapi.json',
-      () => ({ contentType: json, body: JSON.stringify(buildOpenApiDocument({ serverUrl: serverUrl() }), null, 2) }),
+      () => ({
+        contentType: json,
+        body: JSON.stringify(buildOpenApiDocument({ serverUrl: serverUrl(), version: PACKAGE_VERSION }), null, 2),
+      }),
     ],
     [DOCS_PATH, () => ({ contentType: 'text/html; charset=utf-8', body: HTML })],
     [`${DOCS_PATH}/`, () => ({ contentType: 'text/html; charset=utf-8', body: HTML })],

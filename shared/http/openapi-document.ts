@@ -24,6 +24,7 @@ type JsonObject = { [key: string]: unknown };
 export interface OpenApiOptions {
   /** The server the document names (default: a `baseUrl` variable defaulting to the local server). */
   serverUrl?: string;
+  /** The API's version (the generators pass package.json's). */
   version?: string;
 }
 

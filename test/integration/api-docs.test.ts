@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { GENERATED_DOCUMENTS, REPOSITORY_ROOT } from '../../bin/cli/generated-docs';
+import { GENERATED_DOCUMENTS, PACKAGE_VERSION, REPOSITORY_ROOT } from '../../bin/cli/generated-docs';
 import { buildOpenApiDocument } from '../../shared/http/openapi-document';
 import { ServiceHarness } from '../support/service-harness';
 
@@ -56,7 +56,7 @@ describe('served by the local server', () => {
     const res = await fetch(`${harness.url}/openapi.json`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
-    expect(await res.json()).toEqual(buildOpenApiDocument({ serverUrl: harness.url }));
+    expect(await res.json()).toEqual(buildOpenApiDocument({ serverUrl: harness.url, version: PACKAGE_VERSION }));
   });
 
   it('/docs is a Swagger UI page whose assets are all served locally with the right types', async () => {
