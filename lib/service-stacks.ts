@@ -2,10 +2,10 @@
  * Assembles one stage of the service (stateful + stateless stacks) from settings and a validated configuration.
  * bin/app.ts calls it with CDK context; the infra tests call it with a test configuration.
  */
-import { join } from 'node:path';
 import { type App, type Environment, Tags, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { CatalogConfig } from '../shared/catalog/schema';
+import { sqlBundleAssetSources } from '../shared/sql/bundle-assets';
 import type { DeploymentSettings } from './deployment-settings';
 import type { BundleAsset } from './operation-function';
 import { StatefulStack } from './stateful-stack';
@@ -24,9 +24,9 @@ export interface ServiceStacksOptions {
   entryFor?: StatelessStackProps['entryFor'];
 }
 
-/** sql.js looks for its WebAssembly next to the code that loads it, i.e. next to the bundle's index.js. */
-export function sqlEngineAssets(projectRoot: string): BundleAsset[] {
-  return [{ from: join(projectRoot, 'node_modules/sql.js/dist/sql-wasm.wasm'), to: 'sql-wasm.wasm' }];
+/** The SQL engine's worker and sql.js's loader and WebAssembly, which the engine loads from next to its bundle. */
+export function sqlEngineAssets(): BundleAsset[] {
+  return sqlBundleAssetSources().map(({ fileName, sourcePath }) => ({ from: sourcePath, to: fileName }));
 }
 
 export function createServiceStacks(app: App, options: ServiceStacksOptions): ServiceStacks {
@@ -46,7 +46,7 @@ export function createServiceStacks(app: App, options: ServiceStacksOptions): Se
     resources: stateful.resources,
     config,
     projectRoot,
-    extraAssets: { 'execute-sql': sqlEngineAssets(projectRoot) },
+    extraAssets: { 'execute-sql': sqlEngineAssets() },
     ...(options.entryFor ? { entryFor: options.entryFor } : {}),
   });
   // No CloudFormation export links the stacks (the stateless one names the tables and secrets), so the order

@@ -118,25 +118,26 @@ describe('one function per operation', () => {
 });
 
 describe('least privilege', () => {
-  it.each(['get-list', 'get-one', 'execute-sql'] as const)(
-    '%s may read records, read the catalog, update its quota item and read the secrets — and write nothing else',
-    (operation) => {
-      expect(dataStatementsOf(operation)).toEqual([QUERY_STATEMENT, READ_ITEMS_STATEMENT, ...SHARED_STATEMENTS]);
-    },
-  );
+  it.each([
+    'get-list',
+    'get-one',
+    'execute-sql',
+  ] as const)('%s may read records, read the catalog, update its quota item and read the secrets — and write nothing else', (operation) => {
+    expect(dataStatementsOf(operation)).toEqual([QUERY_STATEMENT, READ_ITEMS_STATEMENT, ...SHARED_STATEMENTS]);
+  });
 
   it.each(['create', 'update'] as const)('%s may additionally put and update records', (operation) => {
     expect(dataStatementsOf(operation)).toEqual([QUERY_STATEMENT, READ_WRITE_ITEMS_STATEMENT, ...SHARED_STATEMENTS]);
   });
 
-  it.each(['get-list', 'get-one', 'execute-sql'] as const)(
-    '%s has no write action on the records table',
-    (operation) => {
-      const text = JSON.stringify(dataStatementsOf(operation));
-      for (const action of ['PutItem', 'DeleteItem', 'BatchWriteItem', 'dynamodb:*'])
-        expect(text).not.toContain(action);
-    },
-  );
+  it.each([
+    'get-list',
+    'get-one',
+    'execute-sql',
+  ] as const)('%s has no write action on the records table', (operation) => {
+    const text = JSON.stringify(dataStatementsOf(operation));
+    for (const action of ['PutItem', 'DeleteItem', 'BatchWriteItem', 'dynamodb:*']) expect(text).not.toContain(action);
+  });
 
   it.each(OPERATIONS)('%s writes logs to its own log group only and X-Ray traces', (operation) => {
     const roleId = logicalIdOf(template, 'AWS::IAM::Role', `/Op-${operation}/Role/`);

@@ -2,7 +2,7 @@
  * Builds one stage of the service for the infra tests, from a configuration written out here, with the feature
  * flags of cdk.json (so tests synthesize what `cdk synth` synthesizes). Each test file builds once, in beforeAll.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -10,20 +10,8 @@ import { readDeploymentSettings } from '../../lib/deployment-settings';
 import { createServiceStacks, type ServiceStacks } from '../../lib/service-stacks';
 import { parseConfig } from '../../shared/catalog/load-config';
 import type { CatalogConfig } from '../../shared/catalog/schema';
-import type { RouteDefinition } from '../../shared/http/routes';
 
 export const PROJECT_ROOT = join(__dirname, '..', '..');
-
-/**
- * Handlers are written in parallel with the infrastructure: a route whose `functions/` file does not exist yet
- * is synthesized with this stand-in, so the templates always hold every route of the shared list.
- */
-export const PLACEHOLDER_HANDLER = join(__dirname, 'placeholder-handler.ts');
-
-export function handlerEntry(route: RouteDefinition): string {
-  const real = join(PROJECT_ROOT, 'functions', `${route.functionFile}.ts`);
-  return existsSync(real) ? real : PLACEHOLDER_HANDLER;
-}
 
 /** Local keys are present on purpose: the tests prove they never reach a template. */
 export const LOCAL_ACCESS_KEY = 'ak-local-only-0123456789';
@@ -102,7 +90,6 @@ export function buildService(options: BuildOptions = {}): BuiltService {
     settings,
     config: TEST_CONFIG,
     projectRoot: PROJECT_ROOT,
-    entryFor: handlerEntry,
   });
   return {
     app,
