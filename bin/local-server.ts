@@ -15,11 +15,13 @@ import { ConfigError, loadConfigFile } from '../shared/catalog/load-config';
 import type { CatalogConfig } from '../shared/catalog/schema';
 import { ROUTES } from '../shared/http/routes';
 import { setLogSink } from '../shared/observability/request-log';
+import { DEFAULT_CONFIG } from './local/default-config';
+import { docsPages } from './local/docs-pages';
 import { ensureTables, localTableNames, startEmbeddedDynamo } from './local/embedded-dynamo';
 import { createLambdaHttpServer, type ProxyHandler } from './local/lambda-http';
 import { signedCurl } from './local/signed-curl';
 
-export const DEFAULT_CONFIG = path.join(__dirname, '..', 'config', 'demo.json');
+export { DEFAULT_CONFIG };
 
 export interface LocalServerOptions {
   configFile?: string;
@@ -91,17 +93,19 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     throw error;
   }
   const health = JSON.stringify({ status: 'ok', operations: [...handlers.keys()] });
+  let url = '';
   const server = createLambdaHttpServer({
     handlers,
-    pages: new Map([['/health', () => ({ contentType: 'application/json', body: health })]]),
+    pages: new Map([['/health', () => ({ contentType: 'application/json', body: health })], ...docsPages(() => url)]),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 3000, options.host ?? '127.0.0.1', () => resolve());
   });
   const { port } = server.address() as AddressInfo;
+  url = `http://${options.host ?? '127.0.0.1'}:${port}`;
   return {
-    url: `http://${options.host ?? '127.0.0.1'}:${port}`,
+    url,
     port,
     config,
     configFile,
@@ -133,10 +137,15 @@ export function firstRequestExample(server: LocalServer): string | undefined {
   return undefined;
 }
 
-async function main(): Promise<void> {
+/**
+ * The command line of `npm start` and `das serve`: parse the options, start, print where and how to call it,
+ * stop on SIGINT/SIGTERM. `command` is how the caller spelled the command, for the usage text.
+ */
+export async function runServe(args: string[] = process.argv.slice(2), command = 'npm start --'): Promise<void> {
   // The functions run on Node.js 22 in Lambda; on an older local Node the SDK's upgrade notice is noise.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
   const { values } = parseArgs({
+    args,
     options: {
       config: { type: 'string' },
       port: { type: 'string' },
@@ -147,7 +156,7 @@ async function main(): Promise<void> {
   });
   if (values.help) {
     process.stdout.write(
-      'Usage: npm start -- [--config <file>] [--port <n>] [--data-dir <dir>] [--quiet]\n' +
+      `Usage: ${command} [--config <file>] [--port <n>] [--data-dir <dir>] [--quiet]\n` +
         '  --config    configuration file (default: config/demo.json)\n' +
         '  --port      HTTP port (default: 3000)\n' +
         '  --data-dir  where records persist (default: .data); a fresh directory is a fresh store\n' +
@@ -171,6 +180,7 @@ async function main(): Promise<void> {
       `Configuration: ${server.configFile} (${server.config.applications.length} applications, ${server.config.datasets.length} datasets, ${server.config.queries?.length ?? 0} queries)`,
       `Records persist in ${path.resolve(values['data-dir'] ?? '.data')}`,
       `Health: curl ${server.url}/health`,
+      `API reference: ${server.url}/docs (OpenAPI document: ${server.url}/openapi.json)`,
       '',
       ...(example
         ? [
@@ -193,7 +203,7 @@ async function main(): Promise<void> {
 }
 
 if (require.main === module) {
-  main().catch((error: unknown) => {
+  runServe().catch((error: unknown) => {
     if (error instanceof ConfigError) process.stderr.write(`Configuration refused.\n${error.message}\n`);
     else process.stderr.write(`${(error as Error).message}\n`);
     process.exit(1);

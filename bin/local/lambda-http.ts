@@ -22,7 +22,7 @@ const FUNCTION_TIMEOUT_MS = 28_000;
 export interface LambdaHttpOptions {
   handlers: ReadonlyMap<string, ProxyHandler>;
   /** Extra GET endpoints of the local server (health, documents). */
-  pages?: ReadonlyMap<string, () => { contentType: string; body: string }>;
+  pages?: ReadonlyMap<string, () => { contentType: string; body: string | Buffer }>;
 }
 
 function envelope(status: number, errorCode: number, errorMsg: string) {

@@ -18,6 +18,7 @@ import {
   SignatureMismatchError,
   TimestampExpiredError,
 } from './errors';
+import { codeSchema } from './operation-schemas';
 import type { ApiEvent, ApiResult, ServiceContext } from './request-state';
 
 /** A token may be this far from the server clock, either way. */
@@ -45,7 +46,8 @@ function header(headers: Record<string, string>, name: string, required: boolean
 function bodyCode(body: Record<string, unknown>, name: string, headerName: string, headerValue: string): void {
   const value = body[name];
   if (value === undefined || value === null) throw new InvalidParameterError(`${name} is required in the request body`);
-  if (typeof value !== 'string' || !CODE_PATTERN.test(value)) {
+  // The same code schema describes appCode and datasetCode in the OpenAPI document.
+  if (!codeSchema.safeParse(value).success) {
     throw new InvalidParameterError(`${name} must be 1 to 64 letters, digits, "_" or "-"`);
   }
   if (value !== headerValue) throw new InvalidParameterError(`${name} in the body does not match header ${headerName}`);

@@ -1,5 +1,6 @@
 /** Reading `paramMap`, the business parameters of a data operation (contract §1). */
 import { InvalidParameterError } from '../http/errors';
+import { paramMapSchema } from '../http/operation-schemas';
 import { normalizeRecordId } from '../records/record-ids';
 
 /** `paramMap` as an object; absent is an empty object when `optional` (get-list), else 1001. */
@@ -9,8 +10,9 @@ export function readParamMap(body: Record<string, unknown>, optional = false): R
     if (optional) return {};
     throw new InvalidParameterError('paramMap is required');
   }
-  if (typeof value !== 'object' || Array.isArray(value))
-    throw new InvalidParameterError('paramMap must be a JSON object');
+  // The shape the OpenAPI document shows is the one checked here. The caller's object itself is kept: a
+  // parsed copy would rebuild it key by key, and a "__proto__" key would then change the copy's prototype.
+  if (!paramMapSchema.safeParse(value).success) throw new InvalidParameterError('paramMap must be a JSON object');
   return value as Record<string, unknown>;
 }
 

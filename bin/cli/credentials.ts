@@ -1,0 +1,77 @@
+/**
+ * Where `das sign`, `das token` and `das call` get an application's keys: --key/--secret (or the DAS_ACCESS_KEY
+ * and DAS_SIGNING_SECRET environment variables, which keep the secret out of the process list), else the local
+ * keys of the application in a configuration file (--config, default the demo configuration), as `npm start` uses.
+ */
+import { loadConfigFile } from '../../shared/catalog/load-config';
+import type { CatalogConfig } from '../../shared/catalog/schema';
+import { DEFAULT_CONFIG } from '../local/default-config';
+import { type CommandIo, UsageError } from './cli-io';
+
+export interface CredentialOptions {
+  app?: string | undefined;
+  key?: string | undefined;
+  secret?: string | undefined;
+  config?: string | undefined;
+}
+
+export interface Credentials {
+  appCode: string;
+  accessKey: string;
+  secret: string;
+  /** The configuration the keys came from, when they came from one. */
+  config?: CatalogConfig;
+}
+
+export const CREDENTIAL_HELP = [
+  '  --app <appCode>     the application (env DAS_APP_CODE; default: the first one with local keys in --config)',
+  '  --key <accessKey>   its access key (env DAS_ACCESS_KEY)',
+  '  --secret <secret>   its signing secret (env DAS_SIGNING_SECRET)',
+  '  --config <file>     without --key/--secret, take the local keys from this configuration',
+  '                      (default: config/demo.json)',
+].join('\n');
+
+export const CREDENTIAL_OPTIONS = {
+  app: { type: 'string' },
+  key: { type: 'string' },
+  secret: { type: 'string' },
+  config: { type: 'string' },
+} as const;
+
+export function resolveCredentials(options: CredentialOptions, io: CommandIo, helpCommand: string): Credentials {
+  // An empty variable counts as unset, as shells and CI systems often export them empty.
+  const appCode = options.app ?? (io.env.DAS_APP_CODE || undefined);
+  const accessKey = options.key ?? (io.env.DAS_ACCESS_KEY || undefined);
+  const secret = options.secret ?? (io.env.DAS_SIGNING_SECRET || undefined);
+  if (accessKey !== undefined || secret !== undefined) {
+    if (!appCode || !accessKey || !secret) {
+      throw new UsageError(
+        '--app, --key and --secret go together (or DAS_APP_CODE, DAS_ACCESS_KEY, DAS_SIGNING_SECRET)',
+        helpCommand,
+      );
+    }
+    return { appCode, accessKey, secret };
+  }
+  const file = options.config ?? DEFAULT_CONFIG;
+  const config = loadConfigFile(file);
+  const app = appCode
+    ? config.applications.find((a) => a.appCode === appCode)
+    : config.applications.find((a) => a.accessKey !== undefined);
+  if (!app) {
+    throw new UsageError(
+      appCode
+        ? `no application '${appCode}' in ${file}`
+        : `no application with local keys in ${file}; pass --key and --secret`,
+      helpCommand,
+    );
+  }
+  const localKey = Array.isArray(app.accessKey) ? app.accessKey[0] : app.accessKey;
+  const localSecret = app.signingSecret ?? config.defaultSigningSecret;
+  if (!localKey || !localSecret) {
+    throw new UsageError(
+      `application '${app.appCode}' has no local accessKey and signing secret in ${file}; pass --key and --secret`,
+      helpCommand,
+    );
+  }
+  return { appCode: app.appCode, accessKey: localKey, secret: localSecret, config };
+}

@@ -1,0 +1,350 @@
+/**
+ * TypeScript client of the data access service. No AWS dependency: plain `fetch`, so it runs in Node.js 20+
+ * and in browsers.
+ *
+ * - Server mode, `createClient({ baseUrl, appCode, accessKey, signingSecret })`: every request is signed with
+ *   the same module the service verifies with (`shared/auth/signature.ts`, loaded on first use because it
+ *   needs `node:crypto`).
+ * - Browser mode, `createClient({ baseUrl, appCode, token })`: the access key must never reach a browser, so a
+ *   trusted server mints `{token, timeStamp, expiresAt}` (`das token`, or `mintBrowserToken`) and the client
+ *   only sends it.
+ *
+ * Failure envelopes become typed errors (`./errors`); 4001 is retried with backoff, honouring `Retry-After`,
+ * a bounded number of times; each attempt is aborted after `timeoutMs` (30 s, as the interface spec advises).
+ */
+import type { SignatureInput } from '../shared/auth/signature';
+import type {
+  DataRecord,
+  GetListParams,
+  ListResult as ListResultShape,
+  SqlParamValue,
+  SqlResult as SqlResultShape,
+} from '../shared/http/operation-schemas';
+import { type OperationName, routeFor } from '../shared/http/routes';
+import { RequestTimeoutError, serviceCallError, TransportError } from './errors';
+
+export type { GetListParams, SortEntry, SqlParamValue } from '../shared/http/operation-schemas';
+export type { OperationName } from '../shared/http/routes';
+export * from './errors';
+
+/** A token minted by a trusted server for one application (and dataset), valid for 10 minutes. */
+export interface PreSignedToken {
+  token: string;
+  timeStamp: string | number;
+  /** Milliseconds since the epoch; informative, the service decides by `timeStamp`. */
+  expiresAt?: number;
+}
+
+/** What a browser's token provider is asked for: the signature covers the dataset code when one is sent. */
+export interface TokenRequest {
+  operation: OperationName;
+  appCode: string;
+  datasetCode: string | undefined;
+}
+
+export type TokenProvider = (request: TokenRequest) => PreSignedToken | Promise<PreSignedToken>;
+
+export interface RetryOptions {
+  /** Attempts in all, the first included (default 3). 1 turns retrying off. */
+  maxAttempts?: number;
+  /** First backoff when the answer has no `Retry-After` (default 500 ms), doubled each time, with jitter. */
+  baseDelayMs?: number;
+  /** The longest wait the client accepts; a longer `Retry-After` fails at once (default 60 s). */
+  maxDelayMs?: number;
+}
+
+interface CommonOptions {
+  /** e.g. `https://api.example.com` or `http://127.0.0.1:3000`. */
+  baseUrl: string;
+  appCode: string;
+  /** Per attempt (default 30 000 ms). */
+  timeoutMs?: number;
+  retry?: RetryOptions;
+  /** Another fetch (a proxy agent, a test double). */
+  fetch?: typeof fetch;
+  /** The clock the timestamps are taken from (server mode). */
+  now?: () => number;
+}
+
+export interface KeyClientOptions extends CommonOptions {
+  accessKey: string;
+  signingSecret: string;
+  token?: never;
+}
+
+export interface TokenClientOptions extends CommonOptions {
+  token: TokenProvider;
+  accessKey?: never;
+  signingSecret?: never;
+}
+
+export type ClientOptions = KeyClientOptions | TokenClientOptions;
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  /** Overrides the client's timeout for this call. */
+  timeoutMs?: number;
+}
+
+/** The system fields every record has, with the dataset's fields `F`. */
+export type RecordOf<F extends object = Record<string, unknown>> = F &
+  Pick<DataRecord, 'id' | 'gmt_create' | 'gmt_modified'>;
+
+export type ListResult<F extends object = Record<string, unknown>> = Omit<ListResultShape, 'tableData'> & {
+  tableData: RecordOf<F>[];
+};
+
+export type SqlResult<Row extends object = Record<string, unknown>> = Omit<SqlResultShape, 'execResult'> & {
+  execResult?: Row[];
+};
+
+/** A registered query: its `sqlCode`, or its numeric `id`. */
+export type QueryRef = string | number | { sqlCode: string } | { id: number };
+
+/** The envelope as received, success or failure, with what the HTTP layer said. */
+export interface ServiceResponse {
+  httpStatus: number;
+  requestId: string | undefined;
+  headers: Headers;
+  envelope: {
+    success: boolean;
+    msg: string | null;
+    data: unknown;
+    errorCode?: number;
+    errorMsg?: string;
+  };
+}
+
+export interface DataAccessClient {
+  getList<F extends object = Record<string, unknown>>(
+    datasetCode: string,
+    params?: GetListParams,
+    options?: CallOptions,
+  ): Promise<ListResult<F>>;
+  getOne<F extends object = Record<string, unknown>>(
+    datasetCode: string,
+    id: string | number,
+    options?: CallOptions,
+  ): Promise<RecordOf<F>>;
+  create<F extends object = Record<string, unknown>>(
+    datasetCode: string,
+    fields: Partial<F>,
+    options?: CallOptions,
+  ): Promise<RecordOf<F>>;
+  update<F extends object = Record<string, unknown>>(
+    datasetCode: string,
+    id: string | number,
+    changes: Partial<F>,
+    options?: CallOptions,
+  ): Promise<RecordOf<F>>;
+  /** A failed SQL statement is not an error: it answers `execSuccess: false` with `execError`. */
+  executeSql<Row extends object = Record<string, unknown>>(
+    query: QueryRef,
+    params?: Record<string, SqlParamValue>,
+    options?: CallOptions & { datasetCode?: string },
+  ): Promise<SqlResult<Row>>;
+  /**
+   * Send a body as it is (the `appCode` is filled in) and answer the envelope, failure included; retries and
+   * the timeout apply. What the typed methods and `das call` are built on.
+   */
+  send(
+    operation: OperationName,
+    body: Record<string, unknown>,
+    options?: CallOptions & { datasetCode?: string },
+  ): Promise<ServiceResponse>;
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000;
+const DEFAULT_RETRY: Required<RetryOptions> = { maxAttempts: 3, baseDelayMs: 500, maxDelayMs: 60_000 };
+const RATE_LIMITED = 4001;
+
+type Signer = (input: SignatureInput, secret: string) => string;
+let signer: Promise<Signer> | undefined;
+
+/** The service's own signing module, loaded only in server mode so browser bundles never evaluate node:crypto. */
+function loadSigner(): Promise<Signer> {
+  signer ??= import('../shared/auth/signature').then((module) => module.signRequest);
+  return signer;
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    function onAbort() {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** `Retry-After` in seconds (the service's form) or as an HTTP date; undefined when absent or unreadable. */
+function retryAfterMs(value: string | null, now: number): number | undefined {
+  if (value === null || value.trim() === '') return undefined;
+  if (/^\d+(\.\d+)?$/.test(value.trim())) return Number(value) * 1000;
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+function isEnvelope(value: unknown): value is ServiceResponse['envelope'] {
+  return value !== null && typeof value === 'object' && typeof (value as { success?: unknown }).success === 'boolean';
+}
+
+export function createClient(options: ClientOptions): DataAccessClient {
+  const baseUrl = options.baseUrl.replace(/\/+$/, '');
+  const fetchImpl = options.fetch ?? globalThis.fetch;
+  const now = options.now ?? Date.now;
+  const retry = { ...DEFAULT_RETRY, ...options.retry };
+  if (!fetchImpl) throw new Error('no fetch available: pass options.fetch');
+  if (!options.token && !(options.accessKey && options.signingSecret)) {
+    throw new Error('createClient needs accessKey and signingSecret (server mode) or token (browser mode)');
+  }
+
+  async function signedHeaders(operation: OperationName, datasetCode: string | undefined) {
+    let timeStamp: string;
+    let token: string;
+    if (options.token) {
+      const minted = await options.token({ operation, appCode: options.appCode, datasetCode });
+      timeStamp = String(minted.timeStamp);
+      token = minted.token;
+    } else {
+      timeStamp = String(now());
+      const sign = await loadSigner();
+      token = sign(
+        { accessKey: options.accessKey, appCode: options.appCode, datasetCode, timeStamp },
+        options.signingSecret,
+      );
+    }
+    const headers: Record<string, string> = {
+      'Content-Type': 'application/json',
+      'X-Time-Stamp': timeStamp,
+      'X-App-Code': options.appCode,
+      'X-Token': token,
+    };
+    if (datasetCode) headers['X-Dataset-Code'] = datasetCode;
+    return headers;
+  }
+
+  /** One HTTP exchange, aborted after the timeout (the body read included). */
+  async function attempt(
+    url: string,
+    init: RequestInit,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): Promise<ServiceResponse> {
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    const forwardAbort = () => controller.abort(signal?.reason);
+    if (signal?.aborted) forwardAbort();
+    signal?.addEventListener('abort', forwardAbort, { once: true });
+    try {
+      const response = await fetchImpl(url, { ...init, signal: controller.signal });
+      const text = await response.text();
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+      if (!isEnvelope(parsed)) {
+        throw new TransportError(
+          `${url} answered HTTP ${response.status} without a service envelope: ${text.slice(0, 200)}`,
+          response.status,
+        );
+      }
+      return {
+        httpStatus: response.status,
+        requestId: response.headers.get('x-request-id') ?? undefined,
+        headers: response.headers,
+        envelope: parsed,
+      };
+    } catch (error) {
+      if (timedOut) throw new RequestTimeoutError(timeoutMs);
+      if (error instanceof TransportError || signal?.aborted) throw error;
+      throw new TransportError(`request to ${url} failed: ${(error as Error).message}`, undefined, { cause: error });
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', forwardAbort);
+    }
+  }
+
+  async function send(
+    operation: OperationName,
+    body: Record<string, unknown>,
+    callOptions: CallOptions & { datasetCode?: string } = {},
+  ): Promise<ServiceResponse> {
+    const route = routeFor(operation);
+    const datasetCode =
+      callOptions.datasetCode ?? (typeof body.datasetCode === 'string' ? body.datasetCode : undefined);
+    const payload = JSON.stringify({ appCode: options.appCode, ...body });
+    const timeoutMs = callOptions.timeoutMs ?? options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const attempts = Math.max(1, Math.floor(retry.maxAttempts));
+    for (let n = 1; ; n += 1) {
+      // Signed afresh each time: a retry may come minutes later, and the token is bound to its timestamp.
+      const headers = await signedHeaders(operation, datasetCode);
+      const response = await attempt(
+        `${baseUrl}${route.path}`,
+        { method: route.method, headers, body: payload },
+        timeoutMs,
+        callOptions.signal,
+      );
+      if (response.envelope.success || response.envelope.errorCode !== RATE_LIMITED || n >= attempts) return response;
+      const asked = retryAfterMs(response.headers.get('retry-after'), Date.now());
+      const backoff = retry.baseDelayMs * 2 ** (n - 1) * (0.5 + Math.random() / 2);
+      const delay = asked ?? Math.min(backoff, retry.maxDelayMs);
+      // Waiting longer than the caller allows helps nobody: hand the 4001 back now.
+      if (delay > retry.maxDelayMs) return response;
+      await sleep(delay, callOptions.signal);
+    }
+  }
+
+  /** The data of a success envelope; the typed error of a failure. */
+  function unwrap<T>(response: ServiceResponse): T {
+    const { envelope } = response;
+    if (envelope.success) return envelope.data as T;
+    const retryAfter = response.headers.get('retry-after');
+    throw serviceCallError({
+      errorCode: typeof envelope.errorCode === 'number' ? envelope.errorCode : Number.NaN,
+      errorMsg: envelope.errorMsg ?? 'the service answered a failure without a message',
+      httpStatus: response.httpStatus,
+      requestId: response.requestId,
+      retryAfterSeconds: retryAfter !== null && /^\d+$/.test(retryAfter) ? Number(retryAfter) : undefined,
+    });
+  }
+
+  async function dataCall<T>(
+    operation: OperationName,
+    datasetCode: string,
+    paramMap: object | undefined,
+    callOptions: CallOptions | undefined,
+  ): Promise<T> {
+    const body = paramMap === undefined ? { datasetCode } : { datasetCode, paramMap };
+    return unwrap<T>(await send(operation, body, { ...callOptions, datasetCode }));
+  }
+
+  return {
+    getList: (datasetCode, params, callOptions) => dataCall('get-list', datasetCode, params ?? {}, callOptions),
+    getOne: (datasetCode, id, callOptions) => dataCall('get-one', datasetCode, { id }, callOptions),
+    create: (datasetCode, fields, callOptions) => dataCall('create', datasetCode, fields, callOptions),
+    update: (datasetCode, id, changes, callOptions) => dataCall('update', datasetCode, { ...changes, id }, callOptions),
+    async executeSql(query, params, callOptions = {}) {
+      const ref = typeof query === 'string' ? { sqlCode: query } : typeof query === 'number' ? { id: query } : query;
+      const body: Record<string, unknown> = { ...ref };
+      if (params !== undefined) body.params = params;
+      if (callOptions.datasetCode) body.datasetCode = callOptions.datasetCode;
+      return unwrap(await send('execute-sql', body, callOptions));
+    },
+    send,
+  };
+}
