@@ -3,7 +3,7 @@ import { withDerivedAttributes } from '../records/index-attributes';
 import { itemSize, MAX_RECORD_BYTES, recordTooLargeError, toApiRecord, validateChanges } from '../records/record-codec';
 import { newRecordId } from '../records/record-ids';
 import { formatTimestamp } from '../records/timestamps';
-import { assertWritable, visibleFields } from './grant-scope';
+import { assertCreateInScope, assertWritable, rowScope, visibleFields } from './grant-scope';
 import { dataContext, type Operation } from './operation';
 import { readParamMap } from './param-map';
 
@@ -21,6 +21,7 @@ export const createOperation: Operation = {
     const derived = withDerivedAttributes(dataset, id, changes, 'create');
     const fields = { ...derived.set, gmt_create: timestamp, gmt_modified: timestamp };
     if (itemSize(fields) > MAX_RECORD_BYTES) throw recordTooLargeError();
+    assertCreateInScope(rowScope(grant, dataset), { ...fields, id }, application.appCode, dataset.datasetCode);
     const item = await ports.records.create(dataset.datasetCode, id, fields, capacity);
     return toApiRecord(dataset, item, visibleFields(grant));
   },

@@ -3,7 +3,7 @@ import { DataNotFoundError, InvalidParameterError } from '../http/errors';
 import { withDerivedAttributes } from '../records/index-attributes';
 import { toApiRecord, validateChanges } from '../records/record-codec';
 import { formatTimestamp } from '../records/timestamps';
-import { assertWritable, visibleFields } from './grant-scope';
+import { assertWritable, rowScope, updateScopeCondition, visibleFields } from './grant-scope';
 import { dataContext, type Operation } from './operation';
 import { readParamMap, readRecordId } from './param-map';
 
@@ -21,7 +21,15 @@ export const updateOperation: Operation = {
     const modifiedAt = formatTimestamp(new Date(now()), catalog.timeZone);
     // Index keys and lower-cased shadows change in the same UpdateItem as the fields they derive from.
     const derived = withDerivedAttributes(dataset, id, changes, 'update');
-    const item = await ports.records.update(dataset.datasetCode, id, derived, modifiedAt, capacity);
+    const condition = updateScopeCondition(
+      rowScope(grant, dataset),
+      { ...derived.set, gmt_modified: modifiedAt },
+      new Set([...Object.keys(changes.set), ...changes.remove, 'gmt_modified']),
+      application.appCode,
+      dataset.datasetCode,
+    );
+    // Not found covers a row outside the caller's scope too: its existence is not revealed.
+    const item = await ports.records.update(dataset.datasetCode, id, derived, modifiedAt, capacity, condition);
     if (!item) throw new DataNotFoundError(`record '${id}' not found in dataset '${dataset.datasetCode}'`);
     return toApiRecord(dataset, item, visibleFields(grant));
   },

@@ -14,6 +14,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { CapacityMeter } from '../observability/capacity-meter';
+import type { CompiledExpression } from './filter-expression';
 import type { RecordChanges, RecordItem } from './record-codec';
 import { recordTooLargeError } from './record-codec';
 import { datasetCounterKey, datasetPartitionKey, RecordAttr } from './table-definitions';
@@ -128,7 +129,8 @@ export class RecordStore {
 
   /**
    * Apply a partial update as one conditional UpdateItem: SET the fields sent, REMOVE the ones sent as null,
-   * refresh gmt_modified, on the condition that the record exists. `undefined` when it does not.
+   * refresh gmt_modified, on the condition that the record exists (and matches `scope`, a caller's row filter).
+   * `undefined` when it does not.
    */
   async update(
     datasetCode: string,
@@ -136,9 +138,10 @@ export class RecordStore {
     changes: RecordChanges,
     modifiedAt: string,
     meter: CapacityMeter,
+    scope?: CompiledExpression,
   ): Promise<RecordItem | undefined> {
-    const names: Record<string, string> = { '#sk': RecordAttr.sortKey, '#modified': 'gmt_modified' };
-    const values: Record<string, unknown> = { ':modified': modifiedAt };
+    const names: Record<string, string> = { '#sk': RecordAttr.sortKey, '#modified': 'gmt_modified', ...scope?.names };
+    const values: Record<string, unknown> = { ':modified': modifiedAt, ...scope?.values };
     const sets = ['#modified = :modified'];
     const removes: string[] = [];
     Object.entries(changes.set).forEach(([name, value], i) => {
@@ -156,7 +159,9 @@ export class RecordStore {
           TableName: this.table,
           Key: this.key(datasetCode, id),
           UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
-          ConditionExpression: 'attribute_exists(#sk)',
+          ConditionExpression: scope?.expression
+            ? `attribute_exists(#sk) AND (${scope.expression})`
+            : 'attribute_exists(#sk)',
           ExpressionAttributeNames: names,
           ExpressionAttributeValues: values,
           ReturnValues: 'ALL_NEW',

@@ -141,3 +141,91 @@ describe('the unrestricted application', () => {
     expect(res.body.data.region).toBe('US');
   });
 });
+
+describe('rowFilter', () => {
+  it('answers 2002 for get-one of a row outside the scope, as for a missing one', async () => {
+    const res = await harness.getOne('orders', usOrder.id, { app: LIMITED });
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({
+      success: false,
+      msg: null,
+      data: null,
+      errorCode: 2002,
+      errorMsg: `record '${usOrder.id}' not found in dataset 'orders'`,
+    });
+  });
+
+  it('answers 2002 for an update of a row outside the scope and changes nothing', async () => {
+    const res = await harness.update('orders', { id: usOrder.id, status: 'paid' }, { app: LIMITED });
+    expect(res.status).toBe(404);
+    expect(res.body.errorCode).toBe(2002);
+    expect((await harness.getOne('orders', usOrder.id, { app: FULL })).body.data.status).toBe('new');
+  });
+
+  it('answers 2002 for an update that would move a row into the scope from outside it', async () => {
+    const res = await harness.update('orders', { id: usOrder.id, region: 'EU' }, { app: LIMITED });
+    expect(res.body.errorCode).toBe(2002);
+    expect((await harness.getOne('orders', usOrder.id, { app: FULL })).body.data.region).toBe('US');
+  });
+
+  it('refuses with 1006 an update that would move a row out of the scope, and changes nothing', async () => {
+    const created = await harness.create('orders', { customer: 'c-move', region: 'EU' }, { app: FULL });
+    const res = await harness.update('orders', { id: created.body.data.id, region: 'US' }, { app: LIMITED });
+    expect(res.status).toBe(403);
+    expect(res.body.errorMsg).toBe(
+      "the record would be outside the rows application 'app-limited' may write in dataset 'orders'",
+    );
+    expect((await harness.getOne('orders', created.body.data.id, { app: FULL })).body.data.region).toBe('EU');
+  });
+
+  it('refuses with 1006 a create outside the scope and writes nothing', async () => {
+    const before = (await harness.getList('orders', {}, { app: FULL })).body.data.paging.totalCount;
+    const outside = await harness.create('orders', { customer: 'c-us2', region: 'US' }, { app: LIMITED });
+    expect(outside.status).toBe(403);
+    expect(outside.body.errorMsg).toBe(
+      "the record would be outside the rows application 'app-limited' may write in dataset 'orders'",
+    );
+    const noRegion = await harness.create('orders', { customer: 'c-none' }, { app: LIMITED });
+    expect(noRegion.body.errorCode).toBe(1006);
+    expect((await harness.getList('orders', {}, { app: FULL })).body.data.paging.totalCount).toBe(before);
+  });
+
+  it('lets the scoped application update a row inside it', async () => {
+    const created = await harness.create('orders', { customer: 'c-in', region: 'EU', status: 'new' }, { app: FULL });
+    const res = await harness.update('orders', { id: created.body.data.id, status: 'shipped' }, { app: LIMITED });
+    expect(res.status).toBe(200);
+    expect(res.body.data.status).toBe('shipped');
+  });
+
+  it('never lets an update escape the scope while another application moves the row out of it', async () => {
+    // The unrestricted application moves rows to the US while the scoped one updates them: whatever the
+    // interleaving, a row the scoped application changed must still have been in the EU when it changed it.
+    const rows = await Promise.all(
+      Array.from({ length: 10 }, (_, k) =>
+        harness.create('orders', { customer: `race-${k}`, region: 'EU', status: 'new' }, { app: FULL }),
+      ),
+    );
+    const ids: string[] = rows.map((r) => r.body.data.id);
+    const results = await Promise.all(
+      ids.flatMap((id) => [
+        harness.update('orders', { id, region: 'US' }, { app: FULL }),
+        harness.update('orders', { id, status: 'paid' }, { app: LIMITED }),
+      ]),
+    );
+    for (let k = 0; k < ids.length; k += 1) {
+      const mover = results[2 * k];
+      const scoped = results[2 * k + 1];
+      expect(mover?.status).toBe(200);
+      expect([200, 404]).toContain(scoped?.status);
+      const final = (await harness.getOne('orders', ids[k], { app: FULL })).body.data;
+      expect(final.region).toBe('US');
+      // Applied: the scoped update happened before the move (its answer shows the row still in the EU).
+      if (scoped?.status === 200) {
+        expect(scoped.body.data).toMatchObject({ region: 'EU', status: 'paid' });
+        expect(final.status).toBe('paid');
+      } else {
+        expect(final.status).toBe('new');
+      }
+    }
+  });
+});
