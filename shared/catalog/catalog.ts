@@ -82,7 +82,7 @@ export class Catalog {
   }
 }
 
-function toDataset(config: DatasetConfig): Dataset {
+export function toDataset(config: DatasetConfig): Dataset {
   return {
     datasetCode: config.datasetCode,
     appCode: config.appCode,

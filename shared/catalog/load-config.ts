@@ -1,5 +1,8 @@
 /** Reading and validating a configuration file; a wrong one is refused with every problem, by path. */
 import { readFileSync } from 'node:fs';
+import { ServiceError } from '../http/errors';
+import { parseRowFilter } from '../records/filter-parser';
+import { toDataset } from './catalog';
 import { type CatalogConfig, catalogConfigSchema } from './schema';
 
 export interface ConfigProblem {
@@ -27,10 +30,36 @@ function formatPath(path: readonly PropertyKey[]): string {
   return out === '' ? '(root)' : out;
 }
 
+/**
+ * Each grant's row filter read as get-list reads filters (suffixes the field's type supports, values of the
+ * field's type), so a filter that could never be applied is refused at load rather than failing requests.
+ */
+function rowFilterProblems(config: CatalogConfig): ConfigProblem[] {
+  const datasets = new Map(config.datasets.map((d) => [d.datasetCode, toDataset(d)]));
+  const problems: ConfigProblem[] = [];
+  config.applications.forEach((app, i) => {
+    app.grants?.forEach((grant, j) => {
+      const dataset = datasets.get(grant.datasetCode);
+      if (!grant.rowFilter || !dataset) return;
+      try {
+        parseRowFilter(grant.rowFilter, dataset);
+      } catch (error) {
+        if (!(error instanceof ServiceError)) throw error;
+        problems.push({ path: `applications[${i}].grants[${j}].rowFilter`, message: error.message });
+      }
+    });
+  });
+  return problems;
+}
+
 /** Validate a parsed configuration; throws `ConfigError` listing every problem. */
 export function parseConfig(value: unknown, source = 'configuration'): CatalogConfig {
   const result = catalogConfigSchema.safeParse(value);
-  if (result.success) return result.data;
+  if (result.success) {
+    const problems = rowFilterProblems(result.data);
+    if (problems.length > 0) throw new ConfigError(source, problems);
+    return result.data;
+  }
   const problems = result.error.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.message }));
   throw new ConfigError(source, problems);
 }

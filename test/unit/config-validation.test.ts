@@ -155,6 +155,24 @@ describe('configuration validation', () => {
     expect(problems.map((p) => p.path)).toContain(expectedPath);
   });
 
+  it.each([
+    [{ placed_start: true }, "placed_start: _start is not supported for the boolean field 'placed'"],
+    [{ status: 'refunded' }, "status: field 'status' expects one of: new, paid"],
+    [{ customer_in: [] }, 'customer_in: expects a non-empty array of values'],
+  ])('refuses the row filter %j, which could never apply', (rowFilter, message) => {
+    const problems = problemsOf((c: Loose) => {
+      c.datasets[0].fields.push({ name: 'placed', type: 'boolean' });
+      c.applications[0].grants[0].rowFilter = rowFilter;
+    });
+    expect(problems).toEqual([{ path: 'applications[0].grants[0].rowFilter', message }]);
+  });
+
+  it('accepts a row filter get-list could apply', () => {
+    expect(
+      problemsOf((c: Loose) => Object.assign(c.applications[0].grants[0], { rowFilter: { status_like: 'pa' } })),
+    ).toEqual([]);
+  });
+
   it('lists every problem at once, each with its path and message', () => {
     const problems = problemsOf((c: Loose) => {
       c.datasets[0].fields[0].type = 'money';
