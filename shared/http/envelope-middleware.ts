@@ -83,7 +83,7 @@ export function envelope(options: EnvelopeOptions): middy.MiddlewareObj<ApiEvent
         readUnits: state.capacity.readUnits,
         writeUnits: state.capacity.writeUnits,
         extraMetrics: state.extraMetrics,
-        detail: cause ? describeCause(cause) : undefined,
+        detail: { ...state.logDetail, ...(cause ? describeCause(cause) : {}) },
       },
       options.metricNamespace,
     );

@@ -25,6 +25,8 @@ export interface RequestState {
   responseHeaders: Record<string, string>;
   /** Extra metrics for the request's log line (e.g. `sqlDurationMs`). */
   extraMetrics: Record<string, number>;
+  /** Extra log-only facts for the request's line (never caller data). */
+  logDetail: Record<string, string>;
   /** Work to run when the request ends, whatever the outcome (e.g. releasing a concurrency lease). */
   cleanups: (() => Promise<void>)[];
 }
@@ -40,6 +42,7 @@ export function newRequestState(route: RouteDefinition, requestId: string, start
     headers: {},
     responseHeaders: { 'X-Request-Id': requestId },
     extraMetrics: {},
+    logDetail: {},
     cleanups: [],
   };
 }

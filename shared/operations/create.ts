@@ -3,6 +3,7 @@ import { withDerivedAttributes } from '../records/index-attributes';
 import { itemSize, MAX_RECORD_BYTES, recordTooLargeError, toApiRecord, validateChanges } from '../records/record-codec';
 import { newRecordId } from '../records/record-ids';
 import { formatTimestamp } from '../records/timestamps';
+import { recordDatasetWrite } from './dataset-version';
 import { assertCreateInScope, assertWritable, rowScope, visibleFields } from './grant-scope';
 import { dataContext, type Operation } from './operation';
 import { readParamMap } from './param-map';
@@ -23,6 +24,7 @@ export const createOperation: Operation = {
     if (itemSize(fields) > MAX_RECORD_BYTES) throw recordTooLargeError();
     assertCreateInScope(rowScope(grant, dataset), { ...fields, id }, application.appCode, dataset.datasetCode);
     const item = await ports.records.create(dataset.datasetCode, id, fields, capacity);
+    await recordDatasetWrite(dataContext(context));
     return toApiRecord(dataset, item, visibleFields(grant));
   },
 };

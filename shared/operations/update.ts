@@ -3,6 +3,7 @@ import { DataNotFoundError, InvalidParameterError } from '../http/errors';
 import { withDerivedAttributes } from '../records/index-attributes';
 import { toApiRecord, validateChanges } from '../records/record-codec';
 import { formatTimestamp } from '../records/timestamps';
+import { recordDatasetWrite } from './dataset-version';
 import { assertWritable, rowScope, updateScopeCondition, visibleFields } from './grant-scope';
 import { dataContext, type Operation } from './operation';
 import { readParamMap, readRecordId } from './param-map';
@@ -31,6 +32,7 @@ export const updateOperation: Operation = {
     // Not found covers a row outside the caller's scope too: its existence is not revealed.
     const item = await ports.records.update(dataset.datasetCode, id, derived, modifiedAt, capacity, condition);
     if (!item) throw new DataNotFoundError(`record '${id}' not found in dataset '${dataset.datasetCode}'`);
+    await recordDatasetWrite(dataContext(context));
     return toApiRecord(dataset, item, visibleFields(grant));
   },
 };

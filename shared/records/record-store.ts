@@ -17,7 +17,7 @@ import type { CapacityMeter } from '../observability/capacity-meter';
 import type { CompiledExpression } from './filter-expression';
 import type { RecordChanges, RecordItem } from './record-codec';
 import { recordTooLargeError } from './record-codec';
-import { datasetCounterKey, datasetPartitionKey, RecordAttr } from './table-definitions';
+import { datasetCounterKey, datasetPartitionKey, datasetVersionKey, RecordAttr } from './table-definitions';
 import type { KeyInterval } from './value-encoding';
 
 /** A position to continue a read from (DynamoDB's LastEvaluatedKey). */
@@ -60,12 +60,6 @@ export class ReadCapExceeded extends Error {
 /** BatchGetItem takes at most 100 keys per call. */
 const BATCH_GET_SIZE = 100;
 const MAX_BATCH_ATTEMPTS = 8;
-
-export interface PageRequest {
-  /** Records to pass over before the page. */
-  offset: number;
-  limit: number;
-}
 
 export interface RecordStoreOptions {
   /**
@@ -180,44 +174,36 @@ export class RecordStore {
     }
   }
 
-  /** A page of a dataset's records, newest first (ids are time-ordered, so this is a reverse Query). */
-  async listNewestFirst(datasetCode: string, page: PageRequest, meter: CapacityMeter): Promise<RecordItem[]> {
-    const items: RecordItem[] = [];
-    let toSkip = page.offset;
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const want = toSkip + page.limit - items.length;
-      const result = await this.client.send(
-        new QueryCommand({
-          ...this.partitionQuery(datasetCode),
-          ScanIndexForward: false,
-          Limit: Math.min(want, 1000),
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      meter.addRead(result.ConsumedCapacity);
-      for (const item of result.Items ?? []) {
-        if (toSkip > 0) toSkip -= 1;
-        else if (items.length < page.limit) items.push(item);
-      }
-      startKey = result.LastEvaluatedKey;
-    } while (startKey && items.length < page.limit);
-    return items;
+  /**
+   * Count one more write of a dataset (custom SQL's cache key). Called after the record write: a failure in
+   * between leaves the version behind, which the cache's maximum age bounds.
+   */
+  async bumpVersion(datasetCode: string, meter: CapacityMeter): Promise<void> {
+    const result = await this.client.send(
+      new UpdateCommand({
+        TableName: this.table,
+        Key: datasetVersionKey(datasetCode),
+        UpdateExpression: 'ADD #version :one',
+        ExpressionAttributeNames: { '#version': 'version' },
+        ExpressionAttributeValues: { ':one': 1 },
+        ReturnConsumedCapacity: 'TOTAL',
+      }),
+    );
+    meter.addWrite(result.ConsumedCapacity);
   }
 
-  /** The exact number of records of a dataset. */
-  async count(datasetCode: string, meter: CapacityMeter): Promise<number> {
-    let count = 0;
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const result = await this.client.send(
-        new QueryCommand({ ...this.partitionQuery(datasetCode), Select: 'COUNT', ExclusiveStartKey: startKey }),
-      );
-      meter.addRead(result.ConsumedCapacity);
-      count += result.Count ?? 0;
-      startKey = result.LastEvaluatedKey;
-    } while (startKey);
-    return count;
+  /** The dataset's write count (0 before the first write), read consistently so a caller sees its own writes. */
+  async readVersion(datasetCode: string, meter: CapacityMeter): Promise<number> {
+    const result = await this.client.send(
+      new GetCommand({
+        TableName: this.table,
+        Key: datasetVersionKey(datasetCode),
+        ConsistentRead: true,
+        ReturnConsumedCapacity: 'TOTAL',
+      }),
+    );
+    meter.addRead(result.ConsumedCapacity);
+    return (result.Item?.version as number | undefined) ?? 0;
   }
 
   /**
@@ -417,16 +403,6 @@ export class RecordStore {
       if (!(error instanceof ConditionalCheckFailedException)) throw error;
       meter.writeUnits += 1;
     }
-  }
-
-  private partitionQuery(datasetCode: string): QueryCommandInput {
-    return {
-      TableName: this.table,
-      KeyConditionExpression: '#pk = :pk',
-      ExpressionAttributeNames: { '#pk': RecordAttr.partitionKey },
-      ExpressionAttributeValues: { ':pk': datasetPartitionKey(datasetCode) },
-      ReturnConsumedCapacity: 'TOTAL',
-    };
   }
 }
 

@@ -94,6 +94,14 @@ export function datasetPartitionKey(datasetCode: string): string {
  * The key of a dataset's record-count checkpoint. It lives in a partition of its own, so that it never shows
  * up in a read of the dataset's records.
  */
+/**
+ * The item whose `version` every write of a dataset read by custom SQL bumps: loaded copies of the dataset
+ * (custom SQL's cache) are reused while it is unchanged.
+ */
+export function datasetVersionKey(datasetCode: string): Record<string, string> {
+  return { [RecordAttr.partitionKey]: `meta#${datasetPartitionKey(datasetCode)}`, [RecordAttr.sortKey]: 'version' };
+}
+
 export function datasetCounterKey(datasetCode: string): Record<string, string> {
   return {
     [RecordAttr.partitionKey]: `meta#${datasetPartitionKey(datasetCode)}`,

@@ -54,10 +54,18 @@ export interface DatasetCacheOptions {
   rowBudget?: number;
   /** Most rows kept in the cache; least recently used tables go first. Default 400,000. */
   maxCachedRows?: number;
+  /**
+   * How long a loaded table is used at most, whatever its version says. The version is bumped after each record
+   * write; should an invocation die between the two, this bounds how long the cache can miss that write.
+   * Default 5 minutes.
+   */
+  maxAgeMs?: number;
+  now?: () => number;
 }
 
 interface Entry {
   version: string;
+  loadedAt: number;
   table: EngineTable;
 }
 
@@ -69,9 +77,14 @@ export class DatasetCache {
   private readonly loading = new Map<string, Promise<EngineTable>>();
   private rowsHeld = 0;
 
+  private readonly maxAgeMs: number;
+  private readonly now: () => number;
+
   constructor(options: DatasetCacheOptions = {}) {
     this.rowBudget = options.rowBudget ?? 200_000;
     this.maxCachedRows = options.maxCachedRows ?? 400_000;
+    this.maxAgeMs = options.maxAgeMs ?? 5 * 60_000;
+    this.now = options.now ?? Date.now;
   }
 
   /** Rows held in the cache now. */
@@ -103,7 +116,10 @@ export class DatasetCache {
         view,
         viewKey,
         version,
-        cached: version !== undefined && entry?.version === version ? entry : undefined,
+        cached:
+          version !== undefined && entry?.version === version && this.now() - entry.loadedAt < this.maxAgeMs
+            ? entry
+            : undefined,
       };
     });
     let used = 0;
@@ -173,9 +189,10 @@ export class DatasetCache {
       rows: records.map((record) => toTableRow(view.fields, record)),
     };
     if (version === undefined) return table;
-    // The key tells the engine it may keep this table loaded: same dataset, view and version, same rows.
-    table.key = `${view.datasetCode}@${version}#${digest(viewKey)}`;
-    this.store(viewKey, { version, table });
+    // The key tells the engine it may keep this table loaded: same dataset, view, version and load, same rows.
+    const loadedAt = this.now();
+    table.key = `${view.datasetCode}@${version}.${loadedAt}#${digest(viewKey)}`;
+    this.store(viewKey, { version, loadedAt, table });
     return table;
   }
 

@@ -2,15 +2,17 @@
  * The dataset row source over the record store: what custom SQL loads into its engine. Built per request, so
  * that the reads count against that request's capacity (its log line and metrics).
  *
- * Two things the record store cannot do yet shape this adapter, and both fail safe:
- * - it keeps no per-dataset version that writes bump, so `version` answers "unknown" and every query reads
- *   its datasets afresh (correct, never stale, but uncached: the cost of a partition read per query);
- * - it cannot apply a grant's row filter, so a dataset reached through a grant with a `rowFilter` is refused
- *   (1006) rather than loaded whole, which would show the query rows get-list hides.
+ * - `version` is the dataset's write count, bumped by every create and update of a dataset some query reads;
+ *   the cache reuses a loaded table while it is unchanged.
+ * - `readRows` reads the dataset's partition with the grant's row filter as the query's FilterExpression, so
+ *   the engine only ever holds the rows get-list would show this caller.
  */
 import type { Catalog } from '../catalog/catalog';
-import { AccessDeniedError, DatasetNotFoundError } from '../http/errors';
+import { DatasetNotFoundError } from '../http/errors';
 import type { CapacityMeter } from '../observability/capacity-meter';
+import { compileFilterExpression } from '../records/filter-expression';
+import { matchesFilter } from '../records/filter-matcher';
+import { parseRowFilter } from '../records/filter-parser';
 import { toApiRecord } from '../records/record-codec';
 import type { RecordStore } from '../records/record-store';
 import type { DatasetRecord, DatasetRowSource, ReadRowsRequest } from './dataset-cache';
@@ -22,20 +24,29 @@ export class RecordStoreRowSource implements DatasetRowSource {
     private readonly meter: CapacityMeter,
   ) {}
 
-  async version(): Promise<undefined> {
-    return undefined;
+  version(datasetCode: string): Promise<number> {
+    return this.records.readVersion(datasetCode, this.meter);
   }
 
   async readRows(datasetCode: string, request: ReadRowsRequest): Promise<readonly DatasetRecord[]> {
-    if (request.rowFilter && Object.keys(request.rowFilter).length > 0) {
-      throw new AccessDeniedError(
-        `custom SQL cannot read dataset '${datasetCode}' through a grant with a row filter; use get-list`,
-      );
-    }
     const dataset = this.catalog.dataset(datasetCode);
     if (!dataset) throw new DatasetNotFoundError(datasetCode);
-    const items = await this.records.listNewestFirst(datasetCode, { offset: 0, limit: request.limit }, this.meter);
+    const scope = request.rowFilter ? parseRowFilter(request.rowFilter, dataset) : undefined;
+    const filter = scope ? compileFilterExpression(scope) : undefined;
+    const { items } = await this.records.queryPartition(
+      datasetCode,
+      {
+        direction: 'asc',
+        limit: request.limit,
+        ...(filter?.expression
+          ? { filter: { expression: filter.expression, names: filter.names, values: filter.values } }
+          : {}),
+      },
+      this.meter,
+    );
+    // An inexact expression selects a superset; the matcher has the last word (a row filter compiles exactly).
+    const rows = scope && filter && !filter.exact ? items.filter((item) => matchesFilter(item, scope)) : items;
     const visible = new Set(request.fields);
-    return items.map((item) => toApiRecord(dataset, item, visible));
+    return rows.map((item) => toApiRecord(dataset, item, visible));
   }
 }

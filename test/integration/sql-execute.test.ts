@@ -26,7 +26,7 @@ const config = {
         { datasetCode: 'orders', operations: ['read', 'create'] },
         { datasetCode: 'customers', operations: ['read', 'create'] },
         { datasetCode: 'staff', operations: ['read'], readFields: ['name', 'dept'] },
-        { datasetCode: 'regional', operations: ['read'], rowFilter: { region: 'EU' } },
+        { datasetCode: 'regional', operations: ['read'], readFields: ['region'], rowFilter: { region: 'EU' } },
       ],
     },
     {
@@ -66,7 +66,14 @@ const config = {
         { name: 'salary', type: 'number' },
       ],
     },
-    { appCode: OTHER_APP.appCode, datasetCode: 'regional', fields: [{ name: 'region', type: 'string' }] },
+    {
+      appCode: OTHER_APP.appCode,
+      datasetCode: 'regional',
+      fields: [
+        { name: 'region', type: 'string' },
+        { name: 'code', type: 'string' },
+      ],
+    },
     { appCode: OTHER_APP.appCode, datasetCode: 'secrets', fields: [{ name: 'value', type: 'string' }] },
   ],
   queries: [
@@ -109,7 +116,8 @@ const config = {
     { appCode: SQL_APP.appCode, sqlCode: 'two-statements', sql: 'SELECT 1; DELETE FROM orders' },
     { appCode: SQL_APP.appCode, sqlCode: 'staff-all', sql: 'SELECT * FROM staff ORDER BY name' },
     { appCode: SQL_APP.appCode, sqlCode: 'staff-salaries', sql: 'SELECT name, salary FROM staff' },
-    { appCode: SQL_APP.appCode, sqlCode: 'regional-all', sql: 'SELECT region FROM regional' },
+    { appCode: SQL_APP.appCode, sqlCode: 'regional-all', sql: 'SELECT * FROM regional ORDER BY id' },
+    { appCode: SQL_APP.appCode, sqlCode: 'regional-codes', sql: 'SELECT code FROM regional' },
     { appCode: SQL_APP.appCode, sqlCode: 'peek-secrets', sql: 'SELECT value FROM secrets' },
     { appCode: SQL_APP.appCode, sqlCode: 'listed-secrets', sql: 'SELECT 1 AS one', datasets: ['secrets'] },
     { appCode: OTHER_APP.appCode, sqlCode: 'neighbour-secrets', id: 202, sql: 'SELECT value FROM secrets' },
@@ -140,8 +148,9 @@ beforeAll(async () => {
   await created('orders', { customer: bob, region: 'APAC', amount: 2 });
   await created('staff', { name: 'Zoe', dept: 'ops', salary: 9000 }, OTHER_APP);
   await created('staff', { name: 'Yan', dept: 'dev', salary: 8000 }, OTHER_APP);
-  await created('regional', { region: 'EU' }, OTHER_APP);
-  await created('regional', { region: 'US' }, OTHER_APP);
+  await created('regional', { region: 'EU', code: 'e1' }, OTHER_APP);
+  await created('regional', { region: 'US', code: 'u1' }, OTHER_APP);
+  await created('regional', { region: 'EU', code: 'e2' }, OTHER_APP);
   await created('secrets', { value: 'the neighbour’s secret' }, OTHER_APP);
 });
 afterAll(async () => {
@@ -292,12 +301,18 @@ describe('execute-sql', () => {
     expect(hidden.body.data).toEqual({ execSuccess: false, execError: 'no such column: salary' });
   });
 
-  it('refuses a dataset under a row filter rather than showing rows get-list would hide', async () => {
+  it('shows a dataset under readFields and a row filter exactly as get-list shows it', async () => {
     const res = await executeSql({ sqlCode: 'regional-all' });
-    expect(res.body).toEqual({
-      ...failureWith(1006),
-      errorMsg: "custom SQL cannot read dataset 'regional' through a grant with a row filter; use get-list",
-    });
+    const list = await harness.getList('regional', { ytSortList: [{ id: 'asc' }] }, { app: SQL_APP });
+    expect(list.body.data.paging.totalCount).toBe(2);
+    expect(res.body.data).toEqual({ execSuccess: true, execResult: list.body.data.tableData });
+    expect(res.body.data.execResult.map((row: Record<string, unknown>) => Object.keys(row))).toEqual([
+      ['id', 'region', 'gmt_create', 'gmt_modified'],
+      ['id', 'region', 'gmt_create', 'gmt_modified'],
+    ]);
+    expect(res.body.data.execResult.map((row: Record<string, unknown>) => row.region)).toEqual(['EU', 'EU']);
+    const hidden = await executeSql({ sqlCode: 'regional-codes' });
+    expect(hidden.body.data).toEqual({ execSuccess: false, execError: 'no such column: code' });
   });
 
   it('does not show a dataset the application has no grant for', async () => {
@@ -334,5 +349,24 @@ describe('execute-sql', () => {
       { region: 'EU', orders: 2, total: 15.5 },
       { region: 'US', orders: 2, total: 21 },
     ]);
+  });
+
+  // Last: it adds records that the expectations above do not count.
+  it('reuses a loaded dataset until a write changes it, then sees the write', async () => {
+    const lines = () => harness.logLines.filter((line) => line.operation === 'execute-sql');
+    await executeSql({ sqlCode: 'totals-by-customer' });
+    const warm = await executeSql({ sqlCode: 'totals-by-customer' });
+    // Only the two datasets' versions are read (one consistent read each); no record is read again.
+    expect(lines().at(-1)).toMatchObject({ requestId: warm.headers.get('x-request-id'), readUnits: 2 });
+    const carl = await created('customers', { name: 'Carl' });
+    await created('orders', { customer: carl, region: 'US', amount: 7 });
+    const after = await executeSql({ sqlCode: 'totals-by-customer' });
+    expect(after.body.data.execResult).toEqual([
+      { name: 'Ann', orders: 2, total: 15.5 },
+      { name: 'Bob', orders: 2, total: 22 },
+      { name: 'Carl', orders: 1, total: 7 },
+      { name: 'Cy', orders: 1, total: 1 },
+    ]);
+    expect(Number(lines().at(-1)?.readUnits)).toBeGreaterThan(2);
   });
 });

@@ -269,3 +269,22 @@ describe('DatasetCache with a source that cannot tell versions', () => {
     expect(cache.size).toBe(0);
   });
 });
+
+describe('maximum age', () => {
+  it('reloads a table older than its maximum age even when the version is unchanged, under a new key', async () => {
+    let clock = 0;
+    const cache = new DatasetCache({ maxAgeMs: 1_000, now: () => clock });
+    const rows = source();
+    const view = { datasetCode: 'orders', fields: visible };
+    const [first] = await cache.tables([view], rows);
+    clock = 999;
+    const [again] = await cache.tables([view], rows);
+    expect(rows.reads).toHaveLength(1);
+    expect(again?.key).toBe(first?.key);
+    clock = 1_000;
+    const [reloaded] = await cache.tables([view], rows);
+    expect(rows.reads).toHaveLength(2);
+    // The engine keeps tables by key: a reload must not be mistaken for the copy it already holds.
+    expect(reloaded?.key).not.toBe(first?.key);
+  });
+});
