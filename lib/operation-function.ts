@@ -11,6 +11,7 @@ import { type ICommandHooks, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aw
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { RouteDefinition } from '../shared/http/routes';
+import { DATASET_META_PREFIX } from '../shared/records/table-definitions';
 import { acknowledge } from './nag-acknowledgements';
 import type { TableResource } from './stateful-stack';
 
@@ -131,6 +132,16 @@ export class OperationFunction extends Construct {
     role.addToPolicy(new PolicyStatement({ actions: RECORD_GET_ACTIONS, resources: [records] }));
     if (props.route.writes) {
       role.addToPolicy(new PolicyStatement({ actions: RECORD_WRITE_ACTIONS, resources: [records] }));
+    } else if (props.route.writesDatasetMeta) {
+      // A read-only operation that moves a dataset's record-count checkpoint: a put of `meta#` items only,
+      // never of a record.
+      role.addToPolicy(
+        new PolicyStatement({
+          actions: ['dynamodb:PutItem'],
+          resources: [records],
+          conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${DATASET_META_PREFIX}*`] } },
+        }),
+      );
     }
     role.addToPolicy(
       new PolicyStatement({ actions: ['dynamodb:GetItem'], resources: [tableArn(props.tables.catalog)] }),
@@ -173,8 +184,6 @@ export class OperationFunction extends Construct {
         STAGE: props.stage,
         CORS_ALLOW_ORIGIN: props.corsAllowOrigin,
         // Read by Powertools itself (it does not go through shared/runtime/environment.ts).
-        POWERTOOLS_SERVICE_NAME: 'data-access-service',
-        POWERTOOLS_METRICS_NAMESPACE: props.metricNamespace,
         // Stack traces in the log point at the TypeScript sources (the bundle ships a source map).
         NODE_OPTIONS: '--enable-source-maps',
       },

@@ -18,6 +18,8 @@ export interface RouteDefinition {
   grantOperation?: GrantOperation;
   /** Whether the operation may write records (decides the function's table permissions). */
   writes: boolean;
+  /** Whether it keeps a dataset's bookkeeping items up to date (get-list moves the record-count checkpoint). */
+  writesDatasetMeta?: boolean;
 }
 
 export const ROUTES: readonly RouteDefinition[] = [
@@ -29,6 +31,7 @@ export const ROUTES: readonly RouteDefinition[] = [
     requiresDataset: true,
     grantOperation: 'read',
     writes: false,
+    writesDatasetMeta: true,
   },
   {
     operation: 'get-one',

@@ -99,12 +99,19 @@ export function datasetPartitionKey(datasetCode: string): string {
  * (custom SQL's cache) are reused while it is unchanged.
  */
 export function datasetVersionKey(datasetCode: string): Record<string, string> {
-  return { [RecordAttr.partitionKey]: `meta#${datasetPartitionKey(datasetCode)}`, [RecordAttr.sortKey]: 'version' };
+  return { [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode), [RecordAttr.sortKey]: 'version' };
+}
+
+/** Bookkeeping items of a dataset live in their own partition, never among its records. */
+export const DATASET_META_PREFIX = 'meta#';
+
+function datasetMetaPartitionKey(datasetCode: string): string {
+  return `${DATASET_META_PREFIX}${datasetPartitionKey(datasetCode)}`;
 }
 
 export function datasetCounterKey(datasetCode: string): Record<string, string> {
   return {
-    [RecordAttr.partitionKey]: `meta#${datasetPartitionKey(datasetCode)}`,
+    [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode),
     [RecordAttr.sortKey]: 'record-count',
   };
 }

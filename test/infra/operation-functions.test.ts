@@ -101,8 +101,6 @@ describe('one function per operation', () => {
       METRIC_NAMESPACE: 'DataAccessService/dev',
       STAGE: 'dev',
       CORS_ALLOW_ORIGIN: '*',
-      POWERTOOLS_SERVICE_NAME: 'data-access-service',
-      POWERTOOLS_METRICS_NAMESPACE: 'DataAccessService/dev',
       NODE_OPTIONS: '--enable-source-maps',
     });
   });
@@ -119,22 +117,31 @@ describe('one function per operation', () => {
 
 describe('least privilege', () => {
   it.each([
-    'get-list',
     'get-one',
     'execute-sql',
   ] as const)('%s may read records, read the catalog, update its quota item and read the secrets — and write nothing else', (operation) => {
     expect(dataStatementsOf(operation)).toEqual([QUERY_STATEMENT, READ_ITEMS_STATEMENT, ...SHARED_STATEMENTS]);
   });
 
+  it('get-list may also put dataset bookkeeping items (meta# partitions), never a record', () => {
+    expect(dataStatementsOf('get-list')).toEqual([
+      QUERY_STATEMENT,
+      READ_ITEMS_STATEMENT,
+      {
+        Effect: 'Allow',
+        Action: 'dynamodb:PutItem',
+        Resource: RECORDS,
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['meta#*'] } },
+      },
+      ...SHARED_STATEMENTS,
+    ]);
+  });
+
   it.each(['create', 'update'] as const)('%s may additionally put and update records', (operation) => {
     expect(dataStatementsOf(operation)).toEqual([QUERY_STATEMENT, READ_WRITE_ITEMS_STATEMENT, ...SHARED_STATEMENTS]);
   });
 
-  it.each([
-    'get-list',
-    'get-one',
-    'execute-sql',
-  ] as const)('%s has no write action on the records table', (operation) => {
+  it.each(['get-one', 'execute-sql'] as const)('%s has no write action on the records table', (operation) => {
     const text = JSON.stringify(dataStatementsOf(operation));
     for (const action of ['PutItem', 'DeleteItem', 'BatchWriteItem', 'dynamodb:*']) expect(text).not.toContain(action);
   });
