@@ -80,7 +80,7 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 }
 
-async function main(): Promise<void> {
+export async function run(): Promise<void> {
   const respawns: number[] = [];
   for (let i = 0; i < 5; i += 1) {
     const fresh = new SqlJsEngine();
@@ -144,8 +144,3 @@ async function main(): Promise<void> {
     `goal: warm at 10k <= ${GOAL_WARM_10K_MS} ms: ${warm10k <= GOAL_WARM_10K_MS ? 'met' : 'NOT met'} (${warm10k} ms)`,
   );
 }
-
-main().catch((error) => {
-  console.error(error);
-  process.exitCode = 1;
-});
