@@ -7,6 +7,7 @@ const BENCHMARKS: Record<string, string> = {
   quota: './quota',
   list: './list',
   sql: './sql',
+  capacity: './capacity',
 };
 
 interface BenchmarkModule {
