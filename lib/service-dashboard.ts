@@ -3,6 +3,7 @@
  * request log (errors by code, auth failures, quota rejections, capacity per operation, SQL time). Everything
  * comes from metrics that exist without extra infrastructure.
  */
+
 import {
   type Alarm,
   AlarmStatusWidget,
@@ -14,6 +15,7 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
 import { ErrorCode } from '../shared/http/errors';
+import { ERROR_CODE_DIMENSION } from '../shared/observability/request-log';
 import {
   AUTH_FAILURE_CODES,
   apiServerErrorRate,
@@ -131,8 +133,8 @@ export class ServiceDashboard extends Construct {
     this.dashboard.addWidgets(
       graph('Errors by code and operation', [
         new MathExpression({
-          // SEARCH picks up every (operation, errorCode) pair the log has written, including codes added later.
-          expression: `SEARCH('{"${ns}",errorCode,operation} MetricName="errors"', 'Sum', ${METRIC_PERIOD.toSeconds()})`,
+          // SEARCH picks up every (operation, code) pair the log has written, including codes added later.
+          expression: `SEARCH('{"${ns}",${ERROR_CODE_DIMENSION},operation} MetricName="errors"', 'Sum', ${METRIC_PERIOD.toSeconds()})`,
           label: '',
           period: METRIC_PERIOD,
         }),
@@ -142,7 +144,13 @@ export class ServiceDashboard extends Construct {
         AUTH_FAILURE_CODES.map((code) =>
           sumOf(
             ops.map((op) =>
-              businessMetric(ns, 'errors', { operation: op.route.operation, errorCode: String(code) }, 'Sum', ''),
+              businessMetric(
+                ns,
+                'errors',
+                { operation: op.route.operation, [ERROR_CODE_DIMENSION]: String(code) },
+                'Sum',
+                '',
+              ),
             ),
             String(code),
             `auth${code}_`,
@@ -155,7 +163,7 @@ export class ServiceDashboard extends Construct {
           businessMetric(
             ns,
             'errors',
-            { operation: op.route.operation, errorCode: String(ErrorCode.RateLimited) },
+            { operation: op.route.operation, [ERROR_CODE_DIMENSION]: String(ErrorCode.RateLimited) },
             'Sum',
             op.route.operation,
           ),

@@ -26,7 +26,7 @@ export interface ServiceMetricSources {
   tables: ReadonlyArray<{ label: string; table: ITable }>;
 }
 
-/** A request-log metric; its dimensions are the ones the request log writes (`operation`, and `errorCode`). */
+/** A request-log metric; its dimensions are the ones the request log writes (`operation`, and `code` on errors). */
 export function businessMetric(
   namespace: string,
   metricName: string,

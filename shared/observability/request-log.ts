@@ -19,6 +19,12 @@ export interface RequestLogEntry {
   detail?: Record<string, string | number | boolean>;
 }
 
+/**
+ * The dimension that carries the error code in the per-code metrics. EMF dimension values must be strings, so
+ * it repeats `errorCode` (a number in the log line) as text. The dashboard reads this name.
+ */
+export const ERROR_CODE_DIMENSION = 'code';
+
 type LogSink = (line: string) => void;
 
 let sink: LogSink = (line) => {
@@ -47,8 +53,7 @@ export function logRequest(entry: RequestLogEntry, namespace: string, now = Date
     ...Object.keys(entry.extraMetrics ?? {}).map((name) => ({ Name: name, Unit: 'Milliseconds' })),
   ];
   const dimensions: string[][] = [['operation']];
-  // EMF dimension values must be strings, so the code is repeated as `code` for the per-code metrics.
-  if (entry.errorCode !== undefined) dimensions.push(['operation', 'code']);
+  if (entry.errorCode !== undefined) dimensions.push(['operation', ERROR_CODE_DIMENSION]);
   writeLogLine({
     _aws: { Timestamp: now, CloudWatchMetrics: [{ Namespace: namespace, Dimensions: dimensions, Metrics: metrics }] },
     level: entry.errorCode === 3001 ? 'ERROR' : 'INFO',
@@ -57,7 +62,7 @@ export function logRequest(entry: RequestLogEntry, namespace: string, now = Date
     appCode: entry.appCode,
     datasetCode: entry.datasetCode,
     errorCode: entry.errorCode,
-    code: entry.errorCode === undefined ? undefined : String(entry.errorCode),
+    [ERROR_CODE_DIMENSION]: entry.errorCode === undefined ? undefined : String(entry.errorCode),
     durationMs: entry.durationMs,
     readUnits: round(entry.readUnits),
     writeUnits: round(entry.writeUnits),

@@ -157,7 +157,7 @@ describe('dashboard', () => {
     expect(sources).toContainEqual([
       'DataAccessService/dev',
       'errors',
-      'errorCode',
+      'code',
       '1003',
       'operation',
       'get-one',
@@ -169,13 +169,13 @@ describe('dashboard', () => {
     expect(metricsOf('Quota rejections (4001) by operation')[4]).toEqual([
       'DataAccessService/dev',
       'errors',
-      'errorCode',
+      'code',
       '4001',
       'operation',
       'execute-sql',
     ]);
     expect(widget('Errors by code and operation').metrics[0][0]).toMatchObject({
-      expression: `SEARCH('{"DataAccessService/dev",errorCode,operation} MetricName="errors"', 'Sum', 300)`,
+      expression: `SEARCH('{"DataAccessService/dev",code,operation} MetricName="errors"', 'Sum', 300)`,
     });
   });
 });
