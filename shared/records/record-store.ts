@@ -10,7 +10,6 @@ import {
   GetCommand,
   PutCommand,
   QueryCommand,
-  type QueryCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { CapacityMeter } from '../observability/capacity-meter';
