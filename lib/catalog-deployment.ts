@@ -6,13 +6,14 @@
 import { CustomResource, Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, type CfnFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Provider } from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import { withoutSecrets } from '../shared/catalog/catalog-store';
 import type { CatalogConfig } from '../shared/catalog/schema';
 import { acknowledge } from './nag-acknowledgements';
+import { FUNCTION_BUNDLING } from './operation-function';
 
 /**
  * CloudFormation invokes custom resources asynchronously, and an asynchronous Lambda event is at most 256 KB;
@@ -78,16 +79,7 @@ export class CatalogDeployment extends Construct {
       timeout: Duration.seconds(60),
       role,
       logGroup,
-      bundling: {
-        format: OutputFormat.CJS,
-        target: 'node22',
-        minify: true,
-        sourceMap: true,
-        sourcesContent: false,
-        externalModules: ['@aws-sdk/*'],
-        bundleAwsSDK: false,
-        mainFields: ['module', 'main'],
-      },
+      bundling: FUNCTION_BUNDLING,
     });
 
     const provider = new Provider(this, 'Provider', {

@@ -7,7 +7,7 @@
 import { ArnFormat, type Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { type ICommandHooks, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { type BundlingOptions, type ICommandHooks, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { RouteDefinition } from '../shared/http/routes';
@@ -78,6 +78,21 @@ function copyAssetsHooks(assets: readonly BundleAsset[]): ICommandHooks {
       assets.map((asset) => `cp ${shellQuote(asset.from)} ${shellQuote(`${outputDir}/${asset.to}`)}`),
   };
 }
+
+/** How every function of the service is bundled (the operations and the catalog deployer alike). */
+export const FUNCTION_BUNDLING = {
+  format: OutputFormat.CJS,
+  target: 'node22',
+  minify: true,
+  sourceMap: true,
+  // The map only has to translate positions; the sources themselves would double the asset for nothing.
+  sourcesContent: false,
+  // The Node.js 22 runtime ships the AWS SDK v3: bundling it would add megabytes and cold-start time.
+  externalModules: ['@aws-sdk/*'],
+  bundleAwsSDK: false,
+  // Prefer ES module entry points so esbuild can drop unused exports.
+  mainFields: ['module', 'main'],
+} satisfies BundlingOptions;
 
 export class OperationFunction extends Construct {
   readonly function: NodejsFunction;
@@ -183,22 +198,11 @@ export class OperationFunction extends Construct {
         METRIC_NAMESPACE: props.metricNamespace,
         STAGE: props.stage,
         CORS_ALLOW_ORIGIN: props.corsAllowOrigin,
-        // Read by Powertools itself (it does not go through shared/runtime/environment.ts).
         // Stack traces in the log point at the TypeScript sources (the bundle ships a source map).
         NODE_OPTIONS: '--enable-source-maps',
       },
       bundling: {
-        format: OutputFormat.CJS,
-        target: 'node22',
-        minify: true,
-        sourceMap: true,
-        // The map only has to translate positions; the sources themselves would double the asset for nothing.
-        sourcesContent: false,
-        // The Node.js 22 runtime ships the AWS SDK v3: bundling it would add megabytes and cold-start time.
-        externalModules: ['@aws-sdk/*'],
-        bundleAwsSDK: false,
-        // Prefer ES module entry points so esbuild can drop unused exports.
-        mainFields: ['module', 'main'],
+        ...FUNCTION_BUNDLING,
         ...(props.extraAssets && props.extraAssets.length > 0
           ? { commandHooks: copyAssetsHooks(props.extraAssets) }
           : {}),
