@@ -8,15 +8,15 @@
  * always returned.
  */
 import type { Dataset } from '../catalog/catalog';
-import type { GrantConfig } from '../catalog/schema';
-import { InternalError, InvalidParameterError } from '../http/errors';
-import { parseListParams, parseRowFilter } from '../records/filter-parser';
+import { InvalidParameterError } from '../http/errors';
+import { parseListParams } from '../records/filter-parser';
 import { indexLayout } from '../records/index-attributes';
 import { executeListPlan } from '../records/list-executor';
-import { allOf, type Filter, type ListQuery } from '../records/list-query';
+import { allOf, type ListQuery, MATCH_ALL } from '../records/list-query';
 import { pageStartCache } from '../records/page-start-cache';
 import { planListQuery } from '../records/query-planner';
 import { type ApiRecord, toApiRecord } from '../records/record-codec';
+import { rowScope, visibleFields } from './grant-scope';
 import { dataContext, type Operation } from './operation';
 import { readParamMap } from './param-map';
 
@@ -57,32 +57,16 @@ export function tableColumns(dataset: Dataset, visible?: ReadonlySet<string>) {
   ];
 }
 
-const rowFilters = new WeakMap<GrantConfig, Filter>();
-
-/** A grant's row filter, parsed once per configuration version. A broken one is our fault, not the caller's. */
-function grantRowFilter(grant: GrantConfig, dataset: Dataset): Filter {
-  let filter = rowFilters.get(grant);
-  if (!filter) {
-    try {
-      filter = parseRowFilter(grant.rowFilter, dataset);
-    } catch (error) {
-      throw new InternalError(`rowFilter of the grant for '${dataset.datasetCode}' is invalid`, { cause: error });
-    }
-    rowFilters.set(grant, filter);
-  }
-  return filter;
-}
-
 export const getListOperation: Operation = {
   name: 'get-list',
   async run(context, body) {
     const { dataset, grant, ports, capacity, catalog, now } = dataContext(context);
     const params = readParamMap(body, true);
     const paging = readPaging(params, catalog.defaultPageSize);
-    const readable = grant.readFields ? new Set(grant.readFields) : undefined;
+    const readable = visibleFields(grant);
     const parsed = parseListParams(params, dataset, readable ? { readable } : {});
     const query: ListQuery = {
-      filter: allOf(parsed.filter, grantRowFilter(grant, dataset)),
+      filter: allOf(parsed.filter, rowScope(grant, dataset) ?? MATCH_ALL),
       sort: parsed.sort,
       offset: (paging.currentPage - 1) * paging.pageSize,
       limit: paging.pageSize,
