@@ -159,6 +159,20 @@ afterAll(async () => {
 });
 
 describe('execute-sql', () => {
+  it('accepts a dataset header when it is signed, and refuses one that is not', async () => {
+    const body = { sqlCode: 'totals-by-region', params: { minAmount: 5 } };
+    const signed = await harness.call('/api/custom/executeSql', body, { app: SQL_APP, datasetCode: 'orders' });
+    expect(signed.status).toBe(200);
+    expect(signed.body.data.execSuccess).toBe(true);
+    const unsigned = await harness.call('/api/custom/executeSql', body, {
+      app: SQL_APP,
+      datasetCode: null,
+      headers: { 'X-Dataset-Code': 'orders' },
+    });
+    expect(unsigned.status).toBe(401);
+    expect(unsigned.body.errorCode).toBe(1002);
+  });
+
   it('runs an aggregate with GROUP BY and a parameter', async () => {
     const res = await executeSql({ sqlCode: 'totals-by-region', params: { minAmount: 5 } });
     expect(res.status).toBe(200);
