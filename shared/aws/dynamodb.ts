@@ -30,3 +30,14 @@ export function dynamoDocumentClient(): DynamoDBDocumentClient {
   }
   return client;
 }
+
+let deploymentClient: DynamoDBDocumentClient | undefined;
+
+/**
+ * A document client for deploy-time functions: it reads none of the operations' environment (tables and secrets
+ * arrive as resource properties), and retries more, since a deploy can afford to wait.
+ */
+export function deploymentDocumentClient(): DynamoDBDocumentClient {
+  deploymentClient ??= createDocumentClient(new DynamoDBClient({ maxAttempts: 5 }));
+  return deploymentClient;
+}
