@@ -1,6 +1,6 @@
 /**
  * The quota store: admits or refuses a request with ONE conditional UpdateItem on the application's quota item,
- * and releases its concurrency lease with one more write when the request ends (contract §7).
+ * and releases its concurrency lease with one more write when the request ends (docs/interface.md §7).
  *
  * Why it is exact without transactions, reads or TTL:
  * - Admission is a single conditional UpdateItem. DynamoDB evaluates the condition and applies the update

@@ -13,7 +13,7 @@
  * Every read that can grow with the dataset runs under the read budget; crossing it answers 2001 and names
  * the fields an index would serve.
  */
-import { QueryTimeoutError } from '../http/errors';
+import { QueryTimeoutError } from '../contract/errors';
 import type { CapacityMeter } from '../observability/capacity-meter';
 import { compileFilterExpression } from './filter-expression';
 import { matchesFilter, sortItems } from './filter-matcher';

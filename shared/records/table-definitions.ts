@@ -91,10 +91,6 @@ export function datasetPartitionKey(datasetCode: string): string {
 }
 
 /**
- * The key of a dataset's record-count checkpoint. It lives in a partition of its own, so that it never shows
- * up in a read of the dataset's records.
- */
-/**
  * The item whose `version` every write of a dataset read by custom SQL bumps: loaded copies of the dataset
  * (custom SQL's cache) are reused while it is unchanged.
  */
@@ -109,6 +105,10 @@ function datasetMetaPartitionKey(datasetCode: string): string {
   return `${DATASET_META_PREFIX}${datasetPartitionKey(datasetCode)}`;
 }
 
+/**
+ * The key of a dataset's record-count checkpoint. It lives in a partition of its own, so that it never shows
+ * up in a read of the dataset's records.
+ */
 export function datasetCounterKey(datasetCode: string): Record<string, string> {
   return {
     [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode),

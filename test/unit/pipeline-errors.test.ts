@@ -11,7 +11,7 @@ import { signRequest } from '../../shared/auth/signature';
 import { createDocumentClient } from '../../shared/aws/dynamodb';
 import { StaticCatalogProvider } from '../../shared/catalog/catalog-provider';
 import type { CatalogConfig } from '../../shared/catalog/schema';
-import { createHandler } from '../../shared/http/pipeline';
+import { createHandler } from '../../shared/composition/pipeline';
 import { setLogSink } from '../../shared/observability/request-log';
 import { getOneOperation } from '../../shared/operations/get-one';
 import { QuotaStore } from '../../shared/quota/quota-store';

@@ -4,8 +4,8 @@
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { CatalogConfig } from '../catalog/schema';
 import { parseConfig } from './load-config';
-import type { CatalogConfig } from './schema';
 
 const CATALOG_KEY = { pk: 'catalog#current' };
 

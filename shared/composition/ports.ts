@@ -8,11 +8,11 @@ import { SecretsManagerKeyStore } from '../auth/secrets-manager-key-store';
 import { dynamoDocumentClient } from '../aws/dynamodb';
 import { secretsManagerClient } from '../aws/secrets-manager';
 import { CachedCatalogProvider, type CatalogProvider } from '../catalog/catalog-provider';
-import { readCatalog } from '../catalog/catalog-store';
-import { loadConfigFile } from '../catalog/load-config';
+import { readCatalog } from '../catalog-store/catalog-store';
+import { loadConfigFile } from '../catalog-store/load-config';
 import { QuotaStore } from '../quota/quota-store';
 import { RecordStore } from '../records/record-store';
-import { environment } from './environment';
+import { environment } from '../runtime/environment';
 
 export interface RuntimePorts {
   catalog: CatalogProvider;
