@@ -73,7 +73,7 @@ export function createHandler(operation: Operation, options: HandlerOptions = {}
           catalog: state.catalog as NonNullable<typeof state.catalog>,
           dataset: state.dataset,
           grant: state.grant,
-          ports: { records: lazy().records },
+          ports: { records: lazy().records, lists: lazy().lists, bookkeeping: lazy().bookkeeping },
           telemetry: requestTelemetry(state),
           now,
         },

@@ -10,7 +10,7 @@ export async function recordDatasetWrite(context: DataOperationContext): Promise
   const code = context.dataset.datasetCode;
   if (!datasetsReadBySql(context.catalog).has(code)) return;
   try {
-    await context.ports.records.bumpVersion(code, context.telemetry.capacity);
+    await context.ports.bookkeeping.bumpVersion(code, context.telemetry.capacity);
   } catch (error) {
     context.telemetry.detail(
       'versionBumpFailed',

@@ -133,5 +133,11 @@ export const executeSqlOperation = createExecuteSqlOperation({
     return engine;
   },
   cache: new DatasetCache(),
-  rowSource: (context) => new RecordStoreRowSource(context.ports.records, context.catalog, context.telemetry.capacity),
+  rowSource: (context) =>
+    new RecordStoreRowSource(
+      context.ports.lists,
+      context.ports.bookkeeping,
+      context.catalog,
+      context.telemetry.capacity,
+    ),
 });

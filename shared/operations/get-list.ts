@@ -73,11 +73,12 @@ export const getListOperation: Operation = {
     };
     const plan = planListQuery(query, indexLayout(dataset));
     const result = await executeListPlan(plan, query, {
-      store: ports.records,
+      store: ports.lists,
+      bookkeeping: ports.bookkeeping,
       datasetCode: dataset.datasetCode,
       meter: telemetry.capacity,
       now: now(),
-      readBudget: ports.records.listReadBudget,
+      readBudget: ports.lists.listReadBudget,
       pageStarts: pageStartCache,
     });
     const selected = parsed.select ? new Set(['id', ...parsed.select]) : undefined;

@@ -8,10 +8,17 @@ import type { GrantConfig } from '../catalog/schema';
 import type { OperationName } from '../contract/routes';
 import type { Telemetry } from '../observability/telemetry';
 import type { Caller } from '../permissions/caller';
+import type { DatasetBookkeeping } from '../records/dataset-bookkeeping';
+import type { ListReader } from '../records/list-reader';
 import type { RecordStore } from '../records/record-store';
 
 export interface OperationPorts {
+  /** One record at a time: create, get-one, update. */
   records: RecordStore;
+  /** The reads behind lists and custom SQL's loads. */
+  lists: ListReader;
+  /** A dataset's bookkeeping items: its version, its record-count checkpoint. */
+  bookkeeping: DatasetBookkeeping;
 }
 
 export interface OperationContext {

@@ -37,6 +37,7 @@ import { randomBytes } from 'node:crypto';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Quota } from '../catalog/catalog';
 import type { CapacityMeter } from '../observability/capacity-meter';
+import { quotaKey } from '../records/item-keys';
 import {
   admitExpression,
   decodeQuotaItem,
@@ -48,7 +49,6 @@ import {
   planPurge,
   QuotaAttr,
   type QuotaItem,
-  quotaKey,
   windowUsage,
 } from './quota-item';
 import type { LimitName, WindowUsage } from './rate-limit';

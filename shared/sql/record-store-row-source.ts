@@ -11,20 +11,22 @@ import type { Catalog } from '../catalog/catalog';
 import { DatasetNotFoundError } from '../contract/errors';
 import type { CapacityMeter } from '../observability/capacity-meter';
 import { rowFilterScope, rowInScope } from '../permissions/permissions';
+import type { DatasetBookkeeping } from '../records/dataset-bookkeeping';
 import { compileFilterExpression } from '../records/filter-expression';
+import type { ListReader } from '../records/list-reader';
 import { toApiRecord } from '../records/record-codec';
-import type { RecordStore } from '../records/record-store';
 import type { DatasetRecord, DatasetRowSource, ReadRowsRequest } from './dataset-cache';
 
 export class RecordStoreRowSource implements DatasetRowSource {
   constructor(
-    private readonly records: RecordStore,
+    private readonly reader: ListReader,
+    private readonly bookkeeping: DatasetBookkeeping,
     private readonly catalog: Catalog,
     private readonly meter: CapacityMeter,
   ) {}
 
   version(datasetCode: string): Promise<number> {
-    return this.records.readVersion(datasetCode, this.meter);
+    return this.bookkeeping.readVersion(datasetCode, this.meter);
   }
 
   async readRows(datasetCode: string, request: ReadRowsRequest): Promise<readonly DatasetRecord[]> {
@@ -32,7 +34,7 @@ export class RecordStoreRowSource implements DatasetRowSource {
     if (!dataset) throw new DatasetNotFoundError(datasetCode);
     const scope = rowFilterScope(request.rowFilter, dataset);
     const filter = scope ? compileFilterExpression(scope) : undefined;
-    const { items } = await this.records.queryPartition(
+    const { items } = await this.reader.queryPartition(
       datasetCode,
       {
         direction: 'asc',
