@@ -13,7 +13,7 @@ import { createDocumentClient } from '../shared/aws/dynamodb';
 import { writeCatalog } from '../shared/catalog/catalog-store';
 import { ConfigError, loadConfigFile } from '../shared/catalog/load-config';
 import type { CatalogConfig } from '../shared/catalog/schema';
-import { ROUTES } from '../shared/http/routes';
+import { operationRoutes } from '../shared/http/client-routes';
 import { setLogSink } from '../shared/observability/request-log';
 import { DEFAULT_CONFIG } from './local/default-config';
 import { docsPages } from './local/docs-pages';
@@ -84,7 +84,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
   const loadHandler = options.loadHandler ?? loadSourceHandler;
   const handlers = new Map<string, ProxyHandler>();
   try {
-    for (const route of ROUTES) {
+    for (const route of operationRoutes()) {
       const handler = await loadHandler(route.functionFile);
       if (handler) handlers.set(route.operation, handler);
     }

@@ -174,7 +174,7 @@ export class OperationFunction extends Construct {
     );
 
     this.function = new NodejsFunction(this, 'Function', {
-      description: `${props.stage}: POST ${props.route.path} (${props.route.operation})`,
+      description: `${props.stage}: ${props.route.method} ${props.route.path} (${props.route.operation})`,
       entry: props.entry,
       handler: 'handler',
       projectRoot: props.projectRoot,

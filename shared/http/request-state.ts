@@ -1,6 +1,6 @@
 /** What the middlewares learn about a request and hand to the next one and to the operation. */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { Application, Catalog, Dataset } from '../catalog/catalog';
+import type { Application, Catalog, ClientUser, Dataset } from '../catalog/catalog';
 import type { GrantConfig } from '../catalog/schema';
 import { CapacityMeter } from '../observability/capacity-meter';
 import type { RouteDefinition } from './routes';
@@ -18,7 +18,10 @@ export interface RequestState {
   /** The parsed JSON body (an object). */
   body?: Record<string, unknown>;
   catalog?: Catalog;
+  /** For a client-key request, the user's view of the application: its grants narrowed by the user's. */
   application?: Application;
+  /** The user of a client-key request (contract §14); absent for signed requests. */
+  user?: ClientUser;
   dataset?: Dataset;
   grant?: GrantConfig;
   /** Headers every response carries once known (request id, rate-limit state). */

@@ -4,12 +4,17 @@
  */
 import type { GrantOperation } from '../catalog/schema';
 
-export type OperationName = 'get-list' | 'get-one' | 'create' | 'update' | 'execute-sql';
+export type OperationName = 'get-list' | 'get-one' | 'create' | 'update' | 'execute-sql' | 'login-user-info';
+
+/** How a path authenticates: signed headers (contract §3) or a personal access key on `/client/` (§14). */
+export type AuthMode = 'signed' | 'client';
 
 export interface RouteDefinition {
   operation: OperationName;
-  method: 'POST';
+  method: 'POST' | 'GET';
   path: string;
+  /** Signed when absent; the `/client/` routes (see client-routes.ts) are derived from this list. */
+  mode?: AuthMode;
   /** Module under `functions/` exporting `handler`. */
   functionFile: string;
   /** Data operations sign and send a dataset code; custom SQL may. */

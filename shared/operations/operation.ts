@@ -2,7 +2,7 @@
  * What an operation is: a plain async function from the resolved request (application, dataset, grant, ports)
  * and its body to the response's `data`. The domain lives here, testable without HTTP.
  */
-import type { Application, Catalog, Dataset } from '../catalog/catalog';
+import type { Application, Catalog, ClientUser, Dataset } from '../catalog/catalog';
 import type { GrantConfig } from '../catalog/schema';
 import type { RequestState } from '../http/request-state';
 import type { OperationName } from '../http/routes';
@@ -16,7 +16,10 @@ export interface OperationPorts {
 export interface OperationContext {
   requestId: string;
   catalog: Catalog;
+  /** For a client-key request, the user's view of the application (grants narrowed by the user's). */
   application: Application;
+  /** The caller of a client-key request (contract §14); absent for signed requests. */
+  user?: ClientUser;
   /** Data operations only. */
   dataset?: Dataset;
   grant?: GrantConfig;
