@@ -3,7 +3,10 @@
  * access key as on its signed path, loginUserInfo, the user's narrowed grants, bad keys, another application's
  * key, and which headers open which paths. The real handlers, real pipeline and real dynalite.
  */
+import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { AuthenticationError, createClient } from '../../client';
+import { userKeyDigest } from '../../shared/auth/user-key';
 import { type AppCredentials, type CallResult, failureWith, ServiceHarness } from '../support/service-harness';
 
 const CONFIG = path.join(__dirname, '..', 'fixtures', 'client-key-config.json');
@@ -363,5 +366,97 @@ describe('the request log', () => {
     await client('/client/user/loginUserInfo', undefined, KEYS.aliceSecond);
     const text = JSON.stringify(harness.logLines);
     for (const key of Object.values(KEYS)) expect(text).not.toContain(key);
+  });
+});
+
+describe('the TypeScript client with a userKey', () => {
+  it('calls the /client/ paths and answers as the signed client does', async () => {
+    const byKey = createClient({ baseUrl: harness.url, appCode: 'app-main', userKey: KEYS.alice });
+    const bySignature = createClient({
+      baseUrl: harness.url,
+      appCode: 'app-main',
+      accessKey: MAIN.accessKey,
+      signingSecret: MAIN.secret,
+    });
+    const params = { ytSortList: [{ title: 'asc' as const }] };
+    expect(await byKey.getList('tasks', params)).toEqual(await bySignature.getList('tasks', params));
+    expect(await byKey.executeSql('tasks-by-owner')).toEqual(await bySignature.executeSql('tasks-by-owner'));
+    expect(await byKey.loginUserInfo()).toEqual({
+      id: 'alice',
+      userName: 'Alice Martin',
+      loginName: 'alice@example.com',
+      appCode: 'app-main',
+      role: 'admin',
+    });
+  });
+
+  it('turns a refused key and a narrowed grant into typed errors', async () => {
+    const revoked = createClient({ baseUrl: harness.url, appCode: 'app-main', userKey: KEYS.carol });
+    await expect(revoked.getList('tasks')).rejects.toBeInstanceOf(AuthenticationError);
+    const bob = createClient({ baseUrl: harness.url, appCode: 'app-main', userKey: KEYS.bob });
+    await expect(bob.create('tasks', { title: 'Mine' })).rejects.toMatchObject({ errorCode: 1006, httpStatus: 403 });
+  });
+});
+
+describe('das with a personal access key', () => {
+  const DAS = path.join(__dirname, '..', '..', 'bin', 'das.js');
+
+  function das(
+    args: string[],
+    env: Record<string, string> = {},
+  ): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [DAS, ...args], {
+        env: { ...process.env, DAS_URL: harness.url, DAS_APP_CODE: '', DAS_USER_KEY: '', ...env },
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk) => {
+        stdout += chunk;
+      });
+      child.stderr.on('data', (chunk) => {
+        stderr += chunk;
+      });
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+  }
+
+  it('user-key create shows a new key once with its digest, and says where the digest goes', async () => {
+    const json = await das(['user-key', 'create', '--app', 'app-main', '--user', 'alice', '--json']);
+    expect(json.code).toBe(0);
+    const made = JSON.parse(json.stdout) as { appCode: string; userId: string; key: string; keyHash: string };
+    expect(made.key).toMatch(/^dasu_[A-Za-z0-9_-]{43}$/);
+    expect(made).toEqual({ appCode: 'app-main', userId: 'alice', key: made.key, keyHash: userKeyDigest(made.key) });
+
+    const text = await das(['user-key', 'create', '--app', 'app-main', '--user', 'alice', '--config', CONFIG]);
+    expect(text.code).toBe(0);
+    const [key, digest] = [...text.stdout.matchAll(/^ {2}(\S+)$/gm)].map((m) => m[1]);
+    expect(digest).toBe(userKeyDigest(key as string));
+    expect(text.stdout).toContain("in the keyHashes of user 'alice'");
+    expect(text.stdout).toContain('within 60 seconds of the deploy');
+
+    const newcomer = await das(['user-key', 'create', '--app', 'app-main', '--user', 'zoe', '--config', CONFIG]);
+    expect(newcomer.stdout).toContain('a new entry of its users: {"userId": "zoe"');
+    const unknown = await das(['user-key', 'create', '--app', 'app-nowhere', '--user', 'zoe', '--config', CONFIG]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain(`no application 'app-nowhere' in ${CONFIG}`);
+  });
+
+  it('call --user-key (or DAS_USER_KEY) calls the /client/ path', async () => {
+    const list = await das(['call', 'get-list', '--user-key', KEYS.bob, '--app', 'app-main', '--dataset', 'tasks']);
+    expect(list.code).toBe(0);
+    expect(JSON.parse(list.stdout).data.paging.totalCount).toBe(2);
+    const who = await das(['call', 'login-user-info'], { DAS_USER_KEY: KEYS.bob });
+    expect(who.code).toBe(0);
+    expect(JSON.parse(who.stdout).data).toMatchObject({ id: 'bob', appCode: 'app-main', role: null });
+    const refused = await das(['call', 'get-list', '--app', 'app-main', '--dataset', 'tasks'], {
+      DAS_USER_KEY: KEYS.carol,
+    });
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout).errorCode).toBe(1002);
+    const noApp = await das(['call', 'get-list', '--user-key', KEYS.bob, '--dataset', 'tasks']);
+    expect(noApp.code).toBe(2);
+    expect(noApp.stderr).toContain('--user-key needs --app');
   });
 });
