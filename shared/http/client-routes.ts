@@ -27,6 +27,7 @@ export const LOGIN_USER_INFO_ROUTE: RouteDefinition = {
   mode: 'client',
   functionFile: 'login-user-info',
   requiresDataset: false,
+  readsRecords: false,
   writes: false,
 };
 

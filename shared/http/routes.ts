@@ -21,6 +21,8 @@ export interface RouteDefinition {
   requiresDataset: boolean;
   /** What the application's grant on the dataset must allow (data operations). */
   grantOperation?: GrantOperation;
+  /** `false` for an operation that never reads the records table (decides the function's table permissions). */
+  readsRecords?: boolean;
   /** Whether the operation may write records (decides the function's table permissions). */
   writes: boolean;
   /** Whether it keeps a dataset's bookkeeping items up to date (get-list moves the record-count checkpoint). */
