@@ -89,6 +89,23 @@ describe('routes', () => {
 });
 
 describe('CORS', () => {
+  it('does not let a browser send a personal access key: X-User-AK is not an allowed header on /client/ paths', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Method', {
+      HttpMethod: 'OPTIONS',
+      ResourceId: { Ref: resourceIdForPath('/client/data/get-list') },
+      Integration: Match.objectLike({
+        IntegrationResponses: [
+          Match.objectLike({
+            ResponseParameters: Match.objectLike({
+              'method.response.header.Access-Control-Allow-Headers':
+                "'X-Time-Stamp,X-App-Code,X-Dataset-Code,X-Token,Content-Type'",
+            }),
+          }),
+        ],
+      }),
+    });
+  });
+
   it('answers the preflight with the signed-request headers and POST', () => {
     template.hasResourceProperties('AWS::ApiGateway::Method', {
       HttpMethod: 'OPTIONS',

@@ -34,6 +34,8 @@ const LIMITED: AppCredentials = {
 
 let clock = Date.parse('2026-11-23T05:00:05Z');
 let ports: RuntimePorts | undefined;
+/** Reads of the key store (Secrets Manager in a deployment), counted at the port. */
+let keyStoreReads = 0;
 
 /** The container's ports, with the catalog provider as deployed (60 s cache) on the test's clock. */
 function drivenPorts(): RuntimePorts {
@@ -44,6 +46,16 @@ function drivenPorts(): RuntimePorts {
   ports = {
     ...real,
     catalog: new CachedCatalogProvider({ load: () => readCatalog(store, env.catalogTable), now: () => clock }),
+    keys: {
+      applicationKeys: (appCode) => {
+        keyStoreReads += 1;
+        return real.keys.applicationKeys(appCode);
+      },
+      defaultSecret: () => {
+        keyStoreReads += 1;
+        return real.keys.defaultSecret();
+      },
+    },
   };
   return ports;
 }
@@ -128,5 +140,17 @@ describe('limits', () => {
     expect(answers.map((a) => a.headers.get('ratelimit-remaining'))).toEqual(['3', '2', '1', '0', '0', '0']);
     expect(answers[4]?.body.errorCode).toBe(4001);
     expect(answers[4]?.headers.get('retry-after')).toBe('60');
+  });
+});
+
+describe('the key store', () => {
+  it('is never read for a client-key request; a signed request reads it', async () => {
+    clock = Date.parse('2026-11-23T05:20:00Z');
+    const before = keyStoreReads;
+    for (let n = 0; n < 2; n += 1) expect((await listAs(ERIN, 'app-limited', 'reports')).status).toBe(200);
+    expect((await whoAmI(ERIN)).status).toBe(200);
+    expect(keyStoreReads).toBe(before);
+    expect((await harness.getList('reports', undefined, { app: LIMITED, timeStamp: clock })).status).toBe(200);
+    expect(keyStoreReads).toBeGreaterThan(before);
   });
 });
