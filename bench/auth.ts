@@ -11,11 +11,11 @@ import { signRequest } from '../shared/auth/signature';
 import { userKeyDigest } from '../shared/auth/user-key';
 import { StaticCatalogProvider } from '../shared/catalog/catalog-provider';
 import type { CatalogConfig } from '../shared/catalog/schema';
+import { routeIn } from '../shared/contract/client-routes';
+import type { RouteDefinition } from '../shared/contract/routes';
 import { authenticate } from '../shared/http/auth-middleware';
 import { authenticateClientKey } from '../shared/http/client-key-middleware';
-import { routeIn } from '../shared/http/client-routes';
 import { type ApiEvent, type ApiResult, newRequestState, type ServiceContext } from '../shared/http/request-state';
-import type { RouteDefinition } from '../shared/http/routes';
 
 /** Users in the catalog, two keys each: the lookup is by digest, so its cost should not depend on this. */
 const USER_COUNTS = [10, 10_000];

@@ -14,10 +14,10 @@
  *   for browsers.
  *
  * Failure envelopes become typed errors (`./errors`); 4001 is retried with backoff, honouring `Retry-After`,
- * a bounded number of times; each attempt is aborted after `timeoutMs` (30 s, as the interface spec advises).
+ * a bounded number of times; each attempt is aborted after `timeoutMs` (30 s, as docs/interface.md §7 advises).
  */
 import type { SignatureInput } from '../shared/auth/signature';
-import { LOGIN_USER_INFO_ROUTE, routeIn, USER_KEY_HEADER } from '../shared/http/client-routes';
+import { LOGIN_USER_INFO_ROUTE, routeIn, USER_KEY_HEADER } from '../shared/contract/client-routes';
 import type {
   DataRecord,
   GetListParams,
@@ -25,12 +25,12 @@ import type {
   LoginUserInfo,
   SqlParamValue,
   SqlResult as SqlResultShape,
-} from '../shared/http/operation-schemas';
-import type { OperationName } from '../shared/http/routes';
+} from '../shared/contract/operation-schemas';
+import type { OperationName } from '../shared/contract/routes';
 import { RequestTimeoutError, serviceCallError, TransportError } from './errors';
 
-export type { GetListParams, LoginUserInfo, SortEntry, SqlParamValue } from '../shared/http/operation-schemas';
-export type { OperationName } from '../shared/http/routes';
+export type { GetListParams, LoginUserInfo, SortEntry, SqlParamValue } from '../shared/contract/operation-schemas';
+export type { OperationName } from '../shared/contract/routes';
 export * from './errors';
 
 /** A token minted by a trusted server for one application (and dataset), valid for 10 minutes. */

@@ -14,12 +14,12 @@ import {
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import { serviceRoutes } from '../shared/http/client-routes';
+import { serviceRoutes } from '../shared/contract/client-routes';
 import { addGatewayRefusals, EXPOSED_HEADERS } from './gateway-responses';
 import { acknowledge } from './nag-acknowledgements';
 import type { OperationFunction } from './operation-function';
 
-/** Headers a browser sends on a signed request (contract §3), besides Content-Type. */
+/** Headers a browser sends on a signed request (docs/interface.md §3), besides Content-Type. */
 export const SIGNED_REQUEST_HEADERS = ['X-Time-Stamp', 'X-App-Code', 'X-Dataset-Code', 'X-Token', 'Content-Type'];
 
 export interface ServiceApiProps {
@@ -98,7 +98,7 @@ export class ServiceApi extends Construct {
       },
     });
 
-    // Each operation's function serves its signed path and its /client/ path (client-key mode, contract §14).
+    // Each operation's function serves its signed path and its /client/ path (client-key mode, docs/interface.md §14).
     const routes = serviceRoutes();
     for (const operation of props.operations) {
       const integration = new LambdaIntegration(operation.function, { proxy: true, allowTestInvoke: false });

@@ -14,8 +14,8 @@ import {
   TextWidget,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
-import { ErrorCode } from '../shared/http/errors';
-import type { AuthMode } from '../shared/http/routes';
+import { ErrorCode } from '../shared/contract/errors';
+import type { AuthMode } from '../shared/contract/routes';
 import { ERROR_CODE_DIMENSION, MODE_DIMENSION } from '../shared/observability/request-log';
 import {
   AUTH_FAILURE_CODES,

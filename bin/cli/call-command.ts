@@ -4,7 +4,7 @@
  * DAS_USER_KEY) it sends a personal access key to the `/client/` path instead of signing (client-key mode).
  */
 import { createClient, RequestTimeoutError, type ServiceResponse, TransportError } from '../../client';
-import { routeFor } from '../../shared/http/routes';
+import { routeFor } from '../../shared/contract/routes';
 import { CommandFailure, type CommandIo, integerOption, parseCommandArgs, UsageError } from './cli-io';
 import { CREDENTIAL_HELP, CREDENTIAL_OPTIONS, type CredentialOptions, resolveCredentials } from './credentials';
 import { operationName } from './operation-names';

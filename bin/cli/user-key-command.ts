@@ -1,11 +1,11 @@
 /**
- * `das user-key create --app <code> --user <id>`: make a personal access key for client-key mode (contract §14).
+ * `das user-key create --app <code> --user <id>`: make a personal access key for client-key mode (docs/interface.md §14).
  * The key is shown once and stored nowhere; what the configuration keeps is its SHA-256 digest, in the user's
  * `keyHashes`. docs/deploying.md says how a partner issues, rotates and revokes keys in a deployment.
  */
 import { generateUserKey, userKeyDigest } from '../../shared/auth/user-key';
-import { isCode } from '../../shared/catalog/codes';
-import { loadConfigFile } from '../../shared/catalog/load-config';
+import { loadConfigFile } from '../../shared/catalog-store/load-config';
+import { isCode } from '../../shared/contract/codes';
 import { type CommandIo, parseCommandArgs, UsageError } from './cli-io';
 
 const HELP = 'das user-key --help';

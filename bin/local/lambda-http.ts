@@ -7,8 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { serviceRoutes } from '../../shared/http/client-routes';
-import type { RouteDefinition } from '../../shared/http/routes';
+import { serviceRoutes } from '../../shared/contract/client-routes';
+import type { RouteDefinition } from '../../shared/contract/routes';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 

@@ -1,5 +1,5 @@
 /**
- * Personal access keys (contract §14): made by `das user-key create`, sent in `X-User-AK`, and known to the service
+ * Personal access keys (docs/interface.md §14): made by `das user-key create`, sent in `X-User-AK`, and known to the service
  * only by their SHA-256 digest (`keyHashes` in the configuration). A key is 32 random bytes, so its digest cannot
  * be inverted or guessed, and storing the digest in the catalog (not in Secrets Manager) reveals no key.
  */

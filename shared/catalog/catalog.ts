@@ -2,7 +2,6 @@
  * Lookups over a validated configuration: applications, datasets, grants and registered queries, with the
  * defaults of the contract filled in. Built once per configuration version and shared by every request.
  */
-import { sameDigest } from '../auth/user-key';
 import type {
   ApplicationConfig,
   CatalogConfig,
@@ -12,7 +11,6 @@ import type {
   GrantOperation,
   QueryConfig,
 } from './schema';
-import { userGrants } from './user-grants';
 
 export const DEFAULT_QUOTA = { perMinute: 600, perHour: 10_000, perDay: 100_000, concurrent: 10 } as const;
 export type Quota = { perMinute: number; perHour: number; perDay: number; concurrent: number };
@@ -23,16 +21,6 @@ export interface Application {
   quota: Quota;
   grants: ReadonlyMap<string, GrantConfig>;
   config: ApplicationConfig;
-}
-
-/** A person of an application, as client-key mode knows them (contract §14). */
-export interface ClientUser {
-  userId: string;
-  userName: string;
-  loginName: string;
-  role?: string;
-  /** The application as this user reaches it: the same code and limits, its grants narrowed by the user's. */
-  application: Application;
 }
 
 export interface Dataset {
@@ -50,7 +38,6 @@ export class Catalog {
   private readonly datasets = new Map<string, Dataset>();
   private readonly queriesByCode = new Map<string, QueryConfig>();
   private readonly queriesById = new Map<string, QueryConfig>();
-  private readonly usersByDigest = new Map<string, { digest: string; user: ClientUser }>();
 
   constructor(readonly config: CatalogConfig) {
     this.timeZone = config.timeZone ?? 'UTC';
@@ -63,37 +50,12 @@ export class Catalog {
         grants: new Map((app.grants ?? []).map((grant) => [grant.datasetCode, grant])),
         config: app,
       });
-      this.indexUsers(this.applications.get(app.appCode) as Application);
     }
     for (const dataset of config.datasets) this.datasets.set(dataset.datasetCode, toDataset(dataset));
     for (const query of config.queries ?? []) {
       this.queriesByCode.set(`${query.appCode}/${query.sqlCode}`, query);
       if (query.id !== undefined) this.queriesById.set(`${query.appCode}/${query.id}`, query);
     }
-  }
-
-  /** Each user's narrowed view of its application, indexed by the digests of the user's keys. */
-  private indexUsers(application: Application): void {
-    for (const user of application.config.users ?? []) {
-      const client: ClientUser = {
-        userId: user.userId,
-        userName: user.userName,
-        loginName: user.loginName,
-        application: { ...application, grants: userGrants(application.grants, user) },
-      };
-      if (user.role !== undefined) client.role = user.role;
-      for (const digest of user.keyHashes) this.usersByDigest.set(digest, { digest, user: client });
-    }
-  }
-
-  /**
-   * The user whose key has this digest; `undefined` for an unknown or revoked key. The map finds the candidate
-   * by the digest, which a caller cannot steer (it would need SHA-256 preimages), and the constant-time
-   * comparison decides.
-   */
-  userByKeyDigest(digest: string): ClientUser | undefined {
-    const entry = this.usersByDigest.get(digest);
-    return entry && sameDigest(entry.digest, digest) ? entry.user : undefined;
   }
 
   application(appCode: string): Application | undefined {

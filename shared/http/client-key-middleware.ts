@@ -1,5 +1,5 @@
 /**
- * Authentication of client-key mode (contract §14), the `/client/` paths: the personal access key in `X-User-AK`
+ * Authentication of client-key mode (docs/interface.md §14), the `/client/` paths: the personal access key in `X-User-AK`
  * is looked up by its SHA-256 digest in the cached catalog (no key store, no Secrets Manager call, no table read
  * beyond the catalog's refresh), the body's `appCode` must be the key's application, and then the dataset and the
  * grant are checked as for a signed request (§3 from step 5) with the user's narrowed grants. It yields the same
@@ -7,12 +7,18 @@
  * (quota, operation, log) is shared. Signed headers open nothing here; `X-User-AK` opens nothing on signed paths.
  */
 import type middy from '@middy/core';
-import { USER_KEY_PATTERN, userKeyDigest } from '../auth/user-key';
-import { grantAllows } from '../catalog/catalog';
+import { USER_KEY_PATTERN } from '../auth/user-key';
 import type { CatalogProvider } from '../catalog/catalog-provider';
-import { USER_KEY_HEADER } from './client-routes';
-import { AccessDeniedError, DatasetNotFoundError, InvalidParameterError, SignatureMismatchError } from './errors';
-import { codeSchema } from './operation-schemas';
+import { USER_KEY_HEADER } from '../contract/client-routes';
+import {
+  AccessDeniedError,
+  DatasetNotFoundError,
+  InvalidParameterError,
+  SignatureMismatchError,
+} from '../contract/errors';
+import { codeSchema } from '../contract/operation-schemas';
+import { grantFor } from '../permissions/permissions';
+import { userCallerForKey } from '../permissions/user-callers';
 import type { ApiEvent, ApiResult, ServiceContext } from './request-state';
 
 export interface ClientKeyAuthOptions {
@@ -48,18 +54,18 @@ export function authenticateClientKey(
     }
     const catalog = await options.catalog.current();
     state.catalog = catalog;
-    const user = USER_KEY_PATTERN.test(key) ? catalog.userByKeyDigest(userKeyDigest(key)) : undefined;
-    if (!user) throw new SignatureMismatchError(`${USER_KEY_HEADER} is not an active personal access key`);
-    state.user = user;
+    const caller = USER_KEY_PATTERN.test(key) ? userCallerForKey(catalog, key) : undefined;
+    if (!caller) throw new SignatureMismatchError(`${USER_KEY_HEADER} is not an active personal access key`);
+    state.caller = caller;
 
     // The key's application, which the body names (a GET has no body: the key alone says it).
     if (route.method === 'POST') {
       const appCode = bodyCode(body, 'appCode', true);
-      if (appCode !== user.application.appCode) {
+      if (appCode !== caller.application.appCode) {
         throw new AccessDeniedError(`this personal access key does not belong to application '${appCode}'`);
       }
     }
-    state.application = user.application;
+    state.application = caller.application;
 
     // From here on as for a signed request (§3 steps 5 and 6), with the user's grants.
     const datasetCode = bodyCode(body, 'datasetCode', route.requiresDataset);
@@ -68,13 +74,7 @@ export function authenticateClientKey(
     if (!dataset) throw new DatasetNotFoundError(datasetCode);
     state.dataset = dataset;
     if (!route.grantOperation) return;
-    const who = `user '${user.userId}' of application '${user.application.appCode}'`;
-    const grant = user.application.grants.get(datasetCode);
-    if (!grant) throw new AccessDeniedError(`${who} has no access to dataset '${datasetCode}'`);
-    if (!grantAllows(grant, route.grantOperation)) {
-      throw new AccessDeniedError(`${who} may not ${route.grantOperation} records of dataset '${datasetCode}'`);
-    }
-    state.grant = grant;
+    state.grant = grantFor(caller, datasetCode, route.grantOperation);
   };
 
   return { before: checkRequest };

@@ -1,9 +1,11 @@
 /** What the middlewares learn about a request and hand to the next one and to the operation. */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { Application, Catalog, ClientUser, Dataset } from '../catalog/catalog';
+import type { Application, Catalog, Dataset } from '../catalog/catalog';
 import type { GrantConfig } from '../catalog/schema';
+import type { RouteDefinition } from '../contract/routes';
 import { CapacityMeter } from '../observability/capacity-meter';
-import type { RouteDefinition } from './routes';
+import type { Telemetry } from '../observability/telemetry';
+import type { Caller } from '../permissions/caller';
 
 export type ApiEvent = APIGatewayProxyEvent;
 export type ApiResult = APIGatewayProxyResult;
@@ -18,10 +20,10 @@ export interface RequestState {
   /** The parsed JSON body (an object). */
   body?: Record<string, unknown>;
   catalog?: Catalog;
-  /** For a client-key request, the user's view of the application: its grants narrowed by the user's. */
+  /** The calling application (for a client-key request, the application of the key). */
   application?: Application;
-  /** The user of a client-key request (contract §14); absent for signed requests. */
-  user?: ClientUser;
+  /** Who calls, once authentication has resolved it: for a client-key request, the user and its narrowed grants. */
+  caller?: Caller;
   dataset?: Dataset;
   grant?: GrantConfig;
   /** Headers every response carries once known (request id, rate-limit state). */
@@ -32,6 +34,19 @@ export interface RequestState {
   logDetail: Record<string, string>;
   /** Work to run when the request ends, whatever the outcome (e.g. releasing a concurrency lease). */
   cleanups: (() => Promise<void>)[];
+}
+
+/** The telemetry sink an operation writes to: it fills this request's log line. */
+export function requestTelemetry(state: RequestState): Telemetry {
+  return {
+    capacity: state.capacity,
+    metric(name, milliseconds) {
+      state.extraMetrics[name] = milliseconds;
+    },
+    detail(name, value) {
+      state.logDetail[name] = value;
+    },
+  };
 }
 
 export type ServiceContext = Context & { state: RequestState };

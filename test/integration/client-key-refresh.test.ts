@@ -6,15 +6,15 @@
  */
 import path from 'node:path';
 import { CachedCatalogProvider } from '../../shared/catalog/catalog-provider';
-import { readCatalog, writeCatalog } from '../../shared/catalog/catalog-store';
-import { loadConfigFile } from '../../shared/catalog/load-config';
 import type { CatalogConfig } from '../../shared/catalog/schema';
-import { createHandler } from '../../shared/http/pipeline';
+import { readCatalog, writeCatalog } from '../../shared/catalog-store/catalog-store';
+import { loadConfigFile } from '../../shared/catalog-store/load-config';
+import { createHandler } from '../../shared/composition/pipeline';
+import { type RuntimePorts, runtimePorts } from '../../shared/composition/ports';
 import { getListOperation } from '../../shared/operations/get-list';
 import { loginUserInfoOperation } from '../../shared/operations/login-user-info';
 import type { Operation } from '../../shared/operations/operation';
 import { environment } from '../../shared/runtime/environment';
-import { type RuntimePorts, runtimePorts } from '../../shared/runtime/ports';
 import { type AppCredentials, type CallResult, ServiceHarness } from '../support/service-harness';
 
 const CONFIG = path.join(__dirname, '..', 'fixtures', 'client-key-config.json');

@@ -1,5 +1,5 @@
 /**
- * Client-key mode (contract §14) over HTTP: every operation answered the same under `/client/` with a personal
+ * Client-key mode (docs/interface.md §14) over HTTP: every operation answered the same under `/client/` with a personal
  * access key as on its signed path, loginUserInfo, the user's narrowed grants, bad keys, another application's
  * key, and which headers open which paths. The real handlers, real pipeline and real dynalite.
  */

@@ -1,15 +1,16 @@
 /**
- * Client-key mode's pure parts (contract §14): personal access keys and their digests, the configuration checks of
+ * Client-key mode's pure parts (docs/interface.md §14): personal access keys and their digests, the configuration checks of
  * `users`, how a user's grants narrow the application's, and the catalog's lookup by digest.
  */
 import fc from 'fast-check';
 import { generateUserKey, sameDigest, USER_KEY_PATTERN, userKeyDigest } from '../../shared/auth/user-key';
 import { Catalog } from '../../shared/catalog/catalog';
-import { ConfigError, parseConfig } from '../../shared/catalog/load-config';
 import type { GrantConfig } from '../../shared/catalog/schema';
 import { narrowGrant } from '../../shared/catalog/user-grants';
-import { clientPathOf, clientRoutes } from '../../shared/http/client-routes';
-import { ROUTES } from '../../shared/http/routes';
+import { ConfigError, parseConfig } from '../../shared/catalog-store/load-config';
+import { clientPathOf, clientRoutes } from '../../shared/contract/client-routes';
+import { ROUTES } from '../../shared/contract/routes';
+import { userCallerForKey } from '../../shared/permissions/user-callers';
 
 // biome-ignore lint/suspicious/noExplicitAny: the cases write invalid shapes on purpose
 type Loose = any;
@@ -234,18 +235,25 @@ describe('narrowed grants', () => {
   });
 });
 
-describe('the catalog’s users', () => {
-  it('finds a user by key digest with the narrowed view of its application; a revoked key finds nobody', () => {
+describe('the callers of personal access keys', () => {
+  it('find the key’s user with the user’s narrowed grants and the application’s limits; a revoked key finds nobody', () => {
     const value = config();
+    user(value).role = 'analyst';
     user(value).grants = [{ datasetCode: 'orders', operations: ['read'] }];
     const catalog = new Catalog(parseConfig(value));
-    const found = catalog.userByKeyDigest(DIGEST);
-    expect(found?.userId).toBe('u1');
-    expect(found?.application.appCode).toBe('app-a');
-    expect(found?.application.quota).toEqual(catalog.application('app-a')?.quota);
-    expect(found?.application.grants.get('orders')?.operations).toEqual(['read']);
+    const caller = userCallerForKey(catalog, KEY);
+    expect(caller?.user).toEqual({ userId: 'u1', userName: 'User One', loginName: 'one@example.com', role: 'analyst' });
+    expect(caller?.application).toBe(catalog.application('app-a'));
+    expect(caller?.grants.get('orders')).toEqual({
+      datasetCode: 'orders',
+      operations: ['read'],
+      readFields: ['customer', 'status', 'region'],
+      writeFields: ['status'],
+      rowFilter: { region: 'EU' },
+    });
     expect(catalog.application('app-a')?.grants.get('orders')?.operations).toEqual(['read', 'update']);
-    expect(catalog.userByKeyDigest(OTHER_DIGEST)).toBeUndefined();
+    expect(userCallerForKey(catalog, `${KEY}-other`)).toBeUndefined();
+    expect(userCallerForKey(catalog, KEY.slice(0, -1))).toBeUndefined();
   });
 });
 

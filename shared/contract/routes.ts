@@ -2,11 +2,11 @@
  * The operations of the API: path, the Lambda that serves it, and what it needs from authentication.
  * The CDK stack, the local server and the client all read this one list.
  */
-import type { GrantOperation } from '../catalog/schema';
+import type { GrantOperation } from './codes';
 
 export type OperationName = 'get-list' | 'get-one' | 'create' | 'update' | 'execute-sql' | 'login-user-info';
 
-/** How a path authenticates: signed headers (contract §3) or a personal access key on `/client/` (§14). */
+/** How a path authenticates: signed headers (docs/interface.md §3) or a personal access key on `/client/` (§14). */
 export type AuthMode = 'signed' | 'client';
 
 export interface RouteDefinition {

@@ -6,7 +6,6 @@
  * server serves it at /openapi.json, so the document cannot drift from what the service checks.
  */
 import * as z from 'zod';
-import { TIMESTAMP_WINDOW_MS } from './auth-middleware';
 import { operationRoutes, serviceRoutes, USER_KEY_HEADER } from './client-routes';
 import { type ErrorCodeValue, httpStatusFor } from './errors';
 import {
@@ -20,6 +19,7 @@ import {
   successEnvelopeSchema,
 } from './operation-schemas';
 import type { RouteDefinition } from './routes';
+import { TIMESTAMP_WINDOW_MS } from './signed-headers';
 
 type JsonObject = { [key: string]: unknown };
 

@@ -1,5 +1,5 @@
 /**
- * The `/client/` paths of client-key mode (contract §14), derived from the signed route table rather than listed:
+ * The `/client/` paths of client-key mode (docs/interface.md §14), derived from the signed route table rather than listed:
  * every signed operation gets the same operation under `/client/` (`/openapi/data/get-list` →
  * `/client/data/get-list`, `/api/custom/executeSql` → `/client/custom/executeSql`), so an operation added to
  * `ROUTES` is reachable both ways with nothing more to write. `GET /client/user/loginUserInfo` exists only here.
