@@ -9,7 +9,7 @@ import type { GrantConfig } from '../../shared/catalog/schema';
 import { narrowGrant } from '../../shared/catalog/user-grants';
 import { ConfigError, parseConfig } from '../../shared/catalog-store/load-config';
 import { clientPathOf, clientRoutes } from '../../shared/contract/client-routes';
-import { ROUTES } from '../../shared/contract/routes';
+import { ROUTES, type RouteDefinition } from '../../shared/contract/routes';
 import { userCallerForKey } from '../../shared/permissions/user-callers';
 
 // biome-ignore lint/suspicious/noExplicitAny: the cases write invalid shapes on purpose
@@ -267,5 +267,22 @@ describe('client routes', () => {
       expect(routes).toContainEqual({ ...route, path: clientPathOf(route.path), mode: 'client' });
     }
     expect(routes.at(-1)).toMatchObject({ method: 'GET', path: '/client/user/loginUserInfo', mode: 'client' });
+  });
+
+  it('give an operation added to the signed table its /client/ twin, with everything else of its route', () => {
+    const batch: RouteDefinition = {
+      operation: 'create',
+      method: 'POST',
+      path: '/openapi/data/batch-create',
+      functionFile: 'batch-create',
+      requiresDataset: true,
+      grantOperation: 'create',
+      writes: true,
+    };
+    expect(clientRoutes([...ROUTES, batch])).toContainEqual({
+      ...batch,
+      path: '/client/data/batch-create',
+      mode: 'client',
+    });
   });
 });
