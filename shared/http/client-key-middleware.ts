@@ -1,10 +1,11 @@
 /**
- * Authentication of client-key mode (docs/interface.md §14), the `/client/` paths: the personal access key in `X-User-AK`
- * is looked up by its SHA-256 digest in the cached catalog (no key store, no Secrets Manager call, no table read
- * beyond the catalog's refresh), the body's `appCode` must be the key's application, and then the dataset and the
- * grant are checked as for a signed request (§3 from step 5) with the user's narrowed grants. It yields the same
- * request state as signed authentication (application, dataset, grant) plus the user, so everything after it
- * (quota, operation, log) is shared. Signed headers open nothing here; `X-User-AK` opens nothing on signed paths.
+ * Authentication of client-key mode (docs/interface.md §14), the `/client/` paths: the personal access key in
+ * `X-User-AK` is looked up by its SHA-256 digest in the cached catalog (no key store, no Secrets Manager call, no
+ * table read beyond the catalog's refresh), the body's `appCode` must be the key's application, and then the
+ * dataset and the grant are checked as for a signed request (§3 from step 5) with the user's narrowed grants. It
+ * yields what signed authentication yields, a Caller (here with its user and the user's grants), the application,
+ * dataset and grant, so everything after it (quota, operation, log) is shared. Signed headers open nothing here;
+ * `X-User-AK` opens nothing on signed paths.
  */
 import type middy from '@middy/core';
 import { USER_KEY_PATTERN } from '../auth/user-key';
