@@ -13,7 +13,8 @@ Commands:
   config validate     check a configuration file; every problem with its path
   sign                print the four signed headers of a request (--curl: a signed curl command)
   token               mint a pre-generated token {token, timeStamp, expiresAt} for a browser
-  call <operation>    sign and send a request, print the response envelope
+  call <operation>    sign and send a request, print the response envelope (--user-key: client-key mode)
+  user-key create     make a personal access key for a user; shows the key once, and its digest
   openapi             print the OpenAPI document (--write: refresh docs/openapi.json, docs/config.schema.json)
 
 Examples:
@@ -21,6 +22,7 @@ Examples:
   das config validate config/demo.json
   das sign --app app-demo --dataset orders --key ak-7f3c9a1b2d4e --secret sk-demo-secret
   das call get-list --dataset orders --param pageSize:=5
+  das user-key create --app app-demo --user alice
 `;
 
 type Command = (args: string[], io: CommandIo) => Promise<void>;
@@ -34,6 +36,7 @@ const COMMANDS: Record<string, Command> = {
   token: async (args, io) => (await import('./cli/token-command')).runToken(args, io),
   call: async (args, io) => (await import('./cli/call-command')).runCall(args, io),
   openapi: async (args, io) => (await import('./cli/openapi-command')).runOpenApi(args, io),
+  'user-key': async (args, io) => (await import('./cli/user-key-command')).runUserKey(args, io),
 };
 
 /** Run a command line; answers the exit code instead of exiting, so it can be called in-process. */

@@ -9,21 +9,27 @@
  *   trusted server mints `{token, timeStamp, expiresAt}` (`das token`, or `mintBrowserToken`) and the client
  *   only sends it.
  *
+ * - Client-key mode, `createClient({ baseUrl, appCode, userKey })`: a person's access key (`das user-key create`)
+ *   sent in `X-User-AK` to the `/client/` paths, for tools and scripts acting as that person; no signing. Not
+ *   for browsers.
+ *
  * Failure envelopes become typed errors (`./errors`); 4001 is retried with backoff, honouring `Retry-After`,
  * a bounded number of times; each attempt is aborted after `timeoutMs` (30 s, as docs/interface.md §7 advises).
  */
 import type { SignatureInput } from '../shared/auth/signature';
+import { LOGIN_USER_INFO_ROUTE, routeIn, USER_KEY_HEADER } from '../shared/contract/client-routes';
 import type {
   DataRecord,
   GetListParams,
   ListResult as ListResultShape,
+  LoginUserInfo,
   SqlParamValue,
   SqlResult as SqlResultShape,
 } from '../shared/contract/operation-schemas';
-import { type OperationName, routeFor } from '../shared/contract/routes';
+import type { OperationName } from '../shared/contract/routes';
 import { RequestTimeoutError, serviceCallError, TransportError } from './errors';
 
-export type { GetListParams, SortEntry, SqlParamValue } from '../shared/contract/operation-schemas';
+export type { GetListParams, LoginUserInfo, SortEntry, SqlParamValue } from '../shared/contract/operation-schemas';
 export type { OperationName } from '../shared/contract/routes';
 export * from './errors';
 
@@ -70,15 +76,25 @@ export interface KeyClientOptions extends CommonOptions {
   accessKey: string;
   signingSecret: string;
   token?: never;
+  userKey?: never;
 }
 
 export interface TokenClientOptions extends CommonOptions {
   token: TokenProvider;
   accessKey?: never;
   signingSecret?: never;
+  userKey?: never;
 }
 
-export type ClientOptions = KeyClientOptions | TokenClientOptions;
+/** Client-key mode: a personal access key, sent to the `/client/` paths (server-side tools only). */
+export interface UserKeyClientOptions extends CommonOptions {
+  userKey: string;
+  accessKey?: never;
+  signingSecret?: never;
+  token?: never;
+}
+
+export type ClientOptions = KeyClientOptions | TokenClientOptions | UserKeyClientOptions;
 
 export interface CallOptions {
   signal?: AbortSignal;
@@ -152,6 +168,8 @@ export interface DataAccessClient {
     body: Record<string, unknown>,
     options?: CallOptions & { datasetCode?: string },
   ): Promise<ServiceResponse>;
+  /** Client-key mode only: the user the key belongs to (`GET /client/user/loginUserInfo`). */
+  loginUserInfo(options?: CallOptions): Promise<LoginUserInfo>;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -203,11 +221,15 @@ export function createClient(options: ClientOptions): DataAccessClient {
   const now = options.now ?? Date.now;
   const retry = { ...DEFAULT_RETRY, ...options.retry };
   if (!fetchImpl) throw new Error('no fetch available: pass options.fetch');
-  if (!options.token && !(options.accessKey && options.signingSecret)) {
-    throw new Error('createClient needs accessKey and signingSecret (server mode) or token (browser mode)');
+  if (!options.token && !options.userKey && !(options.accessKey && options.signingSecret)) {
+    throw new Error(
+      'createClient needs accessKey and signingSecret (server mode), token (browser mode) or userKey (client-key mode)',
+    );
   }
 
+  /** The request's authentication headers: a personal access key, or the four signed ones. */
   async function signedHeaders(operation: OperationName, datasetCode: string | undefined) {
+    if (options.userKey) return { 'Content-Type': 'application/json', [USER_KEY_HEADER]: options.userKey };
     let timeStamp: string;
     let token: string;
     if (options.token) {
@@ -218,8 +240,8 @@ export function createClient(options: ClientOptions): DataAccessClient {
       timeStamp = String(now());
       const sign = await loadSigner();
       token = sign(
-        { accessKey: options.accessKey, appCode: options.appCode, datasetCode, timeStamp },
-        options.signingSecret,
+        { accessKey: options.accessKey as string, appCode: options.appCode, datasetCode, timeStamp },
+        options.signingSecret as string,
       );
     }
     const headers: Record<string, string> = {
@@ -284,7 +306,8 @@ export function createClient(options: ClientOptions): DataAccessClient {
     body: Record<string, unknown>,
     callOptions: CallOptions & { datasetCode?: string } = {},
   ): Promise<ServiceResponse> {
-    const route = routeFor(operation);
+    const route = routeIn(operation, options.userKey ? 'client' : 'signed');
+    if (!route) throw new Error(`${operation} has no ${options.userKey ? 'client-key' : 'signed'} path`);
     const datasetCode =
       callOptions.datasetCode ?? (typeof body.datasetCode === 'string' ? body.datasetCode : undefined);
     const payload = JSON.stringify({ appCode: options.appCode, ...body });
@@ -295,7 +318,7 @@ export function createClient(options: ClientOptions): DataAccessClient {
       const headers = await signedHeaders(operation, datasetCode);
       const response = await attempt(
         `${baseUrl}${route.path}`,
-        { method: route.method, headers, body: payload },
+        route.method === 'GET' ? { method: 'GET', headers } : { method: route.method, headers, body: payload },
         timeoutMs,
         callOptions.signal,
       );
@@ -346,5 +369,10 @@ export function createClient(options: ClientOptions): DataAccessClient {
       return unwrap(await send('execute-sql', body, callOptions));
     },
     send,
+    async loginUserInfo(callOptions) {
+      if (!options.userKey)
+        throw new Error(`loginUserInfo needs a userKey: ${LOGIN_USER_INFO_ROUTE.path} is client-key mode only`);
+      return unwrap(await send('login-user-info', {}, callOptions));
+    },
   };
 }

@@ -143,8 +143,10 @@ export class OperationFunction extends Construct {
     const recordIndexes = props.tables.records.definition.globalSecondaryIndexes.map(
       (index) => `${records}/index/${index.indexName}`,
     );
-    role.addToPolicy(new PolicyStatement({ actions: RECORD_QUERY_ACTIONS, resources: [records, ...recordIndexes] }));
-    role.addToPolicy(new PolicyStatement({ actions: RECORD_GET_ACTIONS, resources: [records] }));
+    if (props.route.readsRecords !== false) {
+      role.addToPolicy(new PolicyStatement({ actions: RECORD_QUERY_ACTIONS, resources: [records, ...recordIndexes] }));
+      role.addToPolicy(new PolicyStatement({ actions: RECORD_GET_ACTIONS, resources: [records] }));
+    }
     if (props.route.writes) {
       role.addToPolicy(new PolicyStatement({ actions: RECORD_WRITE_ACTIONS, resources: [records] }));
     } else if (props.route.writesDatasetMeta) {
@@ -165,16 +167,19 @@ export class OperationFunction extends Construct {
     role.addToPolicy(
       new PolicyStatement({ actions: ['dynamodb:UpdateItem'], resources: [tableArn(props.tables.quota)] }),
     );
-    // Each application's secret by name: an application that is not deployed has no secret to read.
-    role.addToPolicy(
-      new PolicyStatement({
-        actions: ['secretsmanager:GetSecretValue'],
-        resources: [...props.secrets.applicationSecretNames, props.secrets.defaultSecretName].map(secretArn),
-      }),
-    );
+    // Each application's secret by name: an application that is not deployed has no secret to read. A function
+    // with no signed path (client-key mode only) verifies no signature and reads no secret.
+    if (props.route.mode !== 'client') {
+      role.addToPolicy(
+        new PolicyStatement({
+          actions: ['secretsmanager:GetSecretValue'],
+          resources: [...props.secrets.applicationSecretNames, props.secrets.defaultSecretName].map(secretArn),
+        }),
+      );
+    }
 
     this.function = new NodejsFunction(this, 'Function', {
-      description: `${props.stage}: POST ${props.route.path} (${props.route.operation})`,
+      description: `${props.stage}: ${props.route.method} ${props.route.path} (${props.route.operation})`,
       entry: props.entry,
       handler: 'handler',
       projectRoot: props.projectRoot,

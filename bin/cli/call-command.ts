@@ -1,11 +1,12 @@
 /**
  * `das call <operation>`: sign and send one request with the TypeScript client (so the CLI exercises the same
- * code callers use), print the envelope, and exit non-zero when it is a failure.
+ * code callers use), print the envelope, and exit non-zero when it is a failure. With `--user-key` (or
+ * DAS_USER_KEY) it sends a personal access key to the `/client/` path instead of signing (client-key mode).
  */
-import { createClient, RequestTimeoutError, TransportError } from '../../client';
+import { createClient, RequestTimeoutError, type ServiceResponse, TransportError } from '../../client';
 import { routeFor } from '../../shared/contract/routes';
 import { CommandFailure, type CommandIo, integerOption, parseCommandArgs, UsageError } from './cli-io';
-import { CREDENTIAL_HELP, CREDENTIAL_OPTIONS, resolveCredentials } from './credentials';
+import { CREDENTIAL_HELP, CREDENTIAL_OPTIONS, type CredentialOptions, resolveCredentials } from './credentials';
 import { operationName } from './operation-names';
 
 const HELP = 'das call --help';
@@ -13,12 +14,14 @@ const HELP = 'das call --help';
 export const CALL_USAGE = `Usage: das call <operation> [--url <base>] [--app <appCode>] [--dataset <code>] [key options]
                 [--param name=value]... [--param name:=<json>]... [--json '<object>'] [--sql <code|id>]
 
-Operations: get-list, get-one, create, update, execute-sql (or getList, getOne, ..., executeSql).
-Prints the response envelope as JSON. Exit code 0 on success, 1 on a failure envelope or no answer, 2 on a
+Operations: get-list, get-one, create, update, execute-sql (or getList, getOne, ..., executeSql), and with a
+personal access key login-user-info. Prints the response envelope as JSON. Exit code 0 on success, 1 on a failure envelope or no answer, 2 on a
 wrong command line. A 4001 is retried (up to 3 attempts) after the Retry-After the service asks for.
 
   --url <base>        the service (env DAS_URL; default http://127.0.0.1:3000)
 ${CREDENTIAL_HELP}
+  --user-key <key>    client-key mode: a personal access key (env DAS_USER_KEY), sent to the /client/ paths
+                      instead of signing; --app (or DAS_APP_CODE) names its application
   --dataset <code>    the dataset (data operations; optional for execute-sql)
   --param name=value  a parameter as text; repeatable. Data operations: a paramMap entry;
                       execute-sql: a params entry
@@ -60,6 +63,7 @@ export async function runCall(args: string[], io: CommandIo): Promise<void> {
       json: { type: 'string' },
       sql: { type: 'string' },
       timeout: { type: 'string' },
+      'user-key': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     HELP,
@@ -76,6 +80,11 @@ export async function runCall(args: string[], io: CommandIo): Promise<void> {
         : `one operation only, not ${positionals.join(' ')}`,
       HELP,
     );
+  }
+  const userKey = values['user-key'] ?? (io.env.DAS_USER_KEY || undefined);
+  if (/^login-?user-?info$/i.test(positionals[0] as string)) {
+    await callLoginUserInfo(userKey, values, io);
+    return;
   }
   const route = routeFor(operationName(positionals[0] as string, HELP));
   if (route.requiresDataset && !values.dataset)
@@ -113,16 +122,51 @@ export async function runCall(args: string[], io: CommandIo): Promise<void> {
     }
   }
 
-  const credentials = resolveCredentials(values, io, HELP);
   const client = createClient({
-    baseUrl: values.url ?? (io.env.DAS_URL || undefined) ?? 'http://127.0.0.1:3000',
-    appCode: credentials.appCode,
-    accessKey: credentials.accessKey,
-    signingSecret: credentials.secret,
+    baseUrl: baseUrlOf(values, io),
+    ...callerOptions(userKey, values, io),
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
   });
+  await printEnvelope(() => client.send(route.operation, body, { datasetCode: values.dataset }), io);
+}
+
+function baseUrlOf(values: { url?: string | undefined }, io: CommandIo): string {
+  return values.url ?? (io.env.DAS_URL || undefined) ?? 'http://127.0.0.1:3000';
+}
+
+/** Who calls: a personal access key (client-key mode) with its application, or an application's signing keys. */
+function callerOptions(
+  userKey: string | undefined,
+  values: CredentialOptions,
+  io: CommandIo,
+): { appCode: string; userKey: string } | { appCode: string; accessKey: string; signingSecret: string } {
+  if (userKey) {
+    const appCode = values.app ?? (io.env.DAS_APP_CODE || undefined);
+    if (!appCode) throw new UsageError('--user-key needs --app (or DAS_APP_CODE): the application of the key', HELP);
+    if (values.key !== undefined || values.secret !== undefined) {
+      throw new UsageError('--user-key replaces --key and --secret: use one or the other', HELP);
+    }
+    return { appCode, userKey };
+  }
+  const credentials = resolveCredentials(values, io, HELP);
+  return { appCode: credentials.appCode, accessKey: credentials.accessKey, signingSecret: credentials.secret };
+}
+
+/** GET /client/user/loginUserInfo: the key alone says who calls, so no --app is needed. */
+async function callLoginUserInfo(
+  userKey: string | undefined,
+  values: { url?: string | undefined },
+  io: CommandIo,
+): Promise<void> {
+  if (!userKey) throw new UsageError('login-user-info needs a personal access key: --user-key or DAS_USER_KEY', HELP);
+  const client = createClient({ baseUrl: baseUrlOf(values, io), appCode: '', userKey });
+  await printEnvelope(() => client.send('login-user-info', {}), io);
+}
+
+/** Print the envelope; a failure envelope or no answer exits 1. */
+async function printEnvelope(call: () => Promise<ServiceResponse>, io: CommandIo): Promise<void> {
   try {
-    const response = await client.send(route.operation, body, { datasetCode: values.dataset });
+    const response = await call();
     io.out(`${JSON.stringify(response.envelope, null, 2)}\n`);
     if (!response.envelope.success) {
       throw new CommandFailure(

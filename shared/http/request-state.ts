@@ -20,8 +20,9 @@ export interface RequestState {
   /** The parsed JSON body (an object). */
   body?: Record<string, unknown>;
   catalog?: Catalog;
+  /** The calling application (for a client-key request, the application of the key). */
   application?: Application;
-  /** Who calls, once authentication has resolved it. */
+  /** Who calls, once authentication has resolved it: for a client-key request, the user and its narrowed grants. */
   caller?: Caller;
   dataset?: Dataset;
   grant?: GrantConfig;

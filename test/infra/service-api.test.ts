@@ -42,10 +42,28 @@ function resourceIdForPath(path: string): string {
 }
 
 describe('routes', () => {
-  it('has one POST method per operation, plus the CORS preflights', () => {
+  it('has one POST method per operation and its /client/ twin, GET loginUserInfo, plus the CORS preflights', () => {
     const methods = Object.values(template.findResources('AWS::ApiGateway::Method'));
-    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(5);
-    expect(methods.filter((m) => !['POST', 'OPTIONS'].includes(m.Properties.HttpMethod))).toHaveLength(0);
+    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(10);
+    expect(methods.filter((m) => m.Properties.HttpMethod === 'GET')).toHaveLength(1);
+    expect(methods.filter((m) => !['POST', 'GET', 'OPTIONS'].includes(m.Properties.HttpMethod))).toHaveLength(0);
+  });
+
+  it.each([
+    ...ROUTE_PATHS.map(([operation, path]) => ['POST', operation, path.replace(/^\/[a-z]+\//, '/client/')] as const),
+    ['GET', 'login-user-info', '/client/user/loginUserInfo'] as const,
+  ])('sends %s %s at its /client/ path %s to the same function', (method, operation, path) => {
+    const functionId = logicalIdOf(template, 'AWS::Lambda::Function', `/Op-${operation}/Function/`);
+    template.hasResourceProperties('AWS::ApiGateway::Method', {
+      HttpMethod: method,
+      ResourceId: { Ref: resourceIdForPath(path) },
+      AuthorizationType: 'NONE',
+      Integration: {
+        Type: 'AWS_PROXY',
+        IntegrationHttpMethod: 'POST',
+        Uri: Match.objectLike({ 'Fn::Join': ['', Match.arrayWith([{ 'Fn::GetAtt': [functionId, 'Arn'] }])] }),
+      },
+    });
   });
 
   it.each(ROUTE_PATHS)('sends POST for %s at %s to its own function through a proxy integration', (operation, path) => {
@@ -65,11 +83,29 @@ describe('routes', () => {
   });
 
   it('lets API Gateway invoke each function on the deployed stage only (no console test-invoke)', () => {
-    template.resourceCountIs('AWS::Lambda::Permission', 5);
+    // One per method: five signed, six client-key.
+    template.resourceCountIs('AWS::Lambda::Permission', 11);
   });
 });
 
 describe('CORS', () => {
+  it('does not let a browser send a personal access key: X-User-AK is not an allowed header on /client/ paths', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Method', {
+      HttpMethod: 'OPTIONS',
+      ResourceId: { Ref: resourceIdForPath('/client/data/get-list') },
+      Integration: Match.objectLike({
+        IntegrationResponses: [
+          Match.objectLike({
+            ResponseParameters: Match.objectLike({
+              'method.response.header.Access-Control-Allow-Headers':
+                "'X-Time-Stamp,X-App-Code,X-Dataset-Code,X-Token,Content-Type'",
+            }),
+          }),
+        ],
+      }),
+    });
+  });
+
   it('answers the preflight with the signed-request headers and POST', () => {
     template.hasResourceProperties('AWS::ApiGateway::Method', {
       HttpMethod: 'OPTIONS',
@@ -188,7 +224,9 @@ describe('gateway responses', () => {
       envelope(
         1001,
         '"no operation at this path and method; the operations are POST /openapi/data/get-list, POST /openapi/data/get-one, ' +
-          'POST /openapi/data/create, POST /openapi/data/update, POST /api/custom/executeSql"',
+          'POST /openapi/data/create, POST /openapi/data/update, POST /api/custom/executeSql, POST /client/data/get-list, ' +
+          'POST /client/data/get-one, POST /client/data/create, POST /client/data/update, POST /client/custom/executeSql, ' +
+          'GET /client/user/loginUserInfo"',
       ),
     ],
     ['WAF_FILTERED', '403', envelope(1006, '"request refused by the web application firewall"')],
