@@ -4,6 +4,7 @@
  */
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
+import { withIdempotency } from '../idempotency/idempotent-operation';
 import type { Operation } from '../operations/operation';
 import { enforceQuota } from '../quota/quota-middleware';
 import { type RuntimePorts, runtimePorts } from '../runtime/ports';
@@ -28,6 +29,7 @@ export type ApiHandler = (event: ApiEvent, context: Context) => Promise<ApiResul
 
 export function createHandler(operation: Operation, options: HandlerOptions = {}): ApiHandler {
   const route = routeFor(operation.name);
+  const run = route.idempotent ? withIdempotency(operation) : operation;
   const ports = options.ports ?? runtimePorts;
   const now = options.now ?? Date.now;
   // Ports are built lazily so that a missing environment variable is reported through the envelope (3001)
@@ -63,8 +65,9 @@ export function createHandler(operation: Operation, options: HandlerOptions = {}
     )
     .handler(async (_event, context) => {
       const state = context.state;
+      const remaining = typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 0;
       // The operation returns the envelope's `data`; the envelope middleware's `after` makes it the HTTP result.
-      const data = await operation.run(
+      const data = await run.run(
         {
           requestId: state.requestId,
           catalog: state.catalog as NonNullable<typeof state.catalog>,
@@ -72,8 +75,9 @@ export function createHandler(operation: Operation, options: HandlerOptions = {}
           dataset: state.dataset,
           grant: state.grant,
           capacity: state.capacity,
-          ports: { records: lazy().records },
+          ports: { records: lazy().records, recordBatches: lazy().recordBatches, idempotency: lazy().idempotency },
           now,
+          ...(remaining > 0 ? { deadline: now() + remaining - TIMEOUT_MARGIN_MS } : {}),
           state,
         },
         state.body ?? {},

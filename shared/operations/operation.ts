@@ -6,11 +6,16 @@ import type { Application, Catalog, Dataset } from '../catalog/catalog';
 import type { GrantConfig } from '../catalog/schema';
 import type { RequestState } from '../http/request-state';
 import type { OperationName } from '../http/routes';
+import type { IdempotencyStore } from '../idempotency/idempotency-store';
+import type { IdempotentAttempt } from '../idempotency/idempotent-operation';
 import type { CapacityMeter } from '../observability/capacity-meter';
+import type { RecordBatchStore } from '../records/record-batch-store';
 import type { RecordStore } from '../records/record-store';
 
 export interface OperationPorts {
   records: RecordStore;
+  recordBatches: RecordBatchStore;
+  idempotency: IdempotencyStore;
 }
 
 export interface OperationContext {
@@ -23,6 +28,10 @@ export interface OperationContext {
   capacity: CapacityMeter;
   ports: OperationPorts;
   now: () => number;
+  /** When the request must have answered (ms, by `now`): long writes stop before it. */
+  deadline?: number;
+  /** Set when the request carries an `Idempotency-Key`: the ids this attempt writes with. */
+  attempt?: IdempotentAttempt;
   /** The request's state, for operations that add metrics or cleanups. */
   state: RequestState;
 }

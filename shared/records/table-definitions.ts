@@ -63,6 +63,8 @@ export const RECORDS_TABLE: TableDefinition = {
   partitionKey: { name: RecordAttr.partitionKey, type: 'S' },
   sortKey: { name: RecordAttr.sortKey, type: 'S' },
   globalSecondaryIndexes: Array.from({ length: GENERIC_INDEX_COUNT }, (_, i) => genericIndex(i + 1)),
+  // Only idempotency records carry it (records never expire); their expiry is checked in code all the same.
+  timeToLiveAttribute: '@ttl',
 };
 
 /** The deployed configuration (applications, datasets, grants, queries), without secrets. */
@@ -114,4 +116,13 @@ export function datasetCounterKey(datasetCode: string): Record<string, string> {
     [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode),
     [RecordAttr.sortKey]: 'record-count',
   };
+}
+
+/**
+ * The item that remembers a request sent with an `Idempotency-Key` (contract §13). Keys are scoped to the
+ * application; the partition is the key's own, so these items spread over the table and never appear in a
+ * read of a dataset's records or bookkeeping.
+ */
+export function idempotencyItemKey(appCode: string, idempotencyKey: string): Record<string, string> {
+  return { [RecordAttr.partitionKey]: `idem#${appCode}#${idempotencyKey}`, [RecordAttr.sortKey]: 'request' };
 }

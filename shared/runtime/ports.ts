@@ -10,7 +10,9 @@ import { secretsManagerClient } from '../aws/secrets-manager';
 import { CachedCatalogProvider, type CatalogProvider } from '../catalog/catalog-provider';
 import { readCatalog } from '../catalog/catalog-store';
 import { loadConfigFile } from '../catalog/load-config';
+import { IdempotencyStore } from '../idempotency/idempotency-store';
 import { QuotaStore } from '../quota/quota-store';
+import { RecordBatchStore } from '../records/record-batch-store';
 import { RecordStore } from '../records/record-store';
 import { environment } from './environment';
 
@@ -18,6 +20,10 @@ export interface RuntimePorts {
   catalog: CatalogProvider;
   keys: KeyStore;
   records: RecordStore;
+  /** Batch create's chunked writes. */
+  recordBatches: RecordBatchStore;
+  /** Requests sent with an Idempotency-Key (kept in the records table). */
+  idempotency: IdempotencyStore;
   quota: QuotaStore;
   metricNamespace: string;
   /** Headers every response carries (CORS for browser callers). */
@@ -25,7 +31,8 @@ export interface RuntimePorts {
 }
 
 /** Response headers a browser may read. */
-export const EXPOSED_HEADERS = 'X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After';
+export const EXPOSED_HEADERS =
+  'X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, Idempotent-Replayed';
 
 let ports: RuntimePorts | undefined;
 
@@ -49,6 +56,8 @@ export function runtimePorts(): RuntimePorts {
       env.recordsTable,
       env.listReadBudget === undefined ? {} : { listReadBudget: env.listReadBudget },
     ),
+    recordBatches: new RecordBatchStore(client, env.recordsTable),
+    idempotency: new IdempotencyStore(client, env.recordsTable),
     quota: new QuotaStore(client, env.quotaTable),
     metricNamespace: env.metricNamespace,
     responseHeaders: env.corsAllowOrigin

@@ -16,7 +16,7 @@ beforeAll(() => {
   template = service.statelessTemplate;
 });
 
-const OPERATIONS = ['get-list', 'get-one', 'create', 'update', 'execute-sql'] as const;
+const OPERATIONS = ['get-list', 'get-one', 'create', 'batch-create', 'update', 'execute-sql'] as const;
 type Operation = (typeof OPERATIONS)[number];
 
 // biome-ignore lint/suspicious/noExplicitAny: a template resource is untyped JSON that the assertions read
@@ -66,8 +66,8 @@ const SHARED_STATEMENTS = [
 ];
 
 describe('one function per operation', () => {
-  it('deploys five operation functions plus the catalog deployer and the provider framework', () => {
-    template.resourceCountIs('AWS::Lambda::Function', 7);
+  it('deploys six operation functions plus the catalog deployer and the provider framework', () => {
+    template.resourceCountIs('AWS::Lambda::Function', 8);
   });
 
   it.each(OPERATIONS)('%s runs on Node.js 22, arm64, with tracing and a JSON log format', (operation) => {
@@ -84,6 +84,7 @@ describe('one function per operation', () => {
     ['get-list', 1024, 15],
     ['get-one', 1024, 10],
     ['create', 1024, 20],
+    ['batch-create', 1024, 25],
     ['update', 1024, 10],
     ['execute-sql', 2048, 28],
   ] as const)('%s has %i MB and a %i s timeout, under API Gateway’s 29 s', (operation, memory, timeout) => {
@@ -139,6 +140,24 @@ describe('least privilege', () => {
 
   it.each(['create', 'update'] as const)('%s may additionally put and update records', (operation) => {
     expect(dataStatementsOf(operation)).toEqual([QUERY_STATEMENT, READ_WRITE_ITEMS_STATEMENT, ...SHARED_STATEMENTS]);
+  });
+
+  it('batch-create may additionally write records in batches (BatchWriteItem), and delete none', () => {
+    expect(dataStatementsOf('batch-create')).toEqual([
+      QUERY_STATEMENT,
+      {
+        Effect: 'Allow',
+        Action: [
+          'dynamodb:BatchGetItem',
+          'dynamodb:GetItem',
+          'dynamodb:PutItem',
+          'dynamodb:UpdateItem',
+          'dynamodb:BatchWriteItem',
+        ],
+        Resource: RECORDS,
+      },
+      ...SHARED_STATEMENTS,
+    ]);
   });
 
   it.each(['get-one', 'execute-sql'] as const)('%s has no write action on the records table', (operation) => {

@@ -19,6 +19,7 @@ const ROUTE_PATHS = [
   ['get-list', '/openapi/data/get-list'],
   ['get-one', '/openapi/data/get-one'],
   ['create', '/openapi/data/create'],
+  ['batch-create', '/openapi/data/batch-create'],
   ['update', '/openapi/data/update'],
   ['execute-sql', '/api/custom/executeSql'],
 ] as const;
@@ -65,7 +66,7 @@ describe('routes', () => {
   });
 
   it('lets API Gateway invoke each function on the deployed stage only (no console test-invoke)', () => {
-    template.resourceCountIs('AWS::Lambda::Permission', 5);
+    template.resourceCountIs('AWS::Lambda::Permission', 6);
   });
 });
 
@@ -81,11 +82,11 @@ describe('CORS', () => {
             StatusCode: '204',
             ResponseParameters: {
               'method.response.header.Access-Control-Allow-Headers':
-                "'X-Time-Stamp,X-App-Code,X-Dataset-Code,X-Token,Content-Type'",
+                "'X-Time-Stamp,X-App-Code,X-Dataset-Code,X-Token,Content-Type,Idempotency-Key'",
               'method.response.header.Access-Control-Allow-Origin': "'*'",
               'method.response.header.Access-Control-Allow-Methods': "'POST,OPTIONS'",
               'method.response.header.Access-Control-Expose-Headers':
-                "'X-Request-Id,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After'",
+                "'X-Request-Id,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After,Idempotent-Replayed'",
             },
           }),
         ],
@@ -101,6 +102,7 @@ describe('CORS', () => {
       'RateLimit-Remaining',
       'RateLimit-Reset',
       'Retry-After',
+      'Idempotent-Replayed',
     ]);
   });
 
@@ -177,7 +179,7 @@ describe('gateway responses', () => {
   const CORS_HEADERS = {
     'gatewayresponse.header.Access-Control-Allow-Origin': "'*'",
     'gatewayresponse.header.Access-Control-Expose-Headers':
-      "'X-Request-Id,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After'",
+      "'X-Request-Id,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After,Idempotent-Replayed'",
   };
 
   it.each([

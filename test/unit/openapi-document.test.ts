@@ -17,6 +17,7 @@ describe('OpenAPI document', () => {
     expect(doc.openapi).toBe('3.1.1');
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/api/custom/executeSql',
+      '/openapi/data/batch-create',
       '/openapi/data/create',
       '/openapi/data/get-list',
       '/openapi/data/get-one',

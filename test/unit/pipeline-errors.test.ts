@@ -12,9 +12,11 @@ import { createDocumentClient } from '../../shared/aws/dynamodb';
 import { StaticCatalogProvider } from '../../shared/catalog/catalog-provider';
 import type { CatalogConfig } from '../../shared/catalog/schema';
 import { createHandler } from '../../shared/http/pipeline';
+import { IdempotencyStore } from '../../shared/idempotency/idempotency-store';
 import { setLogSink } from '../../shared/observability/request-log';
 import { getOneOperation } from '../../shared/operations/get-one';
 import { QuotaStore } from '../../shared/quota/quota-store';
+import { RecordBatchStore } from '../../shared/records/record-batch-store';
 import { RecordStore } from '../../shared/records/record-store';
 
 const config: CatalogConfig = {
@@ -46,6 +48,14 @@ const handler = createHandler(getOneOperation, {
     catalog: new StaticCatalogProvider(config),
     keys: new FileKeyStore(config),
     records: new RecordStore(createDocumentClient(new DynamoDBClient({ region: 'eu-west-1' })), 'records-table-prod'),
+    recordBatches: new RecordBatchStore(
+      createDocumentClient(new DynamoDBClient({ region: 'eu-west-1' })),
+      'records-table-prod',
+    ),
+    idempotency: new IdempotencyStore(
+      createDocumentClient(new DynamoDBClient({ region: 'eu-west-1' })),
+      'records-table-prod',
+    ),
     quota: new QuotaStore(createDocumentClient(new DynamoDBClient({ region: 'eu-west-1' })), 'quota-table-prod'),
     metricNamespace: 'Test',
     responseHeaders: {},
