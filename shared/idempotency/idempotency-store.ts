@@ -77,8 +77,12 @@ export class IdempotencyStore {
       if (item.state === 'running' && (item.leaseUntil as number) >= request.now) return { kind: 'busy' };
       // Interrupted, or running past its lease (the function stopped): this attempt completes it.
       if (await this.takeOver(request, item, meter)) {
-        const blocks = Array.isArray(item.blocks) ? item.blocks.filter(isIdBlock) : [];
-        return { kind: 'run', resumed: true, blocks: blocks.length > 0 ? blocks : [request.seed] };
+        const blocks: unknown = item.blocks;
+        // Completing with other ids than the first attempt's could write its records twice: refuse instead.
+        if (!Array.isArray(blocks) || blocks.length === 0 || !blocks.every(isIdBlock)) {
+          throw new Error('idempotency record holds no readable id blocks');
+        }
+        return { kind: 'run', resumed: true, blocks };
       }
     }
     return { kind: 'busy' };

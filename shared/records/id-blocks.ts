@@ -66,7 +66,7 @@ export function isIdBlock(value: unknown): value is IdBlock {
     Number.isSafeInteger(time) &&
     time >= 0 &&
     typeof start === 'string' &&
-    /^[0-7][0-9A-HJKMNP-TV-Z]{15}$/.test(start)
+    /^[0-9A-F][0-9A-HJKMNP-TV-Z]{15}$/.test(start)
   );
 }
 

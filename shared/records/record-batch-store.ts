@@ -70,17 +70,25 @@ export class RecordBatchStore {
         })),
       );
     }
+    // Workers take chunks in order; after a failure none starts another, and the call settles only when the
+    // chunks in flight have, so nothing of this request is still writing once it has answered.
     let next = 0;
+    let failure: { error: unknown } | undefined;
     const worker = async (): Promise<void> => {
-      while (next < chunks.length) {
+      while (!failure && next < chunks.length) {
         const chunk = chunks[next++] as Record<string, unknown>[];
-        if (options.deadline !== undefined && (options.now ?? Date.now)() > options.deadline) {
-          throw new BatchWriteStopped();
+        try {
+          if (options.deadline !== undefined && (options.now ?? Date.now)() > options.deadline) {
+            throw new BatchWriteStopped();
+          }
+          await this.writeChunk(chunk, meter);
+        } catch (error) {
+          failure ??= { error };
         }
-        await this.writeChunk(chunk, meter);
       }
     };
     await Promise.all(Array.from({ length: Math.min(CHUNKS_IN_FLIGHT, chunks.length) }, worker));
+    if (failure) throw failure.error;
   }
 
   private async writeChunk(requests: Record<string, unknown>[], meter: CapacityMeter): Promise<void> {
