@@ -105,7 +105,7 @@ export async function run(): Promise<void> {
 
     // One-time: the first count after a bulk load reads the partition once and writes the checkpoint.
     const firstCount = await measure(async (meter) => {
-      const total = await countRecords(store, dataset.datasetCode, Date.now(), meter);
+      const total = await countRecords(store.counts, dataset.datasetCode, Date.now(), meter);
       return { rows: 0, total };
     });
 

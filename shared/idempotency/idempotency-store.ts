@@ -102,7 +102,7 @@ export class IdempotencyStore {
             leaseUntil: request.leaseUntil,
             expiresAt,
             blocks: [request.seed],
-            '@ttl': Math.ceil(expiresAt / 1000) + TTL_MARGIN_S,
+            '@expires': Math.ceil(expiresAt / 1000) + TTL_MARGIN_S,
           },
           ConditionExpression: 'attribute_not_exists(#pk) OR #state = :released OR #expiresAt < :now',
           ExpressionAttributeNames: { '#pk': '@pk', '#state': 'state', '#expiresAt': 'expiresAt' },

@@ -11,7 +11,7 @@ import { AccessDeniedError, ErrorCode, InvalidParameterError, ServiceError } fro
 import { idInBlock } from '../records/id-blocks';
 import type { NewRecord } from '../records/record-batch-store';
 import type { RecordItem } from '../records/record-codec';
-import { recordBatchWrite } from './batch-bookkeeping';
+import { writeCountedBatch } from './batch-bookkeeping';
 import { initialBlock, planIds } from './id-plan';
 import { newRecordFields } from './new-record';
 import { dataContext, type Operation } from './operation';
@@ -77,11 +77,12 @@ export const batchCreateOperation: Operation = {
       const fields = plan.block === initial ? (checked[position] as RecordItem) : build(position, id, plan.block.time);
       records.push({ id, fields });
     });
-    await data.ports.recordBatches.putNew(data.dataset.datasetCode, records, data.capacity, {
-      ...(data.deadline === undefined ? {} : { deadline: data.deadline }),
-      now: data.now,
-    });
-    if (records.length > 0) await recordBatchWrite(data, records.length);
+    await writeCountedBatch(data, records, (marked) =>
+      data.ports.recordBatches.putNew(data.dataset.datasetCode, marked, data.capacity, {
+        ...(data.deadline === undefined ? {} : { deadline: data.deadline }),
+        now: data.now,
+      }),
+    );
     return ids;
   },
 };

@@ -4,9 +4,11 @@
  * millisecond. A block is a few bytes however many records it names, so an idempotency record can remember it
  * cheaply, and a retry can find which of its ids were written with one key-range read.
  *
- * The exact record count (record-counter.ts) assumes a record is written soon after its id's time. A retry that
- * writes ids of an earlier block keeps that promise only inside the settle window: `blockStillWritable` says
- * when a fresh block must be chosen instead.
+ * The exact record count (record-counter.ts) counts a record created on its own by an entry keyed by its id,
+ * and assumes that entry is written within the settle window of its key's time. A retry that writes ids of an
+ * earlier block keeps that promise only inside the window: `blockStillWritable` says when a fresh block must be
+ * chosen instead. (A batch's records are counted by a bulk group keyed when it is written, so for them the rule
+ * only keeps ids close to the time they were written.)
  */
 import { randomBytes } from 'node:crypto';
 import { decodeTime, encodeTime } from 'ulid';

@@ -13,10 +13,12 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { CapacityMeter } from '../observability/capacity-meter';
+import { CountStore } from './count-store';
 import type { CompiledExpression } from './filter-expression';
 import type { RecordChanges, RecordItem } from './record-codec';
 import { recordTooLargeError } from './record-codec';
-import { datasetCounterKey, datasetPartitionKey, datasetVersionKey, RecordAttr } from './table-definitions';
+import { countedRecordAttributes } from './record-counter';
+import { datasetPartitionKey, datasetVersionKey, RecordAttr } from './table-definitions';
 import type { KeyInterval } from './value-encoding';
 
 /** A position to continue a read from (DynamoDB's LastEvaluatedKey). */
@@ -37,12 +39,6 @@ export interface PartitionRead {
   /** Stop after this many items (the page read of an unfiltered list). */
   limit?: number;
   startAfter?: ReadPosition;
-}
-
-export interface RecordCountCheckpoint {
-  /** The number of records whose id is at most `through`. */
-  count: number;
-  through: string;
 }
 
 /** Called after every page of a multi-page read; may throw to stop it (the list's read budget). */
@@ -73,6 +69,8 @@ export const DEFAULT_LIST_READ_BUDGET = 1000;
 
 export class RecordStore {
   readonly listReadBudget: number;
+  /** The record counter's items (checkpoint, count index, bulk groups). */
+  readonly counts: CountStore;
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -80,15 +78,19 @@ export class RecordStore {
     options: RecordStoreOptions = {},
   ) {
     this.listReadBudget = options.listReadBudget ?? DEFAULT_LIST_READ_BUDGET;
+    this.counts = new CountStore(client, table);
   }
 
   private key(datasetCode: string, id: string) {
     return { [RecordAttr.partitionKey]: datasetPartitionKey(datasetCode), [RecordAttr.sortKey]: id };
   }
 
-  /** Store a new record; the id must be new (a ULID collision fails instead of overwriting). */
+  /**
+   * Store a new record; the id must be new (a ULID collision fails instead of overwriting). The record is its
+   * own count entry (record-counter.ts): the id must be taken from the clock just before this call.
+   */
   async create(datasetCode: string, id: string, fields: RecordItem, meter: CapacityMeter): Promise<RecordItem> {
-    const item = { ...fields, ...this.key(datasetCode, id) };
+    const item = { ...fields, ...countedRecordAttributes(datasetCode), ...this.key(datasetCode, id) };
     try {
       const result = await this.client.send(
         new PutCommand({
@@ -332,76 +334,6 @@ export class RecordStore {
     } while (startKey && (read.limit === undefined || items.length < read.limit));
     if (read.limit !== undefined && items.length > read.limit) items.length = read.limit;
     return startKey ? { items, next: startKey } : { items };
-  }
-
-  /** The ids of a dataset's records after `afterId` (all of them without it), in id order. */
-  async idsAfter(datasetCode: string, afterId: string | undefined, meter: CapacityMeter): Promise<string[]> {
-    const ids: string[] = [];
-    let startKey: ReadPosition | undefined;
-    do {
-      const result = await this.client.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: afterId === undefined ? '#pk = :pk' : '#pk = :pk AND #sk > :after',
-          ExpressionAttributeNames: { '#pk': RecordAttr.partitionKey, '#sk': RecordAttr.sortKey },
-          ExpressionAttributeValues: {
-            ':pk': datasetPartitionKey(datasetCode),
-            ...(afterId === undefined ? {} : { ':after': afterId }),
-          },
-          ProjectionExpression: '#sk',
-          // Consistent: a record-count checkpoint must never miss a record that was already written.
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-          ReturnConsumedCapacity: 'TOTAL',
-        }),
-      );
-      meter.addRead(result.ConsumedCapacity);
-      for (const item of result.Items ?? []) ids.push(item[RecordAttr.sortKey] as string);
-      startKey = result.LastEvaluatedKey;
-    } while (startKey);
-    return ids;
-  }
-
-  /** The dataset's record-count checkpoint, if one was written. */
-  async readCountCheckpoint(datasetCode: string, meter: CapacityMeter): Promise<RecordCountCheckpoint | undefined> {
-    const result = await this.client.send(
-      new GetCommand({ TableName: this.table, Key: datasetCounterKey(datasetCode), ReturnConsumedCapacity: 'TOTAL' }),
-    );
-    meter.addRead(result.ConsumedCapacity);
-    const item = result.Item;
-    if (!item) return undefined;
-    return { count: item[RecordAttr.counterCount] as number, through: item[RecordAttr.counterThrough] as string };
-  }
-
-  /**
-   * Move the checkpoint forward; a checkpoint that is already further (another container got there first)
-   * is kept. Every checkpoint is true on its own, so whichever write wins, the stored one is true.
-   */
-  async advanceCountCheckpoint(
-    datasetCode: string,
-    checkpoint: RecordCountCheckpoint,
-    meter: CapacityMeter,
-  ): Promise<void> {
-    try {
-      const result = await this.client.send(
-        new PutCommand({
-          TableName: this.table,
-          Item: {
-            ...datasetCounterKey(datasetCode),
-            [RecordAttr.counterCount]: checkpoint.count,
-            [RecordAttr.counterThrough]: checkpoint.through,
-          },
-          ConditionExpression: 'attribute_not_exists(#through) OR #through < :through',
-          ExpressionAttributeNames: { '#through': RecordAttr.counterThrough },
-          ExpressionAttributeValues: { ':through': checkpoint.through },
-          ReturnConsumedCapacity: 'TOTAL',
-        }),
-      );
-      meter.addWrite(result.ConsumedCapacity);
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      meter.writeUnits += 1;
-    }
   }
 }
 

@@ -16,7 +16,9 @@ export interface IndexDefinition {
   indexName: string;
   partitionKey: KeyAttribute;
   sortKey: KeyAttribute;
-  projection: 'KEYS_ONLY' | 'ALL';
+  projection: 'KEYS_ONLY' | 'ALL' | 'INCLUDE';
+  /** `INCLUDE` only: the non-key attributes the index carries besides the keys. */
+  nonKeyAttributes?: readonly string[];
 }
 
 export interface TableDefinition {
@@ -35,9 +37,23 @@ export const RecordAttr = {
   sortKey: '@sk',
   /** Prefix of a string field's lower-cased shadow (`@lc:name`), written only when it differs from the value. */
   lowerCasePrefix: '@lc:',
-  /** Record-count checkpoint item: the number of records whose id is at most `counterThrough`. */
+  /** Record-count checkpoint item: the weight of the count entries whose key is at most `counterThrough`. */
   counterCount: 'count',
   counterThrough: 'through',
+  /**
+   * Count-index partition (the dataset's partition key): a record created on its own carries it, so it is a
+   * count entry of weight 1 keyed by its id; a bulk group's bookkeeping item carries it too (record-counter.ts).
+   */
+  countPartition: '@e',
+  /** On a record written in bulk: the key of the bookkeeping item that counts it. */
+  bulkGroup: '@bk',
+  /** On a bookkeeping item: how many records it counts (claimed, or verified once settled). */
+  bulkCount: '@n',
+  /** On a bookkeeping item: present once the group's records are known to be written (by its writer or a check). */
+  bulkDone: '@done',
+  /** On a bookkeeping item: the least and greatest record id of the group. */
+  bulkFirstId: '@lo',
+  bulkLastId: '@hi',
 } as const;
 
 /** The sort key attribute of generic index `n` (1-based): an ordered encoding of one field's value and the id. */
@@ -58,13 +74,26 @@ export function genericIndex(n: number): IndexDefinition {
   };
 }
 
+/**
+ * The count index: sparse, small entries in key order per dataset. Records created one at a time and the
+ * bookkeeping items of bulk writes are in it, nothing else, so the record counter reads the recent entries
+ * (a few dozen bytes each) instead of whole records.
+ */
+export const COUNT_INDEX: IndexDefinition = {
+  indexName: 'counted',
+  partitionKey: { name: RecordAttr.countPartition, type: 'S' },
+  sortKey: { name: RecordAttr.sortKey, type: 'S' },
+  projection: 'INCLUDE',
+  nonKeyAttributes: [RecordAttr.bulkCount, RecordAttr.bulkDone],
+};
+
 export const RECORDS_TABLE: TableDefinition = {
   logicalName: 'Records',
   partitionKey: { name: RecordAttr.partitionKey, type: 'S' },
   sortKey: { name: RecordAttr.sortKey, type: 'S' },
-  globalSecondaryIndexes: Array.from({ length: GENERIC_INDEX_COUNT }, (_, i) => genericIndex(i + 1)),
-  // Only idempotency records carry it (records never expire); their expiry is checked in code all the same.
-  timeToLiveAttribute: '@ttl',
+  globalSecondaryIndexes: [...Array.from({ length: GENERIC_INDEX_COUNT }, (_, i) => genericIndex(i + 1)), COUNT_INDEX],
+  // Outside the field-name alphabet, so no dataset field can ever be taken for an expiry: only change items carry it.
+  timeToLiveAttribute: '@expires',
 };
 
 /** The deployed configuration (applications, datasets, grants, queries), without secrets. */
@@ -93,10 +122,6 @@ export function datasetPartitionKey(datasetCode: string): string {
 }
 
 /**
- * The key of a dataset's record-count checkpoint. It lives in a partition of its own, so that it never shows
- * up in a read of the dataset's records.
- */
-/**
  * The item whose `version` every write of a dataset read by custom SQL bumps: loaded copies of the dataset
  * (custom SQL's cache) are reused while it is unchanged.
  */
@@ -111,10 +136,15 @@ function datasetMetaPartitionKey(datasetCode: string): string {
   return `${DATASET_META_PREFIX}${datasetPartitionKey(datasetCode)}`;
 }
 
+/**
+ * The key of a dataset's record-count checkpoint. It lives in a partition of its own, so that it never shows
+ * up in a read of the dataset's records. (`record-count` was the checkpoint of records by id, before the count
+ * index; it is left alone.)
+ */
 export function datasetCounterKey(datasetCode: string): Record<string, string> {
   return {
     [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode),
-    [RecordAttr.sortKey]: 'record-count',
+    [RecordAttr.sortKey]: 'entry-count',
   };
 }
 
@@ -125,4 +155,25 @@ export function datasetCounterKey(datasetCode: string): Record<string, string> {
  */
 export function idempotencyItemKey(appCode: string, idempotencyKey: string): Record<string, string> {
   return { [RecordAttr.partitionKey]: `idem#${appCode}#${idempotencyKey}`, [RecordAttr.sortKey]: 'request' };
+}
+
+/** The key of a bulk group's bookkeeping item: in the dataset's meta partition, sort key = its entry key. */
+export function bulkGroupKey(datasetCode: string, entryKey: string): Record<string, string> {
+  return { [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode), [RecordAttr.sortKey]: entryKey };
+}
+
+/** Prefix of the sort keys of custom SQL's change items (`change#<position>`), in the dataset's meta partition. */
+export const CHANGE_PREFIX = 'change#';
+
+/** The key of one change item: a write of record(s) of the dataset, at `position` (a ULID of the write's time). */
+export function datasetChangeKey(datasetCode: string, position: string): Record<string, string> {
+  return {
+    [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode),
+    [RecordAttr.sortKey]: `${CHANGE_PREFIX}${position}`,
+  };
+}
+
+/** The meta partition of a dataset (bookkeeping items: version, count checkpoint, bulk groups, changes). */
+export function datasetMetaPartition(datasetCode: string): string {
+  return datasetMetaPartitionKey(datasetCode);
 }

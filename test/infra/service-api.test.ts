@@ -45,7 +45,7 @@ function resourceIdForPath(path: string): string {
 describe('routes', () => {
   it('has one POST method per operation, plus the CORS preflights', () => {
     const methods = Object.values(template.findResources('AWS::ApiGateway::Method'));
-    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(5);
+    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(6);
     expect(methods.filter((m) => !['POST', 'OPTIONS'].includes(m.Properties.HttpMethod))).toHaveLength(0);
   });
 
@@ -190,7 +190,7 @@ describe('gateway responses', () => {
       envelope(
         1001,
         '"no operation at this path and method; the operations are POST /openapi/data/get-list, POST /openapi/data/get-one, ' +
-          'POST /openapi/data/create, POST /openapi/data/update, POST /api/custom/executeSql"',
+          'POST /openapi/data/create, POST /openapi/data/batch-create, POST /openapi/data/update, POST /api/custom/executeSql"',
       ),
     ],
     ['WAF_FILTERED', '403', envelope(1006, '"request refused by the web application firewall"')],

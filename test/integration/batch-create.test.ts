@@ -92,8 +92,9 @@ describe('batch create', () => {
 
     const line = harness.logLines.find((l) => l.requestId === res.headers.get('x-request-id'));
     expect(line).toMatchObject({ operation: 'batch-create', appCode: 'app-loader', datasetCode: 'orders' });
-    // Each record's own write unit (the embedded store leaves index writes out), plus the quota's admit and release.
-    expect(line?.writeUnits).toBe(999 + 2);
+    // Each record's own write unit (the embedded store leaves index writes out); per batch, the record count's
+    // bulk group (begun, then done) and the quota's admit and release.
+    expect(line?.writeUnits).toBe(999 + 2 + 2);
 
     const last = await harness.getList(
       'orders',
