@@ -6,6 +6,7 @@
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { ProxyHandler } from '../../bin/local/lambda-http';
+import { createClient } from '../../client';
 import { createDocumentClient } from '../../shared/aws/dynamodb';
 import { createHandler } from '../../shared/http/pipeline';
 import { batchCreateOperation } from '../../shared/operations/batch-create';
@@ -372,5 +373,32 @@ describe('no duplicates after a failure', () => {
     for (const id of ids.slice(25)) expect(idTime(id)).toBe(clock);
     expect(await idsTagged('late')).toEqual(ids);
     expect(await total()).toBe(before + 60);
+  });
+
+  it('lets the TypeScript client retry a keyed batch after a 3001 and get every id once', async () => {
+    const before = await total();
+    let calls = 0;
+    fault = (command, send) => {
+      if (/BatchWrite/.test(command) && ++calls === 3) return Promise.reject(new Error('connection reset'));
+      return send();
+    };
+    const client = createClient({
+      baseUrl: harness.url,
+      appCode: LOADER.appCode,
+      accessKey: LOADER.accessKey,
+      signingSecret: LOADER.secret,
+      now: () => clock,
+      retry: { baseDelayMs: 10 },
+    });
+    const ids = await client.batchCreate('orders', orders(120, 'client'), { idempotencyKey: newKey() });
+    expect(ids).toHaveLength(120);
+    expect(new Set(ids).size).toBe(120);
+    const tagged = await harness.getList(
+      'orders',
+      { customer_start: 'client-', customer_end: 'client-~', pageSize: 1 },
+      loader(),
+    );
+    expect(tagged.body.data.paging.totalCount).toBe(120);
+    expect(await total()).toBe(before + 120);
   });
 });
