@@ -22,7 +22,7 @@ export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 /** DynamoDB's TTL removes an item some time after this; the window is checked in code. */
 const TTL_MARGIN_S = 60 * 60;
 /** Answers kept as text up to this size, compressed above it. */
-const PLAIN_RESPONSE_BYTES = 64 * 1024;
+const PLAIN_RESPONSE_BYTES = 1024;
 /** Compressed answers above this do not fit in an item beside the rest: the request is left to be completed. */
 const MAX_STORED_RESPONSE_BYTES = 350 * 1024;
 /** A claim that races with other attempts tries again this often before answering "still running". */
