@@ -75,11 +75,19 @@ describe('dashboard', () => {
 
   it('draws one invocation line per operation function', () => {
     const rows = widget('Invocations by operation').metrics as unknown[][];
-    expect(rows.map((row) => row[0])).toEqual(['AWS/Lambda', 'AWS/Lambda', 'AWS/Lambda', 'AWS/Lambda', 'AWS/Lambda']);
+    expect(rows.map((row) => row[0])).toEqual([
+      'AWS/Lambda',
+      'AWS/Lambda',
+      'AWS/Lambda',
+      'AWS/Lambda',
+      'AWS/Lambda',
+      'AWS/Lambda',
+    ]);
     expect(rows.map((row) => (row.at(-1) as { label: string }).label)).toEqual([
       'get-list',
       'get-one',
       'create',
+      'batch-create',
       'update',
       'execute-sql',
     ]);
@@ -114,6 +122,7 @@ describe('dashboard', () => {
       ['DataAccessService/dev', 'requests', 'operation', 'get-list'],
       ['DataAccessService/dev', 'requests', 'operation', 'get-one'],
       ['DataAccessService/dev', 'requests', 'operation', 'create'],
+      ['DataAccessService/dev', 'requests', 'operation', 'batch-create'],
       ['DataAccessService/dev', 'requests', 'operation', 'update'],
       ['DataAccessService/dev', 'requests', 'operation', 'execute-sql'],
     ]);
@@ -141,19 +150,19 @@ describe('dashboard', () => {
     expect(expressions.map((row) => row[0])).toEqual([
       expect.objectContaining({
         label: '1002',
-        expression: 'auth1002_0 + auth1002_1 + auth1002_2 + auth1002_3 + auth1002_4',
+        expression: 'auth1002_0 + auth1002_1 + auth1002_2 + auth1002_3 + auth1002_4 + auth1002_5',
       }),
       expect.objectContaining({
         label: '1003',
-        expression: 'auth1003_0 + auth1003_1 + auth1003_2 + auth1003_3 + auth1003_4',
+        expression: 'auth1003_0 + auth1003_1 + auth1003_2 + auth1003_3 + auth1003_4 + auth1003_5',
       }),
       expect.objectContaining({
         label: '1004',
-        expression: 'auth1004_0 + auth1004_1 + auth1004_2 + auth1004_3 + auth1004_4',
+        expression: 'auth1004_0 + auth1004_1 + auth1004_2 + auth1004_3 + auth1004_4 + auth1004_5',
       }),
     ]);
     const sources = rows.filter((row) => row[0] === 'DataAccessService/dev');
-    expect(sources).toHaveLength(15);
+    expect(sources).toHaveLength(18);
     expect(sources).toContainEqual([
       'DataAccessService/dev',
       'errors',
@@ -166,7 +175,7 @@ describe('dashboard', () => {
   });
 
   it('shows quota rejections (4001) per operation and every error code through a search', () => {
-    expect(metricsOf('Quota rejections (4001) by operation')[4]).toEqual([
+    expect(metricsOf('Quota rejections (4001) by operation')[5]).toEqual([
       'DataAccessService/dev',
       'errors',
       'code',
@@ -204,7 +213,7 @@ describe('alarms', () => {
       AlarmName: 'data-access-service-dev-lambda-throttles',
       Threshold: 1,
       EvaluationPeriods: 1,
-      Metrics: Match.arrayWith([Match.objectLike({ Expression: 'm0 + m1 + m2 + m3 + m4' })]),
+      Metrics: Match.arrayWith([Match.objectLike({ Expression: 'm0 + m1 + m2 + m3 + m4 + m5' })]),
     });
   });
 
