@@ -1,7 +1,8 @@
 /**
  * Contract §13 (and §12's retry) over HTTP: Idempotency-Key on create, batch create and update. Failures are
  * injected at the DynamoDB client of the record writes (the store stays the real embedded one), and the clock is
- * driven, to show that an interrupted batch or create is completed by a retry without writing anything twice.
+ * driven, to show that an interrupted batch or create is completed by a retry without writing anything twice, and
+ * that what BatchWriteItem leaves unprocessed is written by the batch's own retries.
  */
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -27,8 +28,15 @@ const EU: AppCredentials = { appCode: 'app-eu', accessKey: 'ak-eu-0000000001', s
 
 let clock = Date.now();
 
-/** Runs around every record write (PutItem, BatchWriteItem, UpdateItem of records); `send` performs it. */
-type Fault = (command: string, send: () => Promise<unknown>) => Promise<unknown>;
+/**
+ * Runs around every record call (PutItem, BatchWriteItem, reads too); `send` performs it, with another input when
+ * one is given. What it resolves to is the call's result (`{ output }`).
+ */
+type Fault = (
+  command: string,
+  send: (input?: Record<string, unknown>) => Promise<{ output: Record<string, unknown> }>,
+  input: Record<string, unknown>,
+) => Promise<unknown>;
 let fault: Fault | undefined;
 
 const OPERATIONS: Record<string, Operation> = {
@@ -51,8 +59,9 @@ function faultyPorts(): RuntimePorts {
   });
   raw.middlewareStack.add(
     (next, context) => (args) => {
-      const send = () => next(args);
-      return (fault ? fault(context.commandName ?? '', send) : send()) as ReturnType<typeof send>;
+      const send = (input?: Record<string, unknown>) =>
+        next(input ? { ...args, input } : args) as unknown as Promise<{ output: Record<string, unknown> }>;
+      return (fault ? fault(context.commandName ?? '', send, args.input as Record<string, unknown>) : send()) as never;
     },
     { step: 'initialize', name: 'injectedFault' },
   );
@@ -400,5 +409,30 @@ describe('no duplicates after a failure', () => {
     );
     expect(tagged.body.data.paging.totalCount).toBe(120);
     expect(await total()).toBe(before + 120);
+  });
+
+  it('retries what BatchWriteItem leaves unprocessed until every record is written', async () => {
+    const before = await total();
+    let calls = 0;
+    let throttled = 0;
+    fault = async (command, send, input) => {
+      if (!/BatchWrite/.test(command)) return send();
+      calls += 1;
+      const requests = input.RequestItems as Record<string, unknown[]>;
+      const [table, items] = Object.entries(requests)[0] as [string, unknown[]];
+      // The first two calls: DynamoDB takes 10 of the chunk and hands the rest back, as under throttling.
+      if (calls > 2 || items.length <= 10) return send();
+      throttled += items.length - 10;
+      const result = await send({ ...input, RequestItems: { [table]: items.slice(0, 10) } });
+      return { ...result, output: { ...result.output, UnprocessedItems: { [table]: items.slice(10) } } };
+    };
+    const res = await harness.batchCreate('orders', orders(60, 'throttled'), loader());
+    expect(res.status).toBe(200);
+    expect(throttled).toBe(30);
+    // 3 chunks, and one more call for each chunk that came back partly unprocessed.
+    expect(calls).toBe(5);
+    expect(await total()).toBe(before + 60);
+    const line = harness.logLines.find((l) => l.requestId === res.headers.get('x-request-id'));
+    expect(line?.writeUnits).toBe(60 + 2 + 2);
   });
 });
