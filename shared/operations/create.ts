@@ -24,7 +24,7 @@ export const createOperation: Operation = {
     if (itemSize(fields) > MAX_RECORD_BYTES) throw recordTooLargeError();
     assertCreateInScope(rowScope(grant, dataset), { ...fields, id }, application.appCode, dataset.datasetCode);
     const item = await ports.records.create(dataset.datasetCode, id, fields, capacity);
-    await recordDatasetWrite(dataContext(context));
+    await recordDatasetWrite(dataContext(context), [id]);
     return toApiRecord(dataset, item, visibleFields(grant));
   },
 };
