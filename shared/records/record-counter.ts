@@ -39,7 +39,8 @@
  *
  * Before the index. The first checkpoint of a dataset counts, with one consistent read of the partition, the
  * records that no entry covers (written before this counter), and is written only when none of them is
- * recent enough to still be joined by another such record. After that first checkpoint the partition is never
+ * recent enough to still be joined by another such record (within `SETTLE_MS`: the earlier version's functions
+ * had the same timeouts). After that first checkpoint the partition is never
  * read for counting again.
  *
  * A future delete operation would need a different counter (e.g. a negative entry written with the delete).
@@ -64,8 +65,6 @@ export const MAX_INVOCATION_MS = 29_000;
 export const SETTLE_MS = MAX_INVOCATION_MS + 1_000;
 /** Write a new checkpoint only when it moves past this many entries, so reads rarely write. */
 export const CHECKPOINT_MIN_ADVANCE = 16;
-/** Records written before the count index could still be joined by others for this long (the former window). */
-const UNCOVERED_SETTLE_MS = 16 * 60 * 1000;
 
 /** The greatest ULID of time `ms` (every key made at or before `ms` is ≤ it). */
 export function lastIdAt(ms: number): string {
@@ -97,6 +96,21 @@ export async function countRecords(
     return total - weightOf(settled) + weight;
   }
   return total;
+}
+
+/**
+ * The count a reader that may not write starts from (custom SQL's early refusal): the checkpoint and the
+ * weights after it, with no write and no check. Exact, except that before a dataset's first checkpoint it leaves
+ * out records older than the count index, and that it takes a group a failed writer left open at its claim.
+ */
+export async function estimateRecordCount(
+  counts: CountStore,
+  datasetCode: string,
+  meter: CapacityMeter,
+): Promise<number> {
+  const checkpoint = await counts.readCheckpoint(datasetCode, meter);
+  const tail = await counts.entriesAfter(datasetCode, checkpoint?.through, meter);
+  return (checkpoint?.count ?? 0) + weightOf(tail);
 }
 
 function weightOf(entries: readonly CountEntry[]): number {
@@ -142,7 +156,8 @@ async function firstCheckpoint(
   meter: CapacityMeter,
 ): Promise<number> {
   const uncovered = await counts.uncoveredRecordIds(datasetCode, meter);
-  const recentUncovered = uncovered.some((id) => id > lastIdAt(now - UNCOVERED_SETTLE_MS));
+  // The functions of the earlier version had the same timeouts: its records settle in the same window.
+  const recentUncovered = uncovered.some((id) => id > lastIdAt(now - SETTLE_MS));
   if (recentUncovered) return entriesTotal + uncovered.length;
   const weight = await settledWeight(counts, datasetCode, settled, meter);
   await counts.advanceCheckpoint(

@@ -68,7 +68,10 @@ export interface DatasetChangeFeed {
     ids: readonly string[],
     request: Omit<ReadRowsRequest, 'limit' | 'deadline'>,
   ): Promise<readonly DatasetRecord[]>;
-  /** The dataset's exact record count, to refuse a load that cannot fit before reading anything. */
+  /**
+   * The dataset's record count (as far as the source can tell without writing), to refuse a load that cannot
+   * fit before reading anything; the load's own row limit stays the exact guard.
+   */
   countRecords(datasetCode: string): Promise<number>;
 }
 
