@@ -7,11 +7,10 @@
  *   no count entry of its own. If the writes fail part-way, the group is settled at once with the number of its
  *   records that exist (one consistent count of its id range), so totals stay exact without waiting for the
  *   counter to check it; a retry writes the missing records as a group of their own.
- * - custom SQL's cached copies: the dataset's version is bumped once (dataset-version.ts).
+ * Custom SQL's copies are told by the caller, once per batch, with `recordDatasetWrite` (dataset-version.ts).
  */
 import type { NewRecord } from '../records/record-batch-store';
 import { beginBulkCreate } from '../records/record-counter';
-import { recordDatasetWrite } from './dataset-version';
 import type { DataOperationContext } from './operation';
 
 /** Write `records` (all new) through `write`, counted as one group. */
@@ -49,5 +48,4 @@ export async function writeCountedBatch(
     throw error;
   }
   await group.complete(capacity);
-  await recordDatasetWrite(context);
 }

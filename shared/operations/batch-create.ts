@@ -12,6 +12,7 @@ import { idInBlock } from '../records/id-blocks';
 import type { NewRecord } from '../records/record-batch-store';
 import type { RecordItem } from '../records/record-codec';
 import { writeCountedBatch } from './batch-bookkeeping';
+import { recordDatasetWrite } from './dataset-version';
 import { initialBlock, planIds } from './id-plan';
 import { newRecordFields } from './new-record';
 import { dataContext, type Operation } from './operation';
@@ -83,6 +84,9 @@ export const batchCreateOperation: Operation = {
         now: data.now,
       }),
     );
+    // Once per batch. A retry names every id: the attempt that failed never got to say what it wrote.
+    const changed = data.attempt?.resumed ? ids : records.map((record) => record.id);
+    await recordDatasetWrite(data, changed);
     return ids;
   },
 };

@@ -25,7 +25,7 @@ export const createOperation: Operation = {
         newRecordFields(data, params, id, createdAt),
         capacity,
       );
-      await recordDatasetWrite(data);
+      await recordDatasetWrite(data, [id]);
       return toApiRecord(dataset, item, visibleFields(grant));
     }
     // Under an Idempotency-Key the id comes from the request's remembered block, so a retry of an attempt that
@@ -36,7 +36,11 @@ export const createOperation: Operation = {
     const writtenId = plan.written.get(0);
     if (writtenId !== undefined) {
       const stored = await ports.records.get(dataset.datasetCode, writtenId, capacity);
-      if (stored) return toApiRecord(dataset, stored, visibleFields(grant));
+      if (stored) {
+        // The attempt that wrote it may have stopped before saying so to custom SQL's copies.
+        await recordDatasetWrite(data, [writtenId]);
+        return toApiRecord(dataset, stored, visibleFields(grant));
+      }
     }
     const id = idInBlock(plan.block, 0);
     const item = await ports.records.create(
@@ -45,7 +49,7 @@ export const createOperation: Operation = {
       plan.block === initial ? fields : newRecordFields(data, params, id, plan.block.time),
       capacity,
     );
-    await recordDatasetWrite(data);
+    await recordDatasetWrite(data, [id]);
     return toApiRecord(dataset, item, visibleFields(grant));
   },
 };

@@ -32,7 +32,7 @@ export const updateOperation: Operation = {
     // Not found covers a row outside the caller's scope too: its existence is not revealed.
     const item = await ports.records.update(dataset.datasetCode, id, derived, modifiedAt, capacity, condition);
     if (!item) throw new DataNotFoundError(`record '${id}' not found in dataset '${dataset.datasetCode}'`);
-    await recordDatasetWrite(dataContext(context));
+    await recordDatasetWrite(dataContext(context), [id]);
     return toApiRecord(dataset, item, visibleFields(grant));
   },
 };

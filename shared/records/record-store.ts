@@ -13,12 +13,13 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { CapacityMeter } from '../observability/capacity-meter';
+import { ChangeLog } from './change-log';
 import { CountStore } from './count-store';
 import type { CompiledExpression } from './filter-expression';
 import type { RecordChanges, RecordItem } from './record-codec';
 import { recordTooLargeError } from './record-codec';
 import { countedRecordAttributes } from './record-counter';
-import { datasetPartitionKey, datasetVersionKey, RecordAttr } from './table-definitions';
+import { datasetPartitionKey, RecordAttr } from './table-definitions';
 import type { KeyInterval } from './value-encoding';
 
 /** A position to continue a read from (DynamoDB's LastEvaluatedKey). */
@@ -71,6 +72,8 @@ export class RecordStore {
   readonly listReadBudget: number;
   /** The record counter's items (checkpoint, count index, bulk groups). */
   readonly counts: CountStore;
+  /** What changed in datasets that registered queries read (custom SQL's loaded copies catch up by it). */
+  readonly changes: ChangeLog;
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -79,6 +82,7 @@ export class RecordStore {
   ) {
     this.listReadBudget = options.listReadBudget ?? DEFAULT_LIST_READ_BUDGET;
     this.counts = new CountStore(client, table);
+    this.changes = new ChangeLog(client, table);
   }
 
   private key(datasetCode: string, id: string) {
@@ -176,38 +180,6 @@ export class RecordStore {
   }
 
   /**
-   * Count one more write of a dataset (custom SQL's cache key). Called after the record write: a failure in
-   * between leaves the version behind, which the cache's maximum age bounds.
-   */
-  async bumpVersion(datasetCode: string, meter: CapacityMeter): Promise<void> {
-    const result = await this.client.send(
-      new UpdateCommand({
-        TableName: this.table,
-        Key: datasetVersionKey(datasetCode),
-        UpdateExpression: 'ADD #version :one',
-        ExpressionAttributeNames: { '#version': 'version' },
-        ExpressionAttributeValues: { ':one': 1 },
-        ReturnConsumedCapacity: 'TOTAL',
-      }),
-    );
-    meter.addWrite(result.ConsumedCapacity);
-  }
-
-  /** The dataset's write count (0 before the first write), read consistently so a caller sees its own writes. */
-  async readVersion(datasetCode: string, meter: CapacityMeter): Promise<number> {
-    const result = await this.client.send(
-      new GetCommand({
-        TableName: this.table,
-        Key: datasetVersionKey(datasetCode),
-        ConsistentRead: true,
-        ReturnConsumedCapacity: 'TOTAL',
-      }),
-    );
-    meter.addRead(result.ConsumedCapacity);
-    return (result.Item?.version as number | undefined) ?? 0;
-  }
-
-  /**
    * Keys of a generic index within one interval, in key order (`desc`: reversed). Keys-only, so a read
    * costs about 0.5 units per 4 KB of keys however large the records are.
    */
@@ -253,14 +225,16 @@ export class RecordStore {
   }
 
   /**
-   * Records by id (eventually consistent, like the index reads that found the ids), in parallel batches of
-   * 100, retrying what DynamoDB leaves unprocessed. Ids that do not exist are absent from the map.
+   * Records by id (eventually consistent, like the index reads that found the ids, unless `consistent`), in
+   * parallel batches of 100, retrying what DynamoDB leaves unprocessed. Ids that do not exist are absent from
+   * the map.
    */
   async batchGet(
     datasetCode: string,
     ids: readonly string[],
     meter: CapacityMeter,
     guard?: ReadGuard,
+    consistent = false,
   ): Promise<Map<string, RecordItem>> {
     const found = new Map<string, RecordItem>();
     const batches: string[][] = [];
@@ -272,7 +246,10 @@ export class RecordStore {
           if (attempt === MAX_BATCH_ATTEMPTS) throw new Error('BatchGetItem left keys unprocessed after retries');
           if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 2 ** attempt * 10));
           const result = await this.client.send(
-            new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys } }, ReturnConsumedCapacity: 'TOTAL' }),
+            new BatchGetCommand({
+              RequestItems: { [this.table]: { Keys: keys, ...(consistent ? { ConsistentRead: true } : {}) } },
+              ReturnConsumedCapacity: 'TOTAL',
+            }),
           );
           meter.addRead(result.ConsumedCapacity);
           for (const item of result.Responses?.[this.table] ?? []) found.set(item[RecordAttr.sortKey] as string, item);

@@ -121,14 +121,6 @@ export function datasetPartitionKey(datasetCode: string): string {
   return `ds#${datasetCode}`;
 }
 
-/**
- * The item whose `version` every write of a dataset read by custom SQL bumps: loaded copies of the dataset
- * (custom SQL's cache) are reused while it is unchanged.
- */
-export function datasetVersionKey(datasetCode: string): Record<string, string> {
-  return { [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode), [RecordAttr.sortKey]: 'version' };
-}
-
 /** Bookkeeping items of a dataset live in their own partition, never among its records. */
 export const DATASET_META_PREFIX = 'meta#';
 
@@ -173,7 +165,7 @@ export function datasetChangeKey(datasetCode: string, position: string): Record<
   };
 }
 
-/** The meta partition of a dataset (bookkeeping items: version, count checkpoint, bulk groups, changes). */
+/** The meta partition of a dataset (bookkeeping items: count checkpoint, bulk groups, changes). */
 export function datasetMetaPartition(datasetCode: string): string {
   return datasetMetaPartitionKey(datasetCode);
 }

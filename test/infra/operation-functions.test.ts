@@ -37,7 +37,7 @@ function dataStatementsOf(operation: Operation): unknown[] {
 }
 
 const RECORDS = arnOf('dynamodb', 'table/data-access-service-dev-records');
-// In the order the merged policy lists them (sorted).
+// In the order the synthesized policy lists them.
 const INDEXES = ['counted', ...[1, 2, 3, 4, 5].map((n) => `gsi${n}`)].map((name) =>
   arnOf('dynamodb', `table/data-access-service-dev-records/index/${name}`),
 );

@@ -1,5 +1,6 @@
 /** The stateful stack: tables built from the shared definitions, and generated secrets per application. */
 import { Match } from 'aws-cdk-lib/assertions';
+import { EXECUTE_SQL_REQUEST_LIMIT_MS } from '../../shared/operations/execute-sql';
 import { MAX_INVOCATION_MS } from '../../shared/records/record-counter';
 import {
   type BuiltService,
@@ -64,6 +65,13 @@ describe('tables', () => {
       // Change items of custom SQL expire; the attribute is outside the field-name alphabet.
       TimeToLiveSpecification: { AttributeName: '@expires', Enabled: true },
     });
+  });
+
+  it('gives execute-sql a timeout above what one of its requests may take, so a query answers 2001 first', () => {
+    const functions = service.statelessTemplate.findResources('AWS::Lambda::Function');
+    const sql = Object.entries(functions).filter(([id]) => id.startsWith('Opexecutesql'));
+    expect(sql).toHaveLength(1);
+    expect(sql[0]?.[1].Properties.Timeout * 1000).toBeGreaterThanOrEqual(EXECUTE_SQL_REQUEST_LIMIT_MS + 1000);
   });
 
   it('keeps every operation function within the invocation bound the record counter settles by', () => {

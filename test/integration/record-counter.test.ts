@@ -20,6 +20,7 @@ import {
   beginBulkCreate,
   CHECKPOINT_MIN_ADVANCE,
   countRecords,
+  estimateRecordCount,
   MAX_INVOCATION_MS,
   SETTLE_MS,
 } from '../../shared/records/record-counter';
@@ -243,17 +244,28 @@ it('counts records written before the count index, once, and waits while such a 
   const datasetCode = 'earlier';
   const now = Date.UTC(2026, 0, 1);
   for (let i = 0; i < 7; i++) await putRaw(datasetCode, ulid(now - 3_600_000 + i));
-  // One written by the earlier version a minute ago: others like it may still be in flight.
-  await putRaw(datasetCode, ulid(now - 60_000));
+  // One written by the earlier version a few seconds ago: others like it may still be in flight.
+  await putRaw(datasetCode, ulid(now - 5_000));
   const waiting = new CapacityMeter();
   expect(await countRecords(store.counts, datasetCode, now, waiting)).toBe(8);
   expect(waiting.writeUnits).toBe(0);
   const first = new CapacityMeter();
-  expect(await countRecords(store.counts, datasetCode, now + 20 * 60_000, first)).toBe(8);
+  expect(await countRecords(store.counts, datasetCode, now + SETTLE_MS, first)).toBe(8);
   expect(first.writeUnits).toBe(1);
-  await store.create(datasetCode, ulid(now + 20 * 60_000), { v: 1 }, new CapacityMeter());
+  await store.create(datasetCode, ulid(now + SETTLE_MS), { v: 1 }, new CapacityMeter());
   const next = new CapacityMeter();
-  expect(await countRecords(store.counts, datasetCode, now + 20 * 60_000 + 1, next)).toBe(9);
+  expect(await countRecords(store.counts, datasetCode, now + SETTLE_MS + 1, next)).toBe(9);
   // Checkpoint and one index entry: the partition is not read again.
   expect(next.readUnits).toBe(1);
+});
+
+it('gives a reader that may not write the count a list starts from, writing nothing', async () => {
+  const datasetCode = 'estimate';
+  const start = Date.UTC(2026, 0, 1);
+  await countRecords(store.counts, datasetCode, start, new CapacityMeter());
+  for (let i = 0; i < 40; i++) await store.create(datasetCode, ulid(start + 10 + i), { v: 1 }, new CapacityMeter());
+  const meter = new CapacityMeter();
+  expect(await estimateRecordCount(store.counts, datasetCode, meter)).toBe(40);
+  expect(meter.writeUnits).toBe(0);
+  expect(meter.readUnits).toBe(1);
 });
