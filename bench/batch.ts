@@ -7,6 +7,7 @@
  * records themselves: every record carries one key of each of its dataset's generic indexes (keys only, well under
  * 1 KB: one write unit each), and a batch's records carry no count-index entry (their bulk group does).
  */
+import { cpus, loadavg } from 'node:os';
 import { type LocalServer, startLocalServer } from '../bin/local-server';
 import { signRequest } from '../shared/auth/signature';
 import { writeSection } from './report';
@@ -145,7 +146,8 @@ export async function run(): Promise<void> {
 Measured by \`npm run bench -- batch\` through the real local service (demo configuration), in one run: batches of
 1,000 records (median of 3), next to 100 of the same records sent as single creates (scaled to 1,000). Write units
 are the request log's figures; the index writes are added from the records (one per generic index per record: the
-embedded store leaves them out of its consumed capacity).
+embedded store leaves them out of its consumed capacity). Load average during this run: ${loadavg()[0]?.toFixed(1)} on
+${cpus().length} cores (the wall times are only meaningful next to each other).
 
 ${table}
 
