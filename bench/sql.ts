@@ -18,11 +18,14 @@ import { Catalog, toDataset } from '../shared/catalog/catalog';
 import type { FieldConfig } from '../shared/catalog/schema';
 import { CapacityMeter } from '../shared/observability/capacity-meter';
 import { CHANGE_REREAD_MS } from '../shared/records/change-log';
+import { DatasetBookkeeping } from '../shared/records/dataset-bookkeeping';
 import { withDerivedAttributes } from '../shared/records/index-attributes';
+import { datasetPartitionKey } from '../shared/records/item-keys';
+import { ListReader } from '../shared/records/list-reader';
 import { validateChanges } from '../shared/records/record-codec';
 import { beginBulkCreate } from '../shared/records/record-counter';
 import { RecordStore } from '../shared/records/record-store';
-import { datasetPartitionKey, RecordAttr } from '../shared/records/table-definitions';
+import { RecordAttr } from '../shared/records/table-definitions';
 import { DatasetCache, type DatasetRecord, type DatasetRowSource } from '../shared/sql/dataset-cache';
 import { RecordStoreRowSource } from '../shared/sql/record-store-row-source';
 import { SqlJsEngine } from '../shared/sql/sqljs-engine';
@@ -176,6 +179,8 @@ async function coldFromDynamo(): Promise<void> {
   const names = localTableNames('bench-sql');
   await ensureTables(dynamo.client, names);
   const doc = createDocumentClient(dynamo.client);
+  const reader = new ListReader(doc, names.Records as string);
+  const bookkeeping = new DatasetBookkeeping(doc, names.Records as string);
   const store = new RecordStore(doc, names.Records as string);
   const rows: string[][] = [];
   const table = names.Records as string;
@@ -188,26 +193,26 @@ async function coldFromDynamo(): Promise<void> {
       const catalog = new Catalog({ applications: [], datasets: [config] });
       const started = Date.now() - 3_600_000;
       const records = syntheticOrders(size).map((record, i) => ({ ...record, id: ulid(started + i) }));
-      const groups = await loadBulk(doc, store, table, dataset, records, started + size);
+      const groups = await loadBulk(doc, bookkeeping, table, dataset, records, started + size);
       const engine = new SqlJsEngine();
       await engine.warm();
       const cache = new DatasetCache();
       const view = { datasetCode, fields };
       const sql = SQL.replace('FROM orders', `FROM ${datasetCode}`);
       const query = async (meter: CapacityMeter, source?: DatasetRowSource) => {
-        const from = source ?? new RecordStoreRowSource(store, catalog, meter);
+        const from = source ?? new RecordStoreRowSource(reader, bookkeeping, catalog, meter);
         return engine.run({ tables: await cache.tables([view], from), sql, params, timeoutMs: 20_000 });
       };
       const coldMeter = new CapacityMeter();
       const cold = await time(() => query(coldMeter));
       const warmMeter = new CapacityMeter();
-      const warm = await time(() => query(warmMeter));
+      await query(warmMeter);
       // One write: a create, with its change item, as the create operation makes it.
       const id = ulid(Date.now());
       const { id: _id, gmt_create, gmt_modified, ...values } = (syntheticOrders(1)[0] ?? {}) as Record<string, unknown>;
       const changes = withDerivedAttributes(dataset, id, validateChanges(dataset, values, 'create'), 'create');
       await store.create(datasetCode, id, { ...changes.set, gmt_create, gmt_modified }, new CapacityMeter());
-      await store.changes.record(datasetCode, [id], Date.now(), new CapacityMeter());
+      await bookkeeping.changes.record(datasetCode, [id], Date.now(), new CapacityMeter());
       const afterMeter = new CapacityMeter();
       const after = await time(() => query(afterMeter));
       // The previous way: any write changes the version, and the next query reads the dataset again.
@@ -215,7 +220,7 @@ async function coldFromDynamo(): Promise<void> {
       const previousCache = new DatasetCache();
       let version = 1;
       const versioned = (meter: CapacityMeter): DatasetRowSource => {
-        const inner = new RecordStoreRowSource(store, catalog, meter);
+        const inner = new RecordStoreRowSource(reader, bookkeeping, catalog, meter);
         return {
           version: async () => {
             meter.readUnits += 1; // its version item: one consistent read
@@ -245,9 +250,9 @@ async function coldFromDynamo(): Promise<void> {
     const config = { appCode: 'bench', datasetCode: code, fields };
     const catalog = new Catalog({ applications: [], datasets: [config] });
     const group = await beginBulkCreate(
-      store.counts,
+      bookkeeping.counts,
       code,
-      { count: 1_000_000, firstId: ulid(0), lastId: ulid(Date.now()), now: Date.now() - 3_600_000 },
+      { count: 1_000_000, firstId: ulid(1), lastId: ulid(Date.now()), now: Date.now() - 3_600_000 },
       new CapacityMeter(),
     );
     await group.complete(new CapacityMeter());
@@ -257,7 +262,7 @@ async function coldFromDynamo(): Promise<void> {
       try {
         await new DatasetCache().tables(
           [{ datasetCode: code, fields }],
-          new RecordStoreRowSource(store, catalog, meter),
+          new RecordStoreRowSource(reader, bookkeeping, catalog, meter),
         );
       } catch (error) {
         answer = `${(error as { code?: number }).code}: ${(error as Error).message}`;
@@ -294,7 +299,7 @@ async function coldFromDynamo(): Promise<void> {
 /** Write records in bulk groups of 1,000, as a batch create does; returns the number of groups. */
 async function loadBulk(
   doc: ReturnType<typeof createDocumentClient>,
-  store: RecordStore,
+  bookkeeping: DatasetBookkeeping,
   table: string,
   dataset: ReturnType<typeof toDataset>,
   records: DatasetRecord[],
@@ -305,7 +310,7 @@ async function loadBulk(
     const part = records.slice(g, g + 1000);
     const ids = part.map((record) => record.id as string).sort();
     const group = await beginBulkCreate(
-      store.counts,
+      bookkeeping.counts,
       dataset.datasetCode,
       { count: part.length, firstId: ids[0] as string, lastId: ids[ids.length - 1] as string, now },
       new CapacityMeter(),

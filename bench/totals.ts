@@ -15,15 +15,18 @@ import { createDocumentClient } from '../shared/aws/dynamodb';
 import type { Dataset } from '../shared/catalog/catalog';
 import type { FieldConfig } from '../shared/catalog/schema';
 import { CapacityMeter } from '../shared/observability/capacity-meter';
+import { DatasetBookkeeping } from '../shared/records/dataset-bookkeeping';
 import { parseListParams } from '../shared/records/filter-parser';
 import { indexLayout, withDerivedAttributes } from '../shared/records/index-attributes';
+import { datasetCounterKey, datasetPartitionKey } from '../shared/records/item-keys';
 import { executeListPlan } from '../shared/records/list-executor';
+import { ListReader } from '../shared/records/list-reader';
 import { PageStartCache } from '../shared/records/page-start-cache';
 import { planListQuery } from '../shared/records/query-planner';
 import { validateChanges } from '../shared/records/record-codec';
 import { beginBulkCreate, countRecords, lastIdAt, SETTLE_MS } from '../shared/records/record-counter';
 import { RecordStore } from '../shared/records/record-store';
-import { datasetCounterKey, datasetPartitionKey, RecordAttr } from '../shared/records/table-definitions';
+import { RecordAttr } from '../shared/records/table-definitions';
 import { formatTimestamp } from '../shared/records/timestamps';
 import { writeSection } from './report';
 
@@ -52,7 +55,9 @@ export async function run(): Promise<void> {
   await ensureTables(dynamo.client, names);
   const table = names.Records as string;
   const doc = createDocumentClient(dynamo.client);
-  const store = new RecordStore(doc, table, { listReadBudget: 1e9 });
+  const store = new RecordStore(doc, table);
+  const reader = new ListReader(doc, table, { listReadBudget: 1e9 });
+  const bookkeeping = new DatasetBookkeeping(doc, table);
   const code = 'orders';
   const dataset: Dataset = {
     datasetCode: code,
@@ -81,11 +86,11 @@ export async function run(): Promise<void> {
   const base = clock - 30 * 24 * 3600 * 1000;
   for (let g = 0; g < size; g += 1000) {
     const ids = Array.from({ length: Math.min(1000, size - g) }, (_, i) => ulid(base + g + i));
-    await bulk(doc, store, table, dataset, ids, base + g + ids.length, (id, ms) => item(id, ms));
+    await bulk(doc, bookkeeping, table, dataset, ids, base + g + ids.length, (id, ms) => item(id, ms));
   }
   const loadMs = Date.now() - loadStarted;
   const first = new CapacityMeter();
-  await countRecords(store.counts, code, clock, first);
+  await countRecords(bookkeeping.counts, code, clock, first);
   // The previous counter's checkpoint, as it would stand: every record older than its window, counted.
   const pageStarts = new PageStartCache();
   const list = async (now: number): Promise<{ units: number; total: number; pageUnits: number }> => {
@@ -93,7 +98,8 @@ export async function run(): Promise<void> {
     const parsed = parseListParams({}, dataset);
     const query = { filter: parsed.filter, sort: parsed.sort, offset: 0, limit: 20 };
     const result = await executeListPlan(planListQuery(query, indexLayout(dataset)), query, {
-      store,
+      store: reader,
+      bookkeeping,
       datasetCode: code,
       meter,
       now,
@@ -101,7 +107,7 @@ export async function run(): Promise<void> {
       pageStarts,
     });
     const page = new CapacityMeter();
-    await store.queryPartition(code, { direction: 'desc', limit: 20 }, page);
+    await reader.queryPartition(code, { direction: 'desc', limit: 20 }, page);
     return { units: meter.readUnits, total: result.totalCount, pageUnits: page.readUnits };
   };
   const previous = async (now: number, pageUnits: number): Promise<number> => {
@@ -191,7 +197,7 @@ export async function run(): Promise<void> {
 
   // One batch of 1,000 (one bookkeeping entry), then a page right after and once it settled.
   const batchIds = Array.from({ length: 1000 }, () => ulid(clock)).sort();
-  await bulk(doc, store, table, dataset, batchIds, clock, (id) => item(id, clock));
+  await bulk(doc, bookkeeping, table, dataset, batchIds, clock, (id) => item(id, clock));
   clock += 1000;
   const batch = await list(clock);
   const batchPrevious = await previous(clock, batch.pageUnits);
@@ -240,7 +246,7 @@ export async function run(): Promise<void> {
 /** Write records in bulk as a batch create does: one bookkeeping group, BatchWriteItem in chunks of 25. */
 async function bulk(
   doc: Doc,
-  store: RecordStore,
+  bookkeeping: DatasetBookkeeping,
   table: string,
   dataset: Dataset,
   ids: string[],
@@ -250,7 +256,7 @@ async function bulk(
   const sorted = [...ids].sort();
   const meter = new CapacityMeter();
   const group = await beginBulkCreate(
-    store.counts,
+    bookkeeping.counts,
     dataset.datasetCode,
     { count: ids.length, firstId: sorted[0] as string, lastId: sorted[sorted.length - 1] as string, now },
     meter,

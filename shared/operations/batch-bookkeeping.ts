@@ -20,9 +20,9 @@ export async function writeCountedBatch(
   write: (records: readonly NewRecord[]) => Promise<void>,
 ): Promise<void> {
   if (records.length === 0) return;
-  const { capacity } = context;
+  const capacity = context.telemetry.capacity;
   const datasetCode = context.dataset.datasetCode;
-  const counts = context.ports.records.counts;
+  const counts = context.ports.bookkeeping.counts;
   const ids = records.map((record) => record.id);
   const firstId = ids.reduce((a, b) => (b < a ? b : a));
   const lastId = ids.reduce((a, b) => (b > a ? b : a));
@@ -42,8 +42,10 @@ export async function writeCountedBatch(
       await counts.settleBulkGroup(datasetCode, { ...item, count: found }, capacity);
     } catch (settleError) {
       // The group stays open: the counter checks it once it is settled (record-counter.ts, rule 3).
-      context.state.logDetail.bulkGroupOpen =
-        settleError instanceof Error ? `${settleError.name}: ${settleError.message}` : 'unknown';
+      context.telemetry.detail(
+        'bulkGroupOpen',
+        settleError instanceof Error ? `${settleError.name}: ${settleError.message}` : 'unknown',
+      );
     }
     throw error;
   }

@@ -7,7 +7,7 @@
  * Ids come from one block (id-blocks.ts): consecutive ULIDs of one time, so the batch's records sort in
  * `paramList` order and an Idempotency-Key retry finds what an interrupted attempt wrote with one range read.
  */
-import { AccessDeniedError, ErrorCode, InvalidParameterError, ServiceError } from '../http/errors';
+import { AccessDeniedError, ErrorCode, InvalidParameterError, ServiceError } from '../contract/errors';
 import { idInBlock } from '../records/id-blocks';
 import type { NewRecord } from '../records/record-batch-store';
 import type { RecordItem } from '../records/record-codec';
@@ -79,7 +79,7 @@ export const batchCreateOperation: Operation = {
       records.push({ id, fields });
     });
     await writeCountedBatch(data, records, (marked) =>
-      data.ports.recordBatches.putNew(data.dataset.datasetCode, marked, data.capacity, {
+      data.ports.recordBatches.putNew(data.dataset.datasetCode, marked, data.telemetry.capacity, {
         ...(data.deadline === undefined ? {} : { deadline: data.deadline }),
         now: data.now,
       }),

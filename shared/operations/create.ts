@@ -1,9 +1,9 @@
-/** create: one new record with generated id and timestamps (contract §4). */
+/** create: one new record with generated id and timestamps (docs/interface.md §4). */
+import { visibleFields } from '../permissions/permissions';
 import { idInBlock } from '../records/id-blocks';
 import { toApiRecord } from '../records/record-codec';
 import { newRecordId } from '../records/record-ids';
 import { recordDatasetWrite } from './dataset-version';
-import { visibleFields } from './grant-scope';
 import { initialBlock, planIds } from './id-plan';
 import { newRecordFields } from './new-record';
 import { dataContext, type Operation } from './operation';
@@ -13,7 +13,8 @@ export const createOperation: Operation = {
   name: 'create',
   async run(context, body) {
     const data = dataContext(context);
-    const { dataset, grant, ports, capacity, now } = data;
+    const { dataset, grant, ports, telemetry, now } = data;
+    const capacity = telemetry.capacity;
     const params = readParamMap(body);
     if (!data.attempt) {
       const createdAt = now();

@@ -1,6 +1,6 @@
 /**
  * After a record write: when registered queries read the dataset, record which records changed (a change
- * item, record-store's `changes`), so custom SQL's loaded copies of the dataset catch up by reading those
+ * item, `DatasetBookkeeping.changes`), so custom SQL's loaded copies of the dataset catch up by reading those
  * records alone. The records are already written, so a failure here must not fail the request (a retry would
  * write them twice); it is logged, and the SQL cache's maximum age bounds its effect.
  *
@@ -13,8 +13,11 @@ export async function recordDatasetWrite(context: DataOperationContext, ids: rea
   const code = context.dataset.datasetCode;
   if (!datasetsReadBySql(context.catalog).has(code)) return;
   try {
-    await context.ports.records.changes.record(code, ids, context.now(), context.capacity);
+    await context.ports.bookkeeping.changes.record(code, ids, context.now(), context.telemetry.capacity);
   } catch (error) {
-    context.state.logDetail.changeRecordFailed = error instanceof Error ? `${error.name}: ${error.message}` : 'unknown';
+    context.telemetry.detail(
+      'changeRecordFailed',
+      error instanceof Error ? `${error.name}: ${error.message}` : 'unknown',
+    );
   }
 }

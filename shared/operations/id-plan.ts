@@ -35,7 +35,7 @@ export async function planIds(context: DataOperationContext, count: number, init
         context.dataset.datasetCode,
         idInBlock(block, 0),
         idInBlock(block, count - 1),
-        context.capacity,
+        context.telemetry.capacity,
       );
       for (let position = 0; position < count && existing.size > 0; position++) {
         const id = idInBlock(block, position);

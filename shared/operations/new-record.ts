@@ -3,6 +3,7 @@
  * and the grant (`writeFields`, `rowFilter`), with the derived index and lower-case attributes and both timestamps.
  * Pure: it throws the contract's error before anything is written.
  */
+import { assertCreateInScope, assertWritable, rowScope } from '../permissions/permissions';
 import { withDerivedAttributes } from '../records/index-attributes';
 import {
   itemSize,
@@ -12,7 +13,6 @@ import {
   validateChanges,
 } from '../records/record-codec';
 import { formatTimestamp } from '../records/timestamps';
-import { assertCreateInScope, assertWritable, rowScope } from './grant-scope';
 import type { DataOperationContext } from './operation';
 
 /** The item attributes (besides the key) of a new record with id `id`, created at `createdAt` (ms). */
@@ -22,14 +22,15 @@ export function newRecordFields(
   id: string,
   createdAt: number,
 ): RecordItem {
-  const { dataset, grant, application, catalog } = context;
+  const { dataset, grant, caller, catalog } = context;
+  const appCode = caller.application.appCode;
   const changes = validateChanges(dataset, params, 'create');
-  assertWritable(grant, changes, application.appCode, dataset.datasetCode);
+  assertWritable(grant, changes, appCode, dataset.datasetCode);
   const timestamp = formatTimestamp(new Date(createdAt), catalog.timeZone);
   // Index keys and lower-cased shadows go into the same write as the fields they derive from.
   const derived = withDerivedAttributes(dataset, id, changes, 'create');
   const fields = { ...derived.set, gmt_create: timestamp, gmt_modified: timestamp };
   if (itemSize(fields) > MAX_RECORD_BYTES) throw recordTooLargeError();
-  assertCreateInScope(rowScope(grant, dataset), { ...fields, id }, application.appCode, dataset.datasetCode);
+  assertCreateInScope(rowScope(grant, dataset), { ...fields, id }, appCode, dataset.datasetCode);
   return fields;
 }

@@ -13,8 +13,9 @@
 import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { decodeTime, ulid } from 'ulid';
 import type { CapacityMeter } from '../observability/capacity-meter';
+import { CHANGE_PREFIX, datasetChangeKey, datasetMetaPartition } from './item-keys';
 import { lastIdAt, SETTLE_MS } from './record-counter';
-import { CHANGE_PREFIX, datasetChangeKey, datasetMetaPartition, RecordAttr } from './table-definitions';
+import { RecordAttr } from './table-definitions';
 
 /** How far before its last read a reader reads change items again (a change item may land this late). */
 export const CHANGE_REREAD_MS = SETTLE_MS;

@@ -6,7 +6,8 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { CapacityMeter } from '../observability/capacity-meter';
-import { bulkGroupKey, COUNT_INDEX, datasetCounterKey, datasetPartitionKey, RecordAttr } from './table-definitions';
+import { bulkGroupKey, datasetCounterKey, datasetPartitionKey } from './item-keys';
+import { COUNT_INDEX, RecordAttr } from './table-definitions';
 
 export interface RecordCountCheckpoint {
   /** The total weight of the count entries whose key is at most `through` (plus records older than the index). */

@@ -9,8 +9,9 @@
  */
 import { BatchWriteCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { CapacityMeter } from '../observability/capacity-meter';
+import { datasetPartitionKey } from './item-keys';
 import type { RecordItem } from './record-codec';
-import { datasetPartitionKey, RecordAttr } from './table-definitions';
+import { RecordAttr } from './table-definitions';
 
 /** BatchWriteItem takes at most 25 items per call. */
 export const BATCH_WRITE_SIZE = 25;

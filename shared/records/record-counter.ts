@@ -48,7 +48,8 @@
 import { encodeTime, ulid } from 'ulid';
 import type { CapacityMeter } from '../observability/capacity-meter';
 import type { CountEntry, CountStore } from './count-store';
-import { datasetPartitionKey, RecordAttr } from './table-definitions';
+import { datasetPartitionKey } from './item-keys';
+import { RecordAttr } from './table-definitions';
 
 /**
  * The longest invocation of any function that writes records. Every operation function's timeout is below

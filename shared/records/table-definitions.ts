@@ -2,6 +2,8 @@
  * The DynamoDB tables and indexes, defined once: the CDK stack and the local bootstrap both build their tables
  * from these definitions, so the deployed and the local tables cannot drift.
  *
+ * Every item key of these tables is defined beside them, in `item-keys.ts`.
+ *
  * Records: one partition per dataset (see `datasetPartitionKey`), sort key = the record id (a ULID, so the base
  * table's order is creation order). System attribute names start with `@`, outside the field-name alphabet,
  * so they can never collide with a dataset's fields.
@@ -112,60 +114,3 @@ export const QUOTA_TABLE: TableDefinition = {
 };
 
 export const TABLES = [RECORDS_TABLE, CATALOG_TABLE, QUOTA_TABLE] as const;
-
-/**
- * The partition that holds a dataset's records. Computed here and nowhere else, so that write sharding
- * (several partitions per dataset) can come later without touching callers.
- */
-export function datasetPartitionKey(datasetCode: string): string {
-  return `ds#${datasetCode}`;
-}
-
-/** Bookkeeping items of a dataset live in their own partition, never among its records. */
-export const DATASET_META_PREFIX = 'meta#';
-
-function datasetMetaPartitionKey(datasetCode: string): string {
-  return `${DATASET_META_PREFIX}${datasetPartitionKey(datasetCode)}`;
-}
-
-/**
- * The key of a dataset's record-count checkpoint. It lives in a partition of its own, so that it never shows
- * up in a read of the dataset's records. (`record-count` was the checkpoint of records by id, before the count
- * index; it is left alone.)
- */
-export function datasetCounterKey(datasetCode: string): Record<string, string> {
-  return {
-    [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode),
-    [RecordAttr.sortKey]: 'entry-count',
-  };
-}
-
-/**
- * The item that remembers a request sent with an `Idempotency-Key` (contract §13). Keys are scoped to the
- * application; the partition is the key's own, so these items spread over the table and never appear in a
- * read of a dataset's records or bookkeeping.
- */
-export function idempotencyItemKey(appCode: string, idempotencyKey: string): Record<string, string> {
-  return { [RecordAttr.partitionKey]: `idem#${appCode}#${idempotencyKey}`, [RecordAttr.sortKey]: 'request' };
-}
-
-/** The key of a bulk group's bookkeeping item: in the dataset's meta partition, sort key = its entry key. */
-export function bulkGroupKey(datasetCode: string, entryKey: string): Record<string, string> {
-  return { [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode), [RecordAttr.sortKey]: entryKey };
-}
-
-/** Prefix of the sort keys of custom SQL's change items (`change#<position>`), in the dataset's meta partition. */
-export const CHANGE_PREFIX = 'change#';
-
-/** The key of one change item: a write of record(s) of the dataset, at `position` (a ULID of the write's time). */
-export function datasetChangeKey(datasetCode: string, position: string): Record<string, string> {
-  return {
-    [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode),
-    [RecordAttr.sortKey]: `${CHANGE_PREFIX}${position}`,
-  };
-}
-
-/** The meta partition of a dataset (bookkeeping items: count checkpoint, bulk groups, changes). */
-export function datasetMetaPartition(datasetCode: string): string {
-  return datasetMetaPartitionKey(datasetCode);
-}

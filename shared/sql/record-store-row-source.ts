@@ -2,22 +2,24 @@
  * The dataset row source over the record store: what custom SQL loads into its engine. Built per request, so
  * that the reads count against that request's capacity (its log line and metrics).
  *
- * - `readRows` reads the dataset's partition with the grant's row filter as the query's FilterExpression, so
- *   the engine only ever holds the rows get-list would show this caller; it stops at the load deadline.
- * - `changes` is the record store's change log: every create and update of a dataset some query reads records
- *   the ids it wrote, so a loaded copy catches up by reading the recent change items (consistently) and the
- *   changed records (one consistent BatchGetItem), each narrowed to the caller's view like a load.
+ * - `readRows` reads the dataset's partition with the grant's row filter (as the permissions read it) as the
+ *   query's FilterExpression, so the engine only ever holds the rows get-list would show this caller; it stops
+ *   at the load deadline.
+ * - `changes` is the change log of the dataset's bookkeeping: every create and update of a dataset some query
+ *   reads records the ids it wrote, so a loaded copy catches up by reading the recent change items
+ *   (consistently) and the changed records (one consistent BatchGetItem), each narrowed to the caller's view
+ *   like a load.
  */
 import type { Catalog } from '../catalog/catalog';
-import { DatasetNotFoundError, QueryTimeoutError } from '../http/errors';
+import { DatasetNotFoundError, QueryTimeoutError } from '../contract/errors';
 import type { CapacityMeter } from '../observability/capacity-meter';
+import { rowFilterScope, rowInScope } from '../permissions/permissions';
 import { CHANGE_REREAD_MS, EVENTUAL_READ_LAG_MS } from '../records/change-log';
+import type { DatasetBookkeeping } from '../records/dataset-bookkeeping';
 import { compileFilterExpression } from '../records/filter-expression';
-import { matchesFilter } from '../records/filter-matcher';
-import { parseRowFilter } from '../records/filter-parser';
+import type { ListReader } from '../records/list-reader';
 import { toApiRecord } from '../records/record-codec';
 import { estimateRecordCount } from '../records/record-counter';
-import type { RecordStore } from '../records/record-store';
 import type {
   DatasetChange,
   DatasetChangeFeed,
@@ -30,7 +32,8 @@ export class RecordStoreRowSource implements DatasetRowSource {
   readonly changes: DatasetChangeFeed;
 
   constructor(
-    private readonly records: RecordStore,
+    private readonly reader: ListReader,
+    private readonly bookkeeping: DatasetBookkeeping,
     private readonly catalog: Catalog,
     private readonly meter: CapacityMeter,
     private readonly now: () => number = Date.now,
@@ -39,20 +42,20 @@ export class RecordStoreRowSource implements DatasetRowSource {
       rereadMs: CHANGE_REREAD_MS,
       settledMs: EVENTUAL_READ_LAG_MS,
       changesSince: (datasetCode: string, sinceMs: number): Promise<DatasetChange[]> =>
-        this.records.changes.since(datasetCode, sinceMs, this.meter),
+        this.bookkeeping.changes.since(datasetCode, sinceMs, this.meter),
       readRowsById: (datasetCode, ids, request) => this.readRowsById(datasetCode, ids, request),
       // Custom SQL writes nothing: the count a list starts from, read only.
-      countRecords: (datasetCode) => estimateRecordCount(this.records.counts, datasetCode, this.meter),
+      countRecords: (datasetCode) => estimateRecordCount(this.bookkeeping.counts, datasetCode, this.meter),
     };
   }
 
   async readRows(datasetCode: string, request: ReadRowsRequest): Promise<readonly DatasetRecord[]> {
     const dataset = this.catalog.dataset(datasetCode);
     if (!dataset) throw new DatasetNotFoundError(datasetCode);
-    const scope = request.rowFilter ? parseRowFilter(request.rowFilter, dataset) : undefined;
+    const scope = rowFilterScope(request.rowFilter, dataset);
     const filter = scope ? compileFilterExpression(scope) : undefined;
     const { deadline } = request;
-    const { items } = await this.records.queryPartition(
+    const { items } = await this.reader.queryPartition(
       datasetCode,
       {
         direction: 'asc',
@@ -69,7 +72,7 @@ export class RecordStoreRowSource implements DatasetRowSource {
         : undefined,
     );
     // An inexact expression selects a superset; the matcher has the last word (a row filter compiles exactly).
-    const rows = scope && filter && !filter.exact ? items.filter((item) => matchesFilter(item, scope)) : items;
+    const rows = filter && !filter.exact ? items.filter((item) => rowInScope(scope, item)) : items;
     const visible = new Set(request.fields);
     return rows.map((item) => toApiRecord(dataset, item, visible));
   }
@@ -81,11 +84,11 @@ export class RecordStoreRowSource implements DatasetRowSource {
   ): Promise<readonly DatasetRecord[]> {
     const dataset = this.catalog.dataset(datasetCode);
     if (!dataset) throw new DatasetNotFoundError(datasetCode);
-    const scope = request.rowFilter ? parseRowFilter(request.rowFilter, dataset) : undefined;
-    const found = await this.records.batchGet(datasetCode, ids, this.meter, undefined, true);
+    const scope = rowFilterScope(request.rowFilter, dataset);
+    const found = await this.reader.batchGet(datasetCode, ids, this.meter, undefined, true);
     const visible = new Set(request.fields);
     return [...found.values()]
-      .filter((item) => !scope || matchesFilter(item, scope))
+      .filter((item) => rowInScope(scope, item))
       .map((item) => toApiRecord(dataset, item, visible));
   }
 }

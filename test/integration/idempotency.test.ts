@@ -9,7 +9,8 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { ProxyHandler } from '../../bin/local/lambda-http';
 import { createClient } from '../../client';
 import { createDocumentClient } from '../../shared/aws/dynamodb';
-import { createHandler } from '../../shared/http/pipeline';
+import { createHandler } from '../../shared/composition/pipeline';
+import { type RuntimePorts, runtimePorts } from '../../shared/composition/ports';
 import { batchCreateOperation } from '../../shared/operations/batch-create';
 import { createOperation } from '../../shared/operations/create';
 import { getListOperation } from '../../shared/operations/get-list';
@@ -20,7 +21,6 @@ import { idTime } from '../../shared/records/id-blocks';
 import { RecordBatchStore } from '../../shared/records/record-batch-store';
 import { RecordStore } from '../../shared/records/record-store';
 import { environment } from '../../shared/runtime/environment';
-import { type RuntimePorts, runtimePorts } from '../../shared/runtime/ports';
 import { type AppCredentials, type CallOptions, ServiceHarness } from '../support/service-harness';
 
 const LOADER: AppCredentials = { appCode: 'app-loader', accessKey: 'ak-loader-000001', secret: 'sk-loader-secret' };

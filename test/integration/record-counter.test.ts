@@ -16,6 +16,9 @@ import {
 } from '../../bin/local/embedded-dynamo';
 import { createDocumentClient } from '../../shared/aws/dynamodb';
 import { CapacityMeter } from '../../shared/observability/capacity-meter';
+import type { CountStore } from '../../shared/records/count-store';
+import { DatasetBookkeeping } from '../../shared/records/dataset-bookkeeping';
+import { datasetPartitionKey } from '../../shared/records/item-keys';
 import {
   beginBulkCreate,
   CHECKPOINT_MIN_ADVANCE,
@@ -25,10 +28,11 @@ import {
   SETTLE_MS,
 } from '../../shared/records/record-counter';
 import { RecordStore } from '../../shared/records/record-store';
-import { datasetPartitionKey, RecordAttr } from '../../shared/records/table-definitions';
+import { RecordAttr } from '../../shared/records/table-definitions';
 
 let dynamo: EmbeddedDynamo;
 let store: RecordStore;
+let counts: CountStore;
 let doc: ReturnType<typeof createDocumentClient>;
 let table: string;
 let datasetNumber = 0;
@@ -40,6 +44,7 @@ beforeAll(async () => {
   table = names.Records as string;
   doc = createDocumentClient(dynamo.client);
   store = new RecordStore(doc, table);
+  counts = new DatasetBookkeeping(doc, table).counts;
 });
 afterAll(() => dynamo.close());
 
@@ -126,7 +131,7 @@ it('a total always equals the records enumerated, whatever the history of writes
           } else if (s.kind === 'bulk') {
             const ids = Array.from({ length: s.size }, () => ulid(now - s.lagMs)).sort();
             const group = await beginBulkCreate(
-              store.counts,
+              counts,
               datasetCode,
               { count: s.size, firstId: ids[0] as string, lastId: ids[ids.length - 1] as string, now: now - s.lagMs },
               new CapacityMeter(),
@@ -135,14 +140,12 @@ it('a total always equals the records enumerated, whatever the history of writes
             if (s.complete) await group.complete(new CapacityMeter());
             else open.push({ keyTime: now - s.lagMs, missing: s.size - s.written });
           } else {
-            const total = await countRecords(store.counts, datasetCode, now, new CapacityMeter());
+            const total = await countRecords(counts, datasetCode, now, new CapacityMeter());
             expect(total).toBe((await enumerate(datasetCode)) + claimedButMissing());
           }
         }
         now += SETTLE_MS + 1;
-        expect(await countRecords(store.counts, datasetCode, now, new CapacityMeter())).toBe(
-          await enumerate(datasetCode),
-        );
+        expect(await countRecords(counts, datasetCode, now, new CapacityMeter())).toBe(await enumerate(datasetCode));
       },
     ),
     { numRuns: 60 },
@@ -155,14 +158,14 @@ it('counts completed writes exactly at once, before they settle', async () => {
   for (let i = 0; i < 5; i++) await store.create(datasetCode, ulid(now - 1000 + i), { v: 1 }, new CapacityMeter());
   const ids = Array.from({ length: 40 }, () => ulid(now)).sort();
   const group = await beginBulkCreate(
-    store.counts,
+    counts,
     datasetCode,
     { count: 40, firstId: ids[0] as string, lastId: ids[39] as string, now },
     new CapacityMeter(),
   );
   for (const id of ids) await putRaw(datasetCode, id, group.recordAttributes);
   await group.complete(new CapacityMeter());
-  expect(await countRecords(store.counts, datasetCode, now + 10, new CapacityMeter())).toBe(45);
+  expect(await countRecords(counts, datasetCode, now + 10, new CapacityMeter())).toBe(45);
   expect(await enumerate(datasetCode)).toBe(45);
 });
 
@@ -170,10 +173,10 @@ it('reads one small entry for a bulk group of 1,000, not 1,000 records', async (
   const datasetCode = 'bulk-thousand';
   const start = Date.UTC(2026, 0, 1);
   // A settled checkpoint first, so the next counts read only the tail.
-  await countRecords(store.counts, datasetCode, start, new CapacityMeter());
+  await countRecords(counts, datasetCode, start, new CapacityMeter());
   const ids = Array.from({ length: 1000 }, () => ulid(start + 1000)).sort();
   const group = await beginBulkCreate(
-    store.counts,
+    counts,
     datasetCode,
     { count: 1000, firstId: ids[0] as string, lastId: ids[999] as string, now: start + 1000 },
     new CapacityMeter(),
@@ -183,7 +186,7 @@ it('reads one small entry for a bulk group of 1,000, not 1,000 records', async (
   }
   await group.complete(new CapacityMeter());
   const meter = new CapacityMeter();
-  expect(await countRecords(store.counts, datasetCode, start + 2000, meter)).toBe(1000);
+  expect(await countRecords(counts, datasetCode, start + 2000, meter)).toBe(1000);
   // The checkpoint (0.5) and one entry of the count index (0.5): no record is read.
   expect(meter.readUnits).toBe(1);
   expect(meter.writeUnits).toBe(0);
@@ -192,10 +195,10 @@ it('reads one small entry for a bulk group of 1,000, not 1,000 records', async (
 it('checks a group its writer never completed once it settles, and records what it found', async () => {
   const datasetCode = 'bulk-failed';
   const start = Date.UTC(2026, 0, 1);
-  await countRecords(store.counts, datasetCode, start, new CapacityMeter());
+  await countRecords(counts, datasetCode, start, new CapacityMeter());
   const ids = Array.from({ length: 10 }, () => ulid(start + 1000)).sort();
   const group = await beginBulkCreate(
-    store.counts,
+    counts,
     datasetCode,
     { count: 10, firstId: ids[0] as string, lastId: ids[9] as string, now: start + 1000 },
     new CapacityMeter(),
@@ -203,13 +206,13 @@ it('checks a group its writer never completed once it settles, and records what 
   // The invocation stopped after 4 of its 10 records.
   for (const id of ids.slice(0, 4)) await putRaw(datasetCode, id, group.recordAttributes);
   // While the group may still be writing, it counts what it claims.
-  expect(await countRecords(store.counts, datasetCode, start + 2000, new CapacityMeter())).toBe(10);
+  expect(await countRecords(counts, datasetCode, start + 2000, new CapacityMeter())).toBe(10);
   const settling = new CapacityMeter();
-  expect(await countRecords(store.counts, datasetCode, start + 1000 + SETTLE_MS + 1, settling)).toBe(4);
+  expect(await countRecords(counts, datasetCode, start + 1000 + SETTLE_MS + 1, settling)).toBe(4);
   // The check wrote the group's true size and a checkpoint past it; later counts read neither again.
   expect(settling.writeUnits).toBe(2);
   const later = new CapacityMeter();
-  expect(await countRecords(store.counts, datasetCode, start + 1000 + 2 * SETTLE_MS, later)).toBe(4);
+  expect(await countRecords(counts, datasetCode, start + 1000 + 2 * SETTLE_MS, later)).toBe(4);
   expect(later.writeUnits).toBe(0);
   expect(later.readUnits).toBe(0.5);
 });
@@ -217,26 +220,22 @@ it('checks a group its writer never completed once it settles, and records what 
 it('moves the checkpoint only past settled entries, and only every CHECKPOINT_MIN_ADVANCE of them', async () => {
   const datasetCode = 'advance';
   const start = Date.UTC(2026, 0, 1);
-  await countRecords(store.counts, datasetCode, start, new CapacityMeter());
+  await countRecords(counts, datasetCode, start, new CapacityMeter());
   for (let i = 0; i < CHECKPOINT_MIN_ADVANCE - 1; i++) {
     await store.create(datasetCode, ulid(start + 10 + i), { v: 1 }, new CapacityMeter());
   }
   const notYet = new CapacityMeter();
-  expect(await countRecords(store.counts, datasetCode, start + 10 + SETTLE_MS + 100, notYet)).toBe(
+  expect(await countRecords(counts, datasetCode, start + 10 + SETTLE_MS + 100, notYet)).toBe(
     CHECKPOINT_MIN_ADVANCE - 1,
   );
   expect(notYet.writeUnits).toBe(0);
   await store.create(datasetCode, ulid(start + 200), { v: 1 }, new CapacityMeter());
   const unsettled = new CapacityMeter();
   // The last record is not settled yet at this moment: still fewer settled entries than the minimum.
-  expect(await countRecords(store.counts, datasetCode, start + 150 + SETTLE_MS, unsettled)).toBe(
-    CHECKPOINT_MIN_ADVANCE,
-  );
+  expect(await countRecords(counts, datasetCode, start + 150 + SETTLE_MS, unsettled)).toBe(CHECKPOINT_MIN_ADVANCE);
   expect(unsettled.writeUnits).toBe(0);
   const advancing = new CapacityMeter();
-  expect(await countRecords(store.counts, datasetCode, start + 201 + SETTLE_MS, advancing)).toBe(
-    CHECKPOINT_MIN_ADVANCE,
-  );
+  expect(await countRecords(counts, datasetCode, start + 201 + SETTLE_MS, advancing)).toBe(CHECKPOINT_MIN_ADVANCE);
   expect(advancing.writeUnits).toBe(1);
 });
 
@@ -247,14 +246,14 @@ it('counts records written before the count index, once, and waits while such a 
   // One written by the earlier version a few seconds ago: others like it may still be in flight.
   await putRaw(datasetCode, ulid(now - 5_000));
   const waiting = new CapacityMeter();
-  expect(await countRecords(store.counts, datasetCode, now, waiting)).toBe(8);
+  expect(await countRecords(counts, datasetCode, now, waiting)).toBe(8);
   expect(waiting.writeUnits).toBe(0);
   const first = new CapacityMeter();
-  expect(await countRecords(store.counts, datasetCode, now + SETTLE_MS, first)).toBe(8);
+  expect(await countRecords(counts, datasetCode, now + SETTLE_MS, first)).toBe(8);
   expect(first.writeUnits).toBe(1);
   await store.create(datasetCode, ulid(now + SETTLE_MS), { v: 1 }, new CapacityMeter());
   const next = new CapacityMeter();
-  expect(await countRecords(store.counts, datasetCode, now + SETTLE_MS + 1, next)).toBe(9);
+  expect(await countRecords(counts, datasetCode, now + SETTLE_MS + 1, next)).toBe(9);
   // Checkpoint and one index entry: the partition is not read again.
   expect(next.readUnits).toBe(1);
 });
@@ -262,10 +261,10 @@ it('counts records written before the count index, once, and waits while such a 
 it('gives a reader that may not write the count a list starts from, writing nothing', async () => {
   const datasetCode = 'estimate';
   const start = Date.UTC(2026, 0, 1);
-  await countRecords(store.counts, datasetCode, start, new CapacityMeter());
+  await countRecords(counts, datasetCode, start, new CapacityMeter());
   for (let i = 0; i < 40; i++) await store.create(datasetCode, ulid(start + 10 + i), { v: 1 }, new CapacityMeter());
   const meter = new CapacityMeter();
-  expect(await estimateRecordCount(store.counts, datasetCode, meter)).toBe(40);
+  expect(await estimateRecordCount(counts, datasetCode, meter)).toBe(40);
   expect(meter.writeUnits).toBe(0);
   expect(meter.readUnits).toBe(1);
 });

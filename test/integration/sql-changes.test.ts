@@ -9,7 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Catalog } from '../../shared/catalog/catalog';
 import { CapacityMeter } from '../../shared/observability/capacity-meter';
-import { RecordStore } from '../../shared/records/record-store';
+import { DatasetBookkeeping } from '../../shared/records/dataset-bookkeeping';
+import { ListReader } from '../../shared/records/list-reader';
 import { RecordStoreRowSource } from '../../shared/sql/record-store-row-source';
 import { type AppCredentials, ServiceHarness } from '../support/service-harness';
 
@@ -152,10 +153,16 @@ it('answers 2001 naming the limit when reading a dataset cannot finish within th
   const catalog = new Catalog(config as ConstructorParameters<typeof Catalog>[0]);
   // A clock that moves a second per look: the read's first page already ends past a 500 ms limit.
   let clock = 0;
-  const source = new RecordStoreRowSource(new RecordStore(client, tables.records), catalog, new CapacityMeter(), () => {
-    clock += 1000;
-    return clock;
-  });
+  const source = new RecordStoreRowSource(
+    new ListReader(client, tables.records),
+    new DatasetBookkeeping(client, tables.records),
+    catalog,
+    new CapacityMeter(),
+    () => {
+      clock += 1000;
+      return clock;
+    },
+  );
   const message = 'reading took too long (limit 500 ms)';
   await expect(
     source.readRows('ledger', { fields: ['region'], limit: 1000, deadline: { at: 500, message } }),
