@@ -6,9 +6,11 @@
 const BENCHMARKS: Record<string, string> = {
   quota: './quota',
   list: './list',
+  totals: './totals',
   sql: './sql',
   capacity: './capacity',
   auth: './auth',
+  batch: './batch',
 };
 
 interface BenchmarkModule {

@@ -20,7 +20,14 @@ import { acknowledge } from './nag-acknowledgements';
 import type { OperationFunction } from './operation-function';
 
 /** Headers a browser sends on a signed request (docs/interface.md §3), besides Content-Type. */
-export const SIGNED_REQUEST_HEADERS = ['X-Time-Stamp', 'X-App-Code', 'X-Dataset-Code', 'X-Token', 'Content-Type'];
+export const SIGNED_REQUEST_HEADERS = [
+  'X-Time-Stamp',
+  'X-App-Code',
+  'X-Dataset-Code',
+  'X-Token',
+  'Content-Type',
+  'Idempotency-Key',
+];
 
 export interface ServiceApiProps {
   stage: string;

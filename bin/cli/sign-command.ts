@@ -22,7 +22,8 @@ ${CREDENTIAL_HELP}
   --json              print the headers as a JSON object
   --curl              print a signed curl command instead (npm run sign does this)
   --op <operation>    with --curl: ${ROUTES.map((r) => r.operation).join(', ')} (default get-list)
-  --body <json>       with --curl: the paramMap (data operations) or the body fields (execute-sql)
+  --body <json>       with --curl: the paramMap (data operations), the array of records (batch-create) or the
+                      body fields (execute-sql)
   --url <base>        with --curl: the service (env DAS_URL; default http://127.0.0.1:3000)
 
 Examples:
@@ -71,20 +72,30 @@ export function runSign(args: string[], io: CommandIo): void {
   const firstGrant = credentials.config?.applications.find((a) => a.appCode === credentials.appCode)?.grants?.[0];
   const datasetCode = values.dataset ?? (route.requiresDataset ? firstGrant?.datasetCode : undefined);
   if (route.requiresDataset && !datasetCode) throw new UsageError(`--dataset is required for ${route.operation}`, HELP);
+  const batch = route.operation === 'batch-create';
   let extra: Record<string, unknown> = {};
+  let records: unknown[] = [];
   if (values.body !== undefined) {
+    let parsed: unknown;
     try {
-      extra = JSON.parse(values.body);
+      parsed = JSON.parse(values.body);
     } catch {
       throw new UsageError('--body must be JSON', HELP);
     }
-    if (extra === null || typeof extra !== 'object' || Array.isArray(extra)) {
+    if (batch) {
+      if (!Array.isArray(parsed)) throw new UsageError('--body must be a JSON array of records for batch-create', HELP);
+      records = parsed;
+    } else if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
       throw new UsageError('--body must be a JSON object', HELP);
+    } else {
+      extra = parsed as Record<string, unknown>;
     }
   }
-  const body = route.requiresDataset
-    ? { appCode: credentials.appCode, datasetCode, paramMap: extra }
-    : { appCode: credentials.appCode, ...(datasetCode ? { datasetCode } : {}), ...extra };
+  const body = batch
+    ? { appCode: credentials.appCode, datasetCode, paramList: records }
+    : route.requiresDataset
+      ? { appCode: credentials.appCode, datasetCode, paramMap: extra }
+      : { appCode: credentials.appCode, ...(datasetCode ? { datasetCode } : {}), ...extra };
   const baseUrl = (values.url ?? (io.env.DAS_URL || undefined) ?? 'http://127.0.0.1:3000').replace(/\/+$/, '');
   io.out(
     `${signedCurl({ baseUrl, path: route.path, ...credentials, datasetCode, body, ...(timeStamp === undefined ? {} : { timeStamp }) })}\n`,

@@ -14,6 +14,7 @@ import { authenticateClientKey } from '../http/client-key-middleware';
 import { envelope } from '../http/envelope-middleware';
 import { enforceQuota } from '../http/quota-middleware';
 import { type ApiEvent, type ApiResult, requestTelemetry, type ServiceContext } from '../http/request-state';
+import { IDEMPOTENCY_HEADER, REPLAYED_HEADER, withIdempotency } from '../operations/idempotent-operation';
 import type { Operation } from '../operations/operation';
 import { type RuntimePorts, runtimePorts } from './ports';
 
@@ -73,6 +74,7 @@ function pipelineFor(
   lazy: () => RuntimePorts,
   now: () => number,
 ): ApiHandler {
+  const run = route.idempotent ? withIdempotency(operation) : operation;
   const handler = middy<ApiEvent, ApiResult, Error, ServiceContext>({
     timeoutEarlyInMillis: TIMEOUT_MARGIN_MS,
     timeoutEarlyResponse: () => {
@@ -93,9 +95,10 @@ function pipelineFor(
     )
     .handler(async (_event, context) => {
       const state = context.state;
+      const remaining = typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 0;
       // The operation returns the envelope's `data`; the envelope middleware's `after` makes it the HTTP result.
       // Authentication has resolved the caller and the catalog, or thrown; the operation sees no HTTP state.
-      const data = await operation.run(
+      const data = await run.run(
         {
           requestId: state.requestId,
           operation: operation.name,
@@ -103,9 +106,24 @@ function pipelineFor(
           catalog: state.catalog as NonNullable<typeof state.catalog>,
           dataset: state.dataset,
           grant: state.grant,
-          ports: { records: lazy().records, lists: lazy().lists, bookkeeping: lazy().bookkeeping },
+          ports: {
+            records: lazy().records,
+            lists: lazy().lists,
+            bookkeeping: lazy().bookkeeping,
+            recordBatches: lazy().recordBatches,
+            idempotency: lazy().idempotency,
+          },
           telemetry: requestTelemetry(state),
           now,
+          ...(remaining > 0 ? { deadline: now() + remaining - TIMEOUT_MARGIN_MS } : {}),
+          ...(route.idempotent
+            ? {
+                idempotencyKey: state.headers[IDEMPOTENCY_HEADER.toLowerCase()],
+                markReplayed: () => {
+                  state.responseHeaders[REPLAYED_HEADER] = 'true';
+                },
+              }
+            : {}),
         },
         state.body ?? {},
       );

@@ -12,7 +12,9 @@ import { readCatalog } from '../catalog-store/catalog-store';
 import { loadConfigFile } from '../catalog-store/load-config';
 import { QuotaStore } from '../quota/quota-store';
 import { DatasetBookkeeping } from '../records/dataset-bookkeeping';
+import { IdempotencyStore } from '../records/idempotency-store';
 import { ListReader } from '../records/list-reader';
+import { RecordBatchStore } from '../records/record-batch-store';
 import { RecordStore } from '../records/record-store';
 import { environment } from '../runtime/environment';
 
@@ -22,6 +24,10 @@ export interface RuntimePorts {
   records: RecordStore;
   lists: ListReader;
   bookkeeping: DatasetBookkeeping;
+  /** Batch create's chunked writes. */
+  recordBatches: RecordBatchStore;
+  /** Requests sent with an Idempotency-Key (kept in the records table). */
+  idempotency: IdempotencyStore;
   quota: QuotaStore;
   metricNamespace: string;
   /** Headers every response carries (CORS for browser callers). */
@@ -29,7 +35,8 @@ export interface RuntimePorts {
 }
 
 /** Response headers a browser may read. */
-export const EXPOSED_HEADERS = 'X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After';
+export const EXPOSED_HEADERS =
+  'X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, Idempotent-Replayed';
 
 let ports: RuntimePorts | undefined;
 
@@ -55,6 +62,8 @@ export function runtimePorts(): RuntimePorts {
       env.listReadBudget === undefined ? {} : { listReadBudget: env.listReadBudget },
     ),
     bookkeeping: new DatasetBookkeeping(client, env.recordsTable),
+    recordBatches: new RecordBatchStore(client, env.recordsTable),
+    idempotency: new IdempotencyStore(client, env.recordsTable),
     quota: new QuotaStore(client, env.quotaTable),
     metricNamespace: env.metricNamespace,
     responseHeaders: env.corsAllowOrigin

@@ -26,22 +26,45 @@ function datasetMetaPartitionKey(datasetCode: string): string {
 }
 
 /**
- * The item whose `version` every write of a dataset read by custom SQL bumps: loaded copies of the dataset
- * (custom SQL's cache) are reused while it is unchanged.
- */
-export function datasetVersionKey(datasetCode: string): Record<string, string> {
-  return { [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode), [RecordAttr.sortKey]: 'version' };
-}
-
-/**
  * The key of a dataset's record-count checkpoint. It lives in a partition of its own, so that it never shows
- * up in a read of the dataset's records.
+ * up in a read of the dataset's records. (`record-count` was the checkpoint of records by id, before the count
+ * index, and `version` the former key of custom SQL's cache; both are left alone.)
  */
 export function datasetCounterKey(datasetCode: string): Record<string, string> {
   return {
     [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode),
-    [RecordAttr.sortKey]: 'record-count',
+    [RecordAttr.sortKey]: 'entry-count',
   };
+}
+
+/** The key of a bulk group's bookkeeping item: in the dataset's meta partition, sort key = its entry key. */
+export function bulkGroupKey(datasetCode: string, entryKey: string): Record<string, string> {
+  return { [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode), [RecordAttr.sortKey]: entryKey };
+}
+
+/** Prefix of the sort keys of custom SQL's change items (`change#<position>`), in the dataset's meta partition. */
+export const CHANGE_PREFIX = 'change#';
+
+/** The key of one change item: a write of record(s) of the dataset, at `position` (a ULID of the write's time). */
+export function datasetChangeKey(datasetCode: string, position: string): Record<string, string> {
+  return {
+    [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode),
+    [RecordAttr.sortKey]: `${CHANGE_PREFIX}${position}`,
+  };
+}
+
+/** The meta partition of a dataset (bookkeeping items: count checkpoint, bulk groups, changes). */
+export function datasetMetaPartition(datasetCode: string): string {
+  return datasetMetaPartitionKey(datasetCode);
+}
+
+/**
+ * The item that remembers a request sent with an `Idempotency-Key` (docs/interface.md §13). Keys are scoped to
+ * the application; the partition is the key's own, so these items spread over the table and never appear in a
+ * read of a dataset's records or bookkeeping.
+ */
+export function idempotencyItemKey(appCode: string, idempotencyKey: string): Record<string, string> {
+  return { [RecordAttr.partitionKey]: `idem#${appCode}#${idempotencyKey}`, [RecordAttr.sortKey]: 'request' };
 }
 
 /** The catalog table's one item: the current deployed configuration. */

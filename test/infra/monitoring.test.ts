@@ -83,6 +83,7 @@ describe('dashboard', () => {
       'get-list',
       'get-one',
       'create',
+      'batch-create',
       'update',
       'execute-sql',
       'login-user-info',
@@ -118,6 +119,7 @@ describe('dashboard', () => {
       ['DataAccessService/dev', 'requests', 'operation', 'get-list'],
       ['DataAccessService/dev', 'requests', 'operation', 'get-one'],
       ['DataAccessService/dev', 'requests', 'operation', 'create'],
+      ['DataAccessService/dev', 'requests', 'operation', 'batch-create'],
       ['DataAccessService/dev', 'requests', 'operation', 'update'],
       ['DataAccessService/dev', 'requests', 'operation', 'execute-sql'],
       ['DataAccessService/dev', 'requests', 'operation', 'login-user-info'],
@@ -186,7 +188,7 @@ describe('dashboard', () => {
   });
 
   it('shows quota rejections (4001) per operation and every error code through a search', () => {
-    expect(metricsOf('Quota rejections (4001) by operation')[4]).toEqual([
+    expect(metricsOf('Quota rejections (4001) by operation')[5]).toEqual([
       'DataAccessService/dev',
       'errors',
       'code',

@@ -16,7 +16,15 @@ beforeAll(() => {
   template = service.statelessTemplate;
 });
 
-const OPERATIONS = ['get-list', 'get-one', 'create', 'update', 'execute-sql', 'login-user-info'] as const;
+const OPERATIONS = [
+  'get-list',
+  'get-one',
+  'create',
+  'batch-create',
+  'update',
+  'execute-sql',
+  'login-user-info',
+] as const;
 type Operation = (typeof OPERATIONS)[number];
 
 // biome-ignore lint/suspicious/noExplicitAny: a template resource is untyped JSON that the assertions read
@@ -37,7 +45,10 @@ function dataStatementsOf(operation: Operation): unknown[] {
 }
 
 const RECORDS = arnOf('dynamodb', 'table/data-access-service-dev-records');
-const INDEXES = [1, 2, 3, 4, 5].map((n) => arnOf('dynamodb', `table/data-access-service-dev-records/index/gsi${n}`));
+// In the order the synthesized policy lists them.
+const INDEXES = ['counted', ...[1, 2, 3, 4, 5].map((n) => `gsi${n}`)].map((name) =>
+  arnOf('dynamodb', `table/data-access-service-dev-records/index/${name}`),
+);
 const SECRETS = [
   arnOf('secretsmanager', 'secret:data-access-service/dev/apps/app-demo-??????'),
   arnOf('secretsmanager', 'secret:data-access-service/dev/apps/app-reports-??????'),
@@ -84,6 +95,7 @@ describe('one function per operation', () => {
     ['get-list', 1024, 15],
     ['get-one', 1024, 10],
     ['create', 1024, 20],
+    ['batch-create', 1024, 25],
     ['update', 1024, 10],
     ['execute-sql', 2048, 28],
     ['login-user-info', 512, 10],
@@ -145,6 +157,24 @@ describe('least privilege', () => {
   it('login-user-info (client-key mode only) reads the catalog and updates its quota item — no record, no secret', () => {
     expect(dataStatementsOf('login-user-info')).toEqual(SHARED_STATEMENTS.slice(0, -1));
     expect(JSON.stringify(dataStatementsOf('login-user-info'))).not.toContain('secretsmanager');
+  });
+
+  it('batch-create may additionally write records in batches (BatchWriteItem), and delete none', () => {
+    expect(dataStatementsOf('batch-create')).toEqual([
+      QUERY_STATEMENT,
+      {
+        Effect: 'Allow',
+        Action: [
+          'dynamodb:BatchGetItem',
+          'dynamodb:BatchWriteItem',
+          'dynamodb:GetItem',
+          'dynamodb:PutItem',
+          'dynamodb:UpdateItem',
+        ],
+        Resource: RECORDS,
+      },
+      ...SHARED_STATEMENTS,
+    ]);
   });
 
   it.each(['get-one', 'execute-sql'] as const)('%s has no write action on the records table', (operation) => {
