@@ -1,9 +1,12 @@
 /** Reading and validating a configuration file; a wrong one is refused with every problem, by path. */
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Script } from 'node:vm';
 import { toDataset } from '../catalog/catalog';
 import { type CatalogConfig, catalogConfigSchema } from '../catalog/schema';
 import { ServiceError } from '../contract/errors';
 import { parseRowFilter } from '../records/filter-parser';
+import { scriptOf } from '../sandbox/sandbox';
 
 export interface ConfigProblem {
   /** Where in the file, e.g. `datasets[0].fields[2].options`. */
@@ -64,11 +67,28 @@ function rowFilterProblems(config: CatalogConfig): ConfigProblem[] {
   return problems;
 }
 
+/**
+ * Each function's source compiled, never run: a syntax error is refused at load. Compiling with V8 (`vm.Script`
+ * without running it) executes nothing of the partner's code; it runs only in the sandbox.
+ */
+function functionProblems(config: CatalogConfig): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  (config.functions ?? []).forEach((fn, i) => {
+    if (fn.source === undefined) return;
+    try {
+      new Script(scriptOf(fn.source), { filename: `${fn.name}.js` });
+    } catch (error) {
+      problems.push({ path: `functions[${i}].${fn.file ? 'file' : 'source'}`, message: (error as Error).message });
+    }
+  });
+  return problems;
+}
+
 /** Validate a parsed configuration; throws `ConfigError` listing every problem. */
 export function parseConfig(value: unknown, source = 'configuration'): CatalogConfig {
   const result = catalogConfigSchema.safeParse(value);
   if (result.success) {
-    const problems = rowFilterProblems(result.data);
+    const problems = [...rowFilterProblems(result.data), ...functionProblems(result.data)];
     if (problems.length > 0) throw new ConfigError(source, problems);
     return result.data;
   }
@@ -90,5 +110,26 @@ export function loadConfigFile(file: string): CatalogConfig {
   } catch (cause) {
     throw new ConfigError(file, [{ path: '(file)', message: `is not valid JSON: ${(cause as Error).message}` }]);
   }
-  return parseConfig(json, file);
+  return parseConfig(withFunctionFiles(json, file), file);
+}
+
+/** Functions given by `file` get their `source` from that file, beside the configuration (`file` stays, for paths). */
+function withFunctionFiles(json: unknown, file: string): unknown {
+  const dir = path.dirname(file);
+  const root = json as { functions?: unknown };
+  if (root === null || typeof root !== 'object' || !Array.isArray(root.functions)) return json;
+  const problems: ConfigProblem[] = [];
+  const functions = root.functions.map((fn: unknown, i: number) => {
+    const entry = fn as { file?: unknown; source?: unknown };
+    if (entry === null || typeof entry !== 'object' || typeof entry.file !== 'string') return fn;
+    if (entry.source !== undefined) return fn;
+    try {
+      return { ...entry, source: readFileSync(path.resolve(dir, entry.file), 'utf8') };
+    } catch (cause) {
+      problems.push({ path: `functions[${i}].file`, message: `cannot be read: ${(cause as Error).message}` });
+      return fn;
+    }
+  });
+  if (problems.length > 0) throw new ConfigError(file, problems);
+  return { ...root, functions };
 }

@@ -165,6 +165,40 @@ export const querySchema = z
   })
   .strict();
 
+/** A backend function (docs/hooks.md): partner JavaScript run in the sandbox. */
+export const functionSchema = z
+  .object({
+    appCode: code,
+    name: code.describe('Unique in the deployment; hooks name it'),
+    description: z.string().max(500).optional(),
+    file: z.string().min(1).optional().describe('A .js file beside the configuration file'),
+    source: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('The module inline: export default async function name(params, context) {...}'),
+    timeoutMs: z.number().int().min(1).max(2000).optional().describe('CPU time per run (default 200)'),
+    memoryMb: z.number().int().min(1).max(128).optional().describe('Memory per run (default 32)'),
+  })
+  .strict()
+  .refine((fn) => fn.source !== undefined, {
+    message: 'needs `source`, or a `file` beside the configuration',
+    path: ['source'],
+  });
+
+export const HOOK_OPERATIONS = ['get-list', 'get-one', 'create', 'batch-create', 'update'] as const;
+
+/** Attaches a function before or after a dataset operation. */
+export const hookSchema = z
+  .object({
+    datasetCode: code,
+    operation: z.enum(HOOK_OPERATIONS),
+    node: z.enum(['before', 'after']),
+    function: code,
+    appCode: code.optional().describe("Only this application's requests (default: every caller's)"),
+  })
+  .strict();
+
 export const catalogConfigSchema = z
   .object({
     $schema: z.string().optional(),
@@ -178,6 +212,8 @@ export const catalogConfigSchema = z
     applications: z.array(applicationSchema),
     datasets: z.array(datasetSchema),
     queries: z.array(querySchema).optional(),
+    functions: z.array(functionSchema).optional(),
+    hooks: z.array(hookSchema).optional(),
   })
   .strict()
   // Cross-references are checked even when the structure has problems, so that one load lists every problem.
@@ -191,6 +227,8 @@ export type ApplicationConfig = z.infer<typeof applicationSchema>;
 export type UserConfig = z.infer<typeof userSchema>;
 export type QueryConfig = z.infer<typeof querySchema>;
 export type QueryParamConfig = z.infer<typeof queryParamSchema>;
+export type FunctionConfig = z.infer<typeof functionSchema>;
+export type HookConfig = z.infer<typeof hookSchema>;
 export type CatalogConfig = z.infer<typeof catalogConfigSchema>;
 
 const FILTER_SUFFIXES = ['_like', '_start', '_end', '_in', '_is_null'] as const;
@@ -256,6 +294,13 @@ function tolerant(raw: unknown): CatalogConfig {
       id: typeof query.id === 'number' ? query.id : undefined,
       params: objects([query.params])[0] as QueryConfig['params'],
       datasets: query.datasets === undefined ? undefined : strings(query.datasets),
+    })),
+    functions: objects(root.functions).map((fn) => ({ ...fn, appCode: text(fn.appCode), name: text(fn.name) })),
+    hooks: objects(root.hooks).map((hook) => ({
+      ...hook,
+      datasetCode: text(hook.datasetCode),
+      function: text(hook.function),
+      appCode: hook.appCode === undefined ? undefined : text(hook.appCode),
     })),
   } as CatalogConfig;
 }
@@ -351,5 +396,19 @@ function checkReferences(config: CatalogConfig, ctx: z.RefinementCtx): void {
     query.datasets?.forEach((datasetCode, k) => {
       if (!datasets.has(datasetCode)) problem([...at, 'datasets', k], `unknown dataset '${datasetCode}'`);
     });
+  });
+
+  const functionNames = new Set<string>();
+  (config.functions ?? []).forEach((fn, i) => {
+    if (!appCodes.has(fn.appCode)) problem(['functions', i, 'appCode'], `unknown application '${fn.appCode}'`);
+    if (functionNames.has(fn.name)) problem(['functions', i, 'name'], `duplicate function '${fn.name}'`);
+    functionNames.add(fn.name);
+  });
+  (config.hooks ?? []).forEach((hook, i) => {
+    if (!datasets.has(hook.datasetCode)) problem(['hooks', i, 'datasetCode'], `unknown dataset '${hook.datasetCode}'`);
+    if (!functionNames.has(hook.function)) problem(['hooks', i, 'function'], `unknown function '${hook.function}'`);
+    if (hook.appCode !== undefined && !appCodes.has(hook.appCode)) {
+      problem(['hooks', i, 'appCode'], `unknown application '${hook.appCode}'`);
+    }
   });
 }

@@ -8,6 +8,7 @@ import type { Context } from 'aws-lambda';
 import { modeOfPath, routeIn } from '../contract/client-routes';
 import { QueryTimeoutError } from '../contract/errors';
 import type { RouteDefinition } from '../contract/routes';
+import { withHooks } from '../hooks/hooked-operation';
 import { authenticate } from '../http/auth-middleware';
 import { parseBody } from '../http/body-middleware';
 import { authenticateClientKey } from '../http/client-key-middleware';
@@ -74,7 +75,9 @@ function pipelineFor(
   lazy: () => RuntimePorts,
   now: () => number,
 ): ApiHandler {
-  const run = route.idempotent ? withIdempotency(operation) : operation;
+  // Hooks run inside the idempotency wrapper: a replay answers what the hooks made of the first attempt.
+  const hooked = withHooks(operation);
+  const run = route.idempotent ? withIdempotency(hooked) : hooked;
   const handler = middy<ApiEvent, ApiResult, Error, ServiceContext>({
     timeoutEarlyInMillis: TIMEOUT_MARGIN_MS,
     timeoutEarlyResponse: () => {

@@ -85,11 +85,19 @@ let modulePromise: Promise<QuickJSWASMModule> | undefined;
 /** The engine, loaded once per container on first use. */
 export function loadEngine(): Promise<QuickJSWASMModule> {
   modulePromise ??= (async () => {
-    const [{ newQuickJSWASMModuleFromVariant }, variant] = await Promise.all([
-      import('quickjs-emscripten-core'),
-      import('@jitl/quickjs-wasmfile-release-sync'),
-    ]);
-    return newQuickJSWASMModuleFromVariant((variant as { default: never }).default ?? (variant as never));
+    // `require`, not `import()`: the package's own loader uses a dynamic import, which neither a CommonJS
+    // bundle nor the test runner's module sandbox resolves; the emscripten loader finds the .wasm beside it.
+    const core = require('quickjs-emscripten-core') as typeof import('quickjs-emscripten-core');
+    const { QuickJSFFI } = require('@jitl/quickjs-wasmfile-release-sync/ffi') as {
+      QuickJSFFI: new (module: unknown) => unknown;
+    };
+    const loader = require('@jitl/quickjs-wasmfile-release-sync/emscripten-module');
+    const variant = {
+      type: 'sync',
+      importFFI: async () => QuickJSFFI,
+      importModuleLoader: async () => loader.default ?? loader,
+    } as unknown as Parameters<typeof core.newQuickJSWASMModuleFromVariant>[0];
+    return core.newQuickJSWASMModuleFromVariant(variant);
   })();
   modulePromise.catch(() => {
     modulePromise = undefined;

@@ -1,0 +1,145 @@
+/**
+ * Hooks around a data operation (docs/interface.md §15): the configuration's `before` functions turn the
+ * request's `paramMap` (batch create: `paramList`) into what the operation runs with, and its `after` functions
+ * turn the operation's `data` into what the caller receives. Several hooks on one node run in declared order.
+ *
+ * A `before` hook cannot widen access: its result becomes the request body the operation validates and checks
+ * against the caller's grant, exactly as a caller's own request. Its `context.client` reads run the same
+ * operations (get-one, get-list, custom SQL) as the caller, through the same permission code.
+ *
+ * An operation with no hook configured runs untouched, and the sandbox is never loaded.
+ */
+import type { Catalog } from '../catalog/catalog';
+import type { FunctionConfig, HookConfig } from '../catalog/schema';
+import { InternalError, InvalidParameterError } from '../contract/errors';
+import type { OperationName } from '../contract/routes';
+import { executeSqlOperation } from '../operations/execute-sql';
+import { getListOperation } from '../operations/get-list';
+import { getOneOperation } from '../operations/get-one';
+import type { Operation, OperationContext } from '../operations/operation';
+import { grantFor } from '../permissions/permissions';
+import { runFunction, SandboxFailure } from '../sandbox/sandbox';
+
+export const DEFAULT_TIMEOUT_MS = 200;
+export const DEFAULT_MEMORY_MB = 32;
+export const MAX_READS_PER_RUN = 10;
+/** A before hook's thrown message is returned to the caller, cut to this length. */
+export const MAX_HOOK_MESSAGE = 500;
+
+type Node = 'before' | 'after';
+
+/** The hooks of one node of one operation for this caller, in declared order, with their functions. */
+export function hooksFor(
+  catalog: Catalog,
+  operation: OperationName,
+  datasetCode: string,
+  appCode: string,
+  node: Node,
+): FunctionConfig[] {
+  const hooks: HookConfig[] = catalog.config.hooks ?? [];
+  if (hooks.length === 0) return [];
+  const functions = new Map((catalog.config.functions ?? []).map((fn) => [fn.name, fn]));
+  return hooks
+    .filter(
+      (hook) =>
+        hook.operation === operation &&
+        hook.datasetCode === datasetCode &&
+        hook.node === node &&
+        (hook.appCode === undefined || hook.appCode === appCode),
+    )
+    .map((hook) => functions.get(hook.function))
+    .filter((fn): fn is FunctionConfig => fn !== undefined);
+}
+
+/** Wrap an operation so that its configured hooks run before and after it. */
+export function withHooks(operation: Operation): Operation {
+  return {
+    name: operation.name,
+    async run(context, body) {
+      const dataset = context.dataset;
+      if (!dataset) return operation.run(context, body);
+      const appCode = context.caller.application.appCode;
+      const before = hooksFor(context.catalog, operation.name, dataset.datasetCode, appCode, 'before');
+      const after = hooksFor(context.catalog, operation.name, dataset.datasetCode, appCode, 'after');
+      if (before.length === 0 && after.length === 0) return operation.run(context, body);
+
+      let request = body;
+      const key = 'paramList' in body ? 'paramList' : 'paramMap';
+      for (const fn of before) {
+        const next = await runHook(fn, 'before', context, request[key] ?? {});
+        request = { ...request, [key]: next };
+      }
+      let data = await operation.run(context, request);
+      for (const fn of after) data = await runHook(fn, 'after', context, data);
+      return data;
+    },
+  };
+}
+
+async function runHook(fn: FunctionConfig, node: Node, context: OperationContext, input: unknown): Promise<unknown> {
+  const started = performance.now();
+  const user = context.caller.user;
+  try {
+    return await runFunction(
+      {
+        name: fn.name,
+        source: fn.source ?? '',
+        timeoutMs: fn.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        memoryMb: fn.memoryMb ?? DEFAULT_MEMORY_MB,
+      },
+      {
+        params: input,
+        context: {
+          appCode: context.caller.application.appCode,
+          datasetCode: context.dataset?.datasetCode,
+          operation: context.operation,
+          requestId: context.requestId,
+          userInfo: user
+            ? { userId: user.userId, userName: user.userName, loginName: user.loginName, role: user.role ?? null }
+            : null,
+        },
+        read: (kind, target, args) => readAsCaller(context, kind, target, args),
+        maxReads: MAX_READS_PER_RUN,
+      },
+    );
+  } catch (error) {
+    if (error instanceof SandboxFailure && error.kind === 'threw' && node === 'before') {
+      throw new InvalidParameterError(error.message.slice(0, MAX_HOOK_MESSAGE) || `refused by ${fn.name}`);
+    }
+    // Fail closed: the caller sees a 3001 with the request id; the log names the function and why.
+    const why = error instanceof Error ? error.message : String(error);
+    context.telemetry.detail('hookFailure', fn.name);
+    throw new InternalError(`${node} hook function '${fn.name}' failed: ${why}`, { cause: error });
+  } finally {
+    context.telemetry.detail('hookFunction', fn.name);
+    context.telemetry.metric('hookDurationMs', performance.now() - started);
+  }
+}
+
+/** A `context.client` read: the operation a caller would call, on its own grant for the target dataset. */
+async function readAsCaller(
+  context: OperationContext,
+  kind: string,
+  target: string,
+  args: unknown[],
+): Promise<unknown> {
+  if (kind === 'sql') {
+    const params = args[0] as Record<string, unknown>;
+    const body = { sqlCode: target, params };
+    return executeSqlOperation.run(
+      { ...context, operation: 'execute-sql', dataset: undefined, grant: undefined },
+      body,
+    );
+  }
+  const dataset = context.catalog.dataset(target);
+  if (!dataset) throw new Error(`unknown dataset '${target}'`);
+  const grant = grantFor(context.caller, target, 'read');
+  const readContext = { ...context, dataset, grant };
+  if (kind === 'getOne') {
+    return getOneOperation.run({ ...readContext, operation: 'get-one' }, { paramMap: { id: args[0] } });
+  }
+  if (kind === 'getList') {
+    return getListOperation.run({ ...readContext, operation: 'get-list' }, { paramMap: args[0] ?? {} });
+  }
+  throw new Error(`unknown read '${kind}'`);
+}
