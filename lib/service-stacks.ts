@@ -5,6 +5,7 @@
 import { type App, type Environment, Tags, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { CatalogConfig } from '../shared/catalog/schema';
+import type { OperationName } from '../shared/contract/routes';
 import { sqlBundleAssetSources } from '../shared/sql/bundle-assets';
 import type { DeploymentSettings } from './deployment-settings';
 import type { BundleAsset } from './operation-function';
@@ -29,6 +30,17 @@ export function sqlEngineAssets(): BundleAsset[] {
   return sqlBundleAssetSources().map(({ fileName, sourcePath }) => ({ from: sourcePath, to: fileName }));
 }
 
+/** The sandbox's WebAssembly engine, beside the bundle of each operation a configured hook runs in. */
+export function sandboxAssets(config: CatalogConfig): Partial<Record<OperationName, BundleAsset[]>> {
+  const assets: Partial<Record<OperationName, BundleAsset[]>> = {};
+  const from = require.resolve('@jitl/quickjs-wasmfile-release-sync/wasm');
+  // A hook's context.client.sql.execute runs custom SQL in that function, so the SQL engine goes along.
+  for (const hook of config.hooks ?? []) {
+    assets[hook.operation] = [{ from, to: 'emscripten-module.wasm' }, ...sqlEngineAssets()];
+  }
+  return assets;
+}
+
 export function createServiceStacks(app: App, options: ServiceStacksOptions): ServiceStacks {
   const { settings, config, projectRoot } = options;
   const base = `DataAccessService-${settings.stage}`;
@@ -46,7 +58,7 @@ export function createServiceStacks(app: App, options: ServiceStacksOptions): Se
     resources: stateful.resources,
     config,
     projectRoot,
-    extraAssets: { 'execute-sql': sqlEngineAssets() },
+    extraAssets: { ...sandboxAssets(config), 'execute-sql': sqlEngineAssets() },
     ...(options.entryFor ? { entryFor: options.entryFor } : {}),
   });
   // No CloudFormation export links the stacks (the stateless one names the tables and secrets), so the order

@@ -1,4 +1,6 @@
 /** Configuration validation (docs/interface.md §9): each documented error is refused with its path. */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadConfigFile, parseConfig } from '../../../../shared/catalog-store/load-config';
 
@@ -188,5 +190,64 @@ describe('configuration validation', () => {
 
   it('reports a file that is not JSON, naming the file', () => {
     expect(() => loadConfigFile(path.join(__dirname, 'load-config.test.ts'))).toThrow(/is not valid JSON/);
+  });
+});
+
+describe('backend functions and hooks (docs/interface.md §15)', () => {
+  const fn = (source: string) => ({ appCode: 'app-a', name: 'mask', source });
+  const hook = { datasetCode: 'orders', operation: 'get-one', node: 'after', function: 'mask' };
+
+  it('accepts a function and its hook', () => {
+    const config = baseConfig();
+    config.functions = [fn('export default async function mask(data) { return data; }')];
+    config.hooks = [hook];
+    expect(parseConfig(config).hooks).toEqual([hook]);
+  });
+
+  it('refuses a syntax error, an unknown function, dataset and application, each with its path', () => {
+    const problems = problemsOf((config) => {
+      config.functions = [fn('export default async function mask(data) { return ( }')];
+      config.hooks = [
+        { ...hook, function: 'nope' },
+        { ...hook, datasetCode: 'nothing' },
+        { ...hook, appCode: 'app-z' },
+      ];
+    });
+    expect(problems.map((p) => p.path)).toEqual(['hooks[0].function', 'hooks[1].datasetCode', 'hooks[2].appCode']);
+    const syntax = problemsOf((config) => {
+      config.functions = [fn('export default async function mask(data) { return ( }')];
+    });
+    expect(syntax).toEqual([{ path: 'functions[0].source', message: "Unexpected token '}'" }]);
+  });
+
+  it('refuses a function without a default export, and limits above the maximum', () => {
+    const problems = problemsOf((config) => {
+      config.functions = [
+        fn('async function mask(data) { return data; }'),
+        { ...fn('export default async function m(d) { return d; }'), name: 'big', timeoutMs: 2001, memoryMb: 129 },
+      ];
+    });
+    expect(problems).toEqual([
+      { path: 'functions[1].timeoutMs', message: 'Too big: expected number to be <=2000' },
+      { path: 'functions[1].memoryMb', message: 'Too big: expected number to be <=128' },
+    ]);
+    const noExport = problemsOf((config) => {
+      config.functions = [fn('async function mask(data) { return data; }')];
+    });
+    expect(noExport).toEqual([
+      { path: 'functions[0].source', message: 'must have exactly one `export default` (the function)' },
+    ]);
+  });
+
+  it('reads a function file beside the configuration and refuses one that cannot be read', () => {
+    const fixtures = path.join(__dirname, '..', '..', '..', 'fixtures');
+    const config = loadConfigFile(path.join(fixtures, 'hooks-config.json'));
+    expect(config.functions?.[0]?.source).toContain('export default async function maskEmail(data, context)');
+    const dir = mkdtempSync(path.join(tmpdir(), 'das-functions-'));
+    const file = path.join(dir, 'config.json');
+    const broken = baseConfig();
+    broken.functions = [{ appCode: 'app-a', name: 'gone', file: 'gone.js' }];
+    writeFileSync(file, JSON.stringify(broken));
+    expect(() => loadConfigFile(file)).toThrow(/functions\[0\]\.file: cannot be read: ENOENT/);
   });
 });
