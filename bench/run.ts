@@ -11,6 +11,7 @@ const BENCHMARKS: Record<string, string> = {
   capacity: './capacity',
   auth: './auth',
   batch: './batch',
+  hooks: './hooks',
 };
 
 interface BenchmarkModule {
