@@ -7,7 +7,8 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { AuthenticationError, createClient } from '../../client';
 import { userKeyDigest } from '../../shared/auth/user-key';
-import { type AppCredentials, type CallResult, failureWith, ServiceHarness } from '../support/service-harness';
+import { failureWith } from '../support/failure-envelope';
+import { type AppCredentials, type CallResult, ServiceHarness } from '../support/service-harness';
 
 const CONFIG = path.join(__dirname, '..', 'fixtures', 'client-key-config.json');
 const MAIN: AppCredentials = {
