@@ -16,7 +16,7 @@ import { ensureTables, localTableNames, startEmbeddedDynamo } from '../bin/local
 import { createDocumentClient } from '../shared/aws/dynamodb';
 import type { Quota } from '../shared/catalog/catalog';
 import { CapacityMeter } from '../shared/observability/capacity-meter';
-import { QuotaStore } from '../shared/quota/quota-store';
+import { type LeaseRef, QuotaStore } from '../shared/quota/quota-store';
 
 const ITERATIONS = 500;
 const NOW = Date.parse('2026-11-22T04:10:05Z');
@@ -140,17 +140,15 @@ export async function run(): Promise<void> {
     const admitted: Sample[] = [];
     const released: Sample[] = [];
     for (let k = 0; k < ITERATIONS; k += 1) {
-      let leaseId = '';
+      let lease: LeaseRef = { id: '', share: 0 };
       admitted.push(
         await measure(counter, async (meter) => {
           const decision = await store.admit({ appCode: 'bench-ok', quota: ROOMY, now: NOW, capacity: meter });
           if (!decision.admitted) throw new Error('benchmark setup: an admission was refused');
-          leaseId = decision.leaseId;
+          lease = decision.lease;
         }),
       );
-      released.push(
-        await measure(counter, (meter) => store.release({ appCode: 'bench-ok', leaseId, capacity: meter })),
-      );
+      released.push(await measure(counter, (meter) => store.release({ appCode: 'bench-ok', lease, capacity: meter })));
     }
 
     // Refusals: the minute's allowance is used up.

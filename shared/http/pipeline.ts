@@ -1,10 +1,12 @@
 /**
- * The request pipeline every operation runs in: envelope · body · authentication · quota · operation.
+ * The request pipeline every operation runs in: envelope · body · authentication · quota · operation. A read
+ * operation runs beside its quota admission (the store sees both at once); a write runs after it.
  * `functions/<operation>.ts` is this plus the operation, nothing more.
  */
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import type { Operation } from '../operations/operation';
+import { besideAdmission } from '../quota/beside-admission';
 import { enforceQuota } from '../quota/quota-middleware';
 import { type RuntimePorts, runtimePorts } from '../runtime/ports';
 import { authenticate } from './auth-middleware';
@@ -59,25 +61,36 @@ export function createHandler(operation: Operation, options: HandlerOptions = {}
           release: (request) => lazy().quota.release(request),
         },
         now,
+        besideOperation: operation.readsBesideAdmission === true,
       }),
     )
     .handler(async (_event, context) => {
       const state = context.state;
+      const admission = state.admission;
+      const records = admission ? besideAdmission(lazy().records, admission) : lazy().records;
       // The operation returns the envelope's `data`; the envelope middleware's `after` makes it the HTTP result.
-      const data = await operation.run(
-        {
-          requestId: state.requestId,
-          catalog: state.catalog as NonNullable<typeof state.catalog>,
-          application: state.application as NonNullable<typeof state.application>,
-          dataset: state.dataset,
-          grant: state.grant,
-          capacity: state.capacity,
-          ports: { records: lazy().records },
-          now,
-          state,
-        },
-        state.body ?? {},
-      );
+      let data: unknown;
+      try {
+        data = await operation.run(
+          {
+            requestId: state.requestId,
+            catalog: state.catalog as NonNullable<typeof state.catalog>,
+            application: state.application as NonNullable<typeof state.application>,
+            dataset: state.dataset,
+            grant: state.grant,
+            capacity: state.capacity,
+            ports: { records },
+            now,
+            state,
+          },
+          state.body ?? {},
+        );
+      } catch (error) {
+        // The quota comes before the operation (contract §3): a refusal answers, whatever the operation found.
+        await admission;
+        throw error;
+      }
+      await admission;
       return data as ApiResult;
     });
   return handler as unknown as ApiHandler;
