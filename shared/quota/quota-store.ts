@@ -49,6 +49,7 @@ import {
   decodeQuotaItem,
   estimateWriteUnits,
   explainRefusal,
+  liveLeaseCount,
   NO_PURGE,
   type Purge,
   plainAttributes,
@@ -165,14 +166,23 @@ export class QuotaStore implements QuotaGate {
     };
   }
 
-  /** Shares in the order a request tries them: from a random one, those not known full first. */
+  /**
+   * Shares in the order a request tries them: those not known full for a window first, then the ones with the
+   * fewest requests in flight as this container last saw them (its own leases are always up to date), from a
+   * random one on a tie. Only the order depends on what this container knows; every share is still asked.
+   */
   private shareOrder(appCode: string, quota: Quota, count: number, now: number): number[] {
     if (count === 1) return [0];
     const start = this.firstShare(count);
-    const order = Array.from({ length: count }, (_, k) => (start + k) % count);
-    const full = (share: number) =>
-      this.windowRefusal(appCode, share, shareQuota(quota, count, share), now) !== undefined;
-    return [...order.filter((share) => !full(share)), ...order.filter(full)];
+    const ranked = Array.from({ length: count }, (_, k) => {
+      const share = (start + k) % count;
+      const limits = shareQuota(quota, count, share);
+      const seen = this.lastSeen.get(shareName(appCode, share));
+      const full = this.windowRefusal(appCode, share, limits, now) !== undefined;
+      return { share, k, full, load: seen ? liveLeaseCount(seen, now) / limits.concurrent : 0 };
+    });
+    ranked.sort((a, b) => Number(a.full) - Number(b.full) || a.load - b.load || a.k - b.k);
+    return ranked.map((entry) => entry.share);
   }
 
   /** The refusal a share's current windows give, as this container last saw them; undefined when it has room. */

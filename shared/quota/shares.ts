@@ -7,7 +7,11 @@
  * application gets `shareCount(quota)` items ("shares"):
  *
  *   shares = max(ceil(perMinute / 12,000), ceil(concurrent / 32)), at most min(perMinute, perHour, perDay,
- *   concurrent) so that every share has at least one of each, and at least 1.
+ *   floor(concurrent / 4)) so that every share has at least one of each window and 4 requests in flight,
+ *   and at least 1.
+ *
+ * The concurrency limit also bounds the rate (requests in flight / request duration), so an application that
+ * needs many shares for its per-minute limit needs a matching concurrency limit to reach it.
  *
  * 12,000 a minute is 200 requests/s sustained, 400 writes/s. Share k holds its part of every limit
  * (`shareQuota`): the limits are split as evenly as integers allow, so the parts add up to the limit exactly.
@@ -26,13 +30,24 @@ export const MAX_PER_MINUTE_PER_SHARE = 12_000;
 /** Leases one share holds: with the counters, the item stays well under 1 KB (see `quota-item.ts`). */
 export const MAX_LEASES_PER_SHARE = 32;
 
+/**
+ * Requests in flight each share holds at least: a request that finds its share's slots taken tries another
+ * share (one more write), so slots are not cut thinner than this.
+ */
+export const MIN_LEASES_PER_SHARE = 4;
+
 /** How many quota items an application with these limits spreads over. */
 export function shareCount(quota: Quota): number {
   const wanted = Math.max(
     Math.ceil(quota.perMinute / MAX_PER_MINUTE_PER_SHARE),
     Math.ceil(quota.concurrent / MAX_LEASES_PER_SHARE),
   );
-  const most = Math.min(quota.perMinute, quota.perHour, quota.perDay, quota.concurrent);
+  const most = Math.min(
+    quota.perMinute,
+    quota.perHour,
+    quota.perDay,
+    Math.max(1, Math.floor(quota.concurrent / MIN_LEASES_PER_SHARE)),
+  );
   return Math.max(1, Math.min(wanted, most));
 }
 

@@ -10,15 +10,21 @@ describe('shareCount', () => {
   });
 
   it('adds a share per 12,000 requests a minute (400 writes/s with their releases)', () => {
-    expect(shareCount({ ...DEFAULTS, perMinute: 12_000, perHour: 1e6, perDay: 1e7 })).toBe(1);
-    expect(shareCount({ ...DEFAULTS, perMinute: 12_001, perHour: 1e6, perDay: 1e7 })).toBe(2);
-    expect(shareCount({ ...DEFAULTS, perMinute: 48_000, perHour: 1e6, perDay: 1e7 })).toBe(4);
+    const roomy = { perHour: 1e6, perDay: 1e7, concurrent: 100 };
+    expect(shareCount({ ...roomy, perMinute: 12_000, concurrent: 10 })).toBe(1);
+    expect(shareCount({ ...roomy, perMinute: 12_001, concurrent: 10 })).toBe(2);
+    expect(shareCount({ ...roomy, perMinute: 48_000 })).toBe(4);
   });
 
   it('adds a share per 32 requests in flight, so that every item stays under 1 KB', () => {
     expect(shareCount({ ...DEFAULTS, concurrent: 32 })).toBe(1);
     expect(shareCount({ ...DEFAULTS, concurrent: 33 })).toBe(2);
     expect(shareCount({ ...DEFAULTS, concurrent: 100 })).toBe(4);
+  });
+
+  it('leaves every share at least 4 requests in flight', () => {
+    expect(shareCount({ perMinute: 600_000, perHour: 1e7, perDay: 1e8, concurrent: 10 })).toBe(2);
+    expect(shareCount({ perMinute: 600_000, perHour: 1e7, perDay: 1e8, concurrent: 3 })).toBe(1);
   });
 
   it('never makes a share with nothing to admit', () => {
