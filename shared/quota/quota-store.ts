@@ -51,6 +51,7 @@ import {
   explainRefusal,
   liveLeaseCount,
   NO_PURGE,
+  oldestLiveLeaseExpiry,
   type Purge,
   plainAttributes,
   planPurge,
@@ -124,6 +125,8 @@ export class QuotaStore implements QuotaGate {
   private readonly firstShare: (count: number) => number;
   /** Each share's item as this container last saw it: tells the next write what it may purge. */
   private readonly lastSeen = new Map<string, QuotaItem>();
+  /** Admissions of this container still waiting for their share's answer: leases about to be taken. */
+  private readonly admitting = new Map<string, number>();
 
   constructor(
     private readonly client: DynamoDBDocumentClient,
@@ -149,7 +152,16 @@ export class QuotaStore implements QuotaGate {
         refusals.push(known);
         continue;
       }
-      const answer = await this.admitOnShare(request, share, shareLimits, leaseId);
+      const name = shareName(appCode, share);
+      this.admitting.set(name, (this.admitting.get(name) ?? 0) + 1);
+      let answer: ShareAnswer;
+      try {
+        answer = await this.admitOnShare(request, share, shareLimits, leaseId);
+      } finally {
+        const left = (this.admitting.get(name) ?? 1) - 1;
+        if (left > 0) this.admitting.set(name, left);
+        else this.admitting.delete(name);
+      }
       if (answer.admitted) {
         return { admitted: true, lease: { id: leaseId, share }, usage: this.usage(appCode, quota, count, now) };
       }
@@ -168,8 +180,8 @@ export class QuotaStore implements QuotaGate {
 
   /**
    * Shares in the order a request tries them: those not known full for a window first, then the ones with the
-   * fewest requests in flight as this container last saw them (its own leases are always up to date), from a
-   * random one on a tie. Only the order depends on what this container knows; every share is still asked.
+   * fewest requests in flight as this container last saw them, counting its own admissions still under way,
+   * from a random one on a tie. Only the order depends on what this container knows; every share is still asked.
    */
   private shareOrder(appCode: string, quota: Quota, count: number, now: number): number[] {
     if (count === 1) return [0];
@@ -179,7 +191,8 @@ export class QuotaStore implements QuotaGate {
       const limits = shareQuota(quota, count, share);
       const seen = this.lastSeen.get(shareName(appCode, share));
       const full = this.windowRefusal(appCode, share, limits, now) !== undefined;
-      return { share, k, full, load: seen ? liveLeaseCount(seen, now) / limits.concurrent : 0 };
+      const inFlight = (seen ? liveLeaseCount(seen, now) : 0) + (this.admitting.get(shareName(appCode, share)) ?? 0);
+      return { share, k, full, load: inFlight / limits.concurrent };
     });
     ranked.sort((a, b) => Number(a.full) - Number(b.full) || a.load - b.load || a.k - b.k);
     return ranked.map((entry) => entry.share);
@@ -229,6 +242,8 @@ export class QuotaStore implements QuotaGate {
     // fail: assert and discount those leases on the first try instead of after a failed write.
     let asserted: string[] = Object.keys(known?.leases ?? {}).length >= quota.concurrent ? purge.expiredLeases : [];
     let seen: QuotaItem | undefined;
+    // Whether the lease map surely existed when the write was sent: then only a limit or an assertion can fail it.
+    let mapExisted = known?.leases !== undefined;
 
     for (let attempt = 0; attempt < this.maxAttempts; attempt += 1) {
       const parts = admitExpression({
@@ -264,8 +279,17 @@ export class QuotaStore implements QuotaGate {
       if (refusal.kind === 'exceeded') {
         return { admitted: false, limit: refusal.limit, retryAfterSeconds: refusal.retryAfterSeconds, item: seen };
       }
+      if (refusal.kind === 'retry' && mapExisted && asserted.length === 0 && refusal.expiredLeases.length === 0) {
+        // The map existed, nothing was asserted and nothing has expired, so a limit failed the write; the item
+        // read after it (a store without ALL_OLD) no longer shows which. Counters only grow within their windows,
+        // so it was the requests in flight, since released: refuse as the condition did, with no second write.
+        const oldest = seen ? oldestLiveLeaseExpiry(seen, now) : undefined;
+        const retryAfterSeconds = oldest === undefined ? 1 : secondsUntil(oldest, now);
+        return { admitted: false, limit: 'concurrent', retryAfterSeconds, item: seen };
+      }
       if (refusal.kind === 'uninitialized') {
         await this.createLeaseMap(appCode, share, capacity);
+        mapExisted = true;
         purge = NO_PURGE;
         asserted = [];
       } else {
