@@ -10,28 +10,30 @@
  */
 
 /**
- * `port` as the operation sees it: its first method call runs at once and answers after `admission`; later
- * calls wait for `admission` before they start. Properties that are not methods pass through.
+ * `ports` as the operation sees them: the first method call on any of them runs at once and answers after
+ * `admission`; later calls wait for `admission` before they start. Properties that are not methods pass through.
  */
-export function besideAdmission<T extends object>(port: T, admission: Promise<void>): T {
+export function besideAdmission<P extends Record<string, object>>(ports: P, admission: Promise<void>): P {
   let firstCallStarted = false;
-  return new Proxy(port, {
-    get(target, property) {
-      const value: unknown = Reflect.get(target, property, target);
-      if (typeof value !== 'function') return value;
-      const method = value as (...args: unknown[]) => unknown;
-      return (...args: unknown[]) => {
-        if (firstCallStarted) return admission.then(() => method.apply(target, args));
-        firstCallStarted = true;
-        const read = new Promise((resolve) => resolve(method.apply(target, args)));
-        return read.then(
-          (result) => admission.then(() => result),
-          (error: unknown) =>
-            admission.then(() => {
-              throw error;
-            }),
-        );
-      };
-    },
-  });
+  const wrap = <T extends object>(port: T): T =>
+    new Proxy(port, {
+      get(target, property) {
+        const value: unknown = Reflect.get(target, property, target);
+        if (typeof value !== 'function') return value;
+        const method = value as (...args: unknown[]) => unknown;
+        return (...args: unknown[]) => {
+          if (firstCallStarted) return admission.then(() => method.apply(target, args));
+          firstCallStarted = true;
+          const read = new Promise((resolve) => resolve(method.apply(target, args)));
+          return read.then(
+            (result) => admission.then(() => result),
+            (error: unknown) =>
+              admission.then(() => {
+                throw error;
+              }),
+          );
+        };
+      },
+    });
+  return Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, wrap(port)])) as P;
 }

@@ -3,7 +3,8 @@
  * no I/O (the store in `quota-store.ts` sends what these build). See `quota-store.ts` for why the design is
  * exact under concurrency.
  *
- *   pk         'app#<appCode>', or 'app#<appCode>#<k>' for share k > 0 of a sharded application (`shares.ts`)
+ *   pk         'app#<appCode>', or 'app#<appCode>#<k>' for share k > 0 of a sharded application (`shares.ts`;
+ *              the key is defined with every other in records/item-keys.ts)
  *   leases     map lease id -> expiry (epoch ms): the requests in flight
  *   m#<start>  count of the minute window that starts at <start> (likewise h#, d#)
  *   expiresAt  epoch seconds after which nothing in the item matters any more (DynamoDB TTL may tidy up)
@@ -12,6 +13,7 @@
  * 23 bytes and the key (at most 73 bytes): under 900 bytes, so every write of it costs exactly 1 WCU.
  */
 import type { Quota } from '../catalog/catalog';
+import { quotaPartitionKey } from '../records/item-keys';
 import { LIMIT_OF_WINDOW, type LimitName, type WindowUsage } from './rate-limit';
 import { currentWindows, parseWindowAttribute, type QuotaWindow, secondsUntil, WINDOW_LENGTH_MS } from './windows';
 
@@ -20,11 +22,6 @@ export const QuotaAttr = {
   leases: 'leases',
   expiresAt: 'expiresAt',
 } as const;
-
-/** The key of an application's quota item, or of its share `share` (`shares.ts`); share 0 is the plain item. */
-export function quotaKey(appCode: string, share = 0): Record<string, string> {
-  return { [QuotaAttr.partitionKey]: share === 0 ? `app#${appCode}` : `app#${appCode}#${share}` };
-}
 
 /**
  * A window counter is removed only once its window ended this long ago, so that a container whose clock lags
@@ -247,7 +244,7 @@ export function estimateWriteUnits(appCode: string, item: QuotaItem | undefined,
 export function estimateItemBytes(appCode: string, item: QuotaItem | undefined, share = 0): number {
   if (!item) return 0;
   const numberBytes = (value: number) => Math.ceil(String(Math.abs(value)).length / 2) + 1;
-  let bytes = QuotaAttr.partitionKey.length + String(quotaKey(appCode, share)[QuotaAttr.partitionKey]).length;
+  let bytes = QuotaAttr.partitionKey.length + quotaPartitionKey(appCode, share).length;
   bytes += QuotaAttr.expiresAt.length + 6;
   for (const [name, count] of Object.entries(item.counters)) bytes += name.length + numberBytes(count);
   if (item.leases) {

@@ -2,7 +2,7 @@
  * The operations of the API: path, the Lambda that serves it, and what it needs from authentication.
  * The CDK stack, the local server and the client all read this one list.
  */
-import type { GrantOperation } from '../catalog/schema';
+import type { GrantOperation } from './codes';
 
 export type OperationName = 'get-list' | 'get-one' | 'create' | 'update' | 'execute-sql';
 

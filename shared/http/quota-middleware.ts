@@ -1,17 +1,17 @@
 /**
- * Step 7 of the contract's order (§3): after authentication and the grant check, one conditional write admits
- * the request against the application's quota (§7) or refuses it with 4001. Every response after this point,
- * success or failure, carries the `RateLimit-*` headers of the tightest window (§2); the concurrency lease is
- * released by the envelope's cleanups when the request ends, whatever the outcome. A write is admitted before
- * the operation runs; a read runs beside its admission (`beside-admission.ts`).
+ * Step 7 of the order of checks (docs/interface.md §3): after authentication and the grant check, one
+ * conditional write admits the request against the application's quota (§7) or refuses it with 4001. Every
+ * response after this point, success or failure, carries the `RateLimit-*` headers of the tightest window
+ * (§2); the concurrency lease is released by the envelope's cleanups when the request ends, whatever the outcome.
+ * A write is admitted before the operation runs; a read runs beside its admission (`quota/beside-admission.ts`).
  */
 import type middy from '@middy/core';
 import type { Application } from '../catalog/catalog';
-import { InternalError, RateLimitedError } from '../http/errors';
-import type { ApiEvent, ApiResult, RequestState, ServiceContext } from '../http/request-state';
-import { leaseDuration } from './leases';
-import type { QuotaDecision, QuotaGate } from './quota-store';
-import { rateLimitHeaders, rateLimitMessage } from './rate-limit';
+import { InternalError, RateLimitedError } from '../contract/errors';
+import { leaseDuration } from '../quota/leases';
+import type { QuotaDecision, QuotaGate } from '../quota/quota-store';
+import { rateLimitHeaders, rateLimitMessage } from '../quota/rate-limit';
+import type { ApiEvent, ApiResult, RequestState, ServiceContext } from './request-state';
 
 export interface QuotaMiddlewareOptions {
   gate: QuotaGate;
