@@ -1,6 +1,6 @@
 /** Reads beside the quota admission (`shared/quota/beside-admission.ts`): what runs when, and who answers. */
-import { RateLimitedError } from '../../shared/contract/errors';
-import { besideAdmission } from '../../shared/quota/beside-admission';
+import { RateLimitedError } from '../../../../shared/contract/errors';
+import { besideAdmission } from '../../../../shared/quota/beside-admission';
 
 /** A port that records the calls it starts. */
 function recordingPort(started: string[], fail = false) {

@@ -9,7 +9,7 @@ import {
   RateLimitedError,
   ServiceCallError,
   serviceCallError,
-} from '../../client/errors';
+} from '../../../client/errors';
 
 describe('serviceCallError', () => {
   it.each([
