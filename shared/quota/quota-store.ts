@@ -28,14 +28,18 @@
  *   a new application (or an item TTL removed) fails once, creates the empty map, and tries again.
  * - A refusal must name the limit reached (message, `Retry-After`). DynamoDB returns the old item with the
  *   ConditionalCheckFailedException: no read. Stores that do not (dynalite) get one consistent read on the
- *   refusal path only; the success path never reads.
+ *   refusal path only; the success path never reads. No decision trusts that read to be the state that failed
+ *   the write: when it shows no limit reached, nothing was asserted and nothing has expired, the write can only
+ *   have met requests in flight since released (counters only grow within a window), and it is refused as such.
+ * - A lease lasts what the invocation had left plus a small margin (`leases.ts`), and a concurrency refusal's
+ *   `Retry-After` is the time until the oldest live lease expires: after a crash, the caller is told how long.
  *
  * Cost: an admitted request is one write (plus one for the release); a refused one is one failed write, which
  * DynamoDB bills (by item size) but does not report, so it is estimated into the request's meter. The item
  * stays under 1 KB (`quota-item.ts`), so each of these writes is exactly 1 WCU whatever the concurrency.
  *
- * An application whose limits one item cannot carry spreads over shares (`shares.ts`): a request starts at a
- * share this container does not know to be full, at random, and moves to the next share only when refused.
+ * An application whose limits one item cannot carry spreads over shares (`shares.ts`): a request starts at the
+ * share this container knows least busy (at random on a tie), and moves to the next share only when refused.
  * Refusals from a share's windows are remembered until the window ends, so once a container has seen every
  * share full a refusal is again one failed write; each share discovered full costs a request one more.
  */
