@@ -1,5 +1,6 @@
 /**
- * The request pipeline every operation runs in: envelope · body · authentication · quota · operation.
+ * The request pipeline every operation runs in: envelope · body · authentication · quota · operation. A read
+ * operation runs beside its quota admission (the store sees both at once); a write runs after it.
  * `functions/<operation>.ts` is this plus the operation, nothing more. Authentication is the only step that
  * differs between signed requests and client-key requests (`/client/` paths).
  */
@@ -17,6 +18,7 @@ import { enforceQuota } from '../http/quota-middleware';
 import { type ApiEvent, type ApiResult, requestTelemetry, type ServiceContext } from '../http/request-state';
 import { IDEMPOTENCY_HEADER, REPLAYED_HEADER, withIdempotency } from '../operations/idempotent-operation';
 import type { Operation } from '../operations/operation';
+import { besideAdmission } from '../quota/beside-admission';
 import { type RuntimePorts, runtimePorts } from './ports';
 
 export interface HandlerOptions {
@@ -94,42 +96,49 @@ function pipelineFor(
           release: (request) => lazy().quota.release(request),
         },
         now,
+        besideOperation: operation.readsBesideAdmission === true,
       }),
     )
     .handler(async (_event, context) => {
       const state = context.state;
       const remaining = typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 0;
+      const admission = state.admission;
+      const { records, lists, bookkeeping, recordBatches, idempotency } = lazy();
+      const ports = { records, lists, bookkeeping, recordBatches, idempotency };
       // The operation returns the envelope's `data`; the envelope middleware's `after` makes it the HTTP result.
       // Authentication has resolved the caller and the catalog, or thrown; the operation sees no HTTP state.
-      const data = await run.run(
-        {
-          requestId: state.requestId,
-          operation: operation.name,
-          caller: state.caller as NonNullable<typeof state.caller>,
-          catalog: state.catalog as NonNullable<typeof state.catalog>,
-          dataset: state.dataset,
-          grant: state.grant,
-          ports: {
-            records: lazy().records,
-            lists: lazy().lists,
-            bookkeeping: lazy().bookkeeping,
-            recordBatches: lazy().recordBatches,
-            idempotency: lazy().idempotency,
+      let data: unknown;
+      try {
+        data = await run.run(
+          {
+            requestId: state.requestId,
+            operation: operation.name,
+            caller: state.caller as NonNullable<typeof state.caller>,
+            catalog: state.catalog as NonNullable<typeof state.catalog>,
+            dataset: state.dataset,
+            grant: state.grant,
+            ports: admission ? besideAdmission(ports, admission) : ports,
+            telemetry: requestTelemetry(state),
+            now,
+            ...(remaining > 0 ? { deadline: now() + remaining - TIMEOUT_MARGIN_MS } : {}),
+            ...(route.idempotent
+              ? {
+                  idempotencyKey: state.headers[IDEMPOTENCY_HEADER.toLowerCase()],
+                  markReplayed: () => {
+                    state.responseHeaders[REPLAYED_HEADER] = 'true';
+                  },
+                }
+              : {}),
           },
-          telemetry: requestTelemetry(state),
-          now,
-          ...(remaining > 0 ? { deadline: now() + remaining - TIMEOUT_MARGIN_MS } : {}),
-          ...(route.idempotent
-            ? {
-                idempotencyKey: state.headers[IDEMPOTENCY_HEADER.toLowerCase()],
-                markReplayed: () => {
-                  state.responseHeaders[REPLAYED_HEADER] = 'true';
-                },
-              }
-            : {}),
-        },
-        state.body ?? {},
-      );
+          state.body ?? {},
+        );
+      } catch (error) {
+        // The quota comes before the operation (docs/interface.md §3): a refusal answers, whatever the operation
+        // found.
+        await admission;
+        throw error;
+      }
+      await admission;
       return data as ApiResult;
     });
   return handler as unknown as ApiHandler;
