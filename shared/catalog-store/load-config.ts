@@ -93,6 +93,15 @@ export function parseConfig(value: unknown, source = 'configuration'): CatalogCo
     return result.data;
   }
   const problems = result.error.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.message }));
+  // Syntax errors are listed too when the rest has problems, so one load lists every problem.
+  const functions = (value as { functions?: unknown } | null)?.functions;
+  if (Array.isArray(functions)) {
+    const readable = functions.map((fn) => {
+      const entry = (fn ?? {}) as { name?: unknown; source?: unknown; file?: unknown };
+      return typeof entry.source === 'string' ? { ...entry, name: String(entry.name), source: entry.source } : {};
+    });
+    problems.push(...functionProblems({ functions: readable } as CatalogConfig));
+  }
   throw new ConfigError(source, problems);
 }
 
@@ -110,14 +119,25 @@ export function loadConfigFile(file: string): CatalogConfig {
   } catch (cause) {
     throw new ConfigError(file, [{ path: '(file)', message: `is not valid JSON: ${(cause as Error).message}` }]);
   }
-  return parseConfig(withFunctionFiles(json, file), file);
+  const { config, problems } = withFunctionFiles(json, file);
+  if (problems.length === 0) return parseConfig(config, file);
+  // Every problem at once: the unreadable files, and the rest of the configuration's (but not "no source" for them).
+  const unread = new Set(problems.map((problem) => problem.path.replace(/\.file$/, '.source')));
+  try {
+    parseConfig(config, file);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    problems.push(...error.problems.filter((problem) => !unread.has(problem.path)));
+  }
+  throw new ConfigError(file, problems);
 }
 
 /** Functions given by `file` get their `source` from that file, beside the configuration (`file` stays, for paths). */
-function withFunctionFiles(json: unknown, file: string): unknown {
+function withFunctionFiles(json: unknown, file: string): { config: unknown; problems: ConfigProblem[] } {
   const dir = path.dirname(file);
   const root = json as { functions?: unknown };
-  if (root === null || typeof root !== 'object' || !Array.isArray(root.functions)) return json;
+  if (root === null || typeof root !== 'object' || !Array.isArray(root.functions))
+    return { config: json, problems: [] };
   const problems: ConfigProblem[] = [];
   const functions = root.functions.map((fn: unknown, i: number) => {
     const entry = fn as { file?: unknown; source?: unknown };
@@ -130,6 +150,5 @@ function withFunctionFiles(json: unknown, file: string): unknown {
       return fn;
     }
   });
-  if (problems.length > 0) throw new ConfigError(file, problems);
-  return { ...root, functions };
+  return { config: { ...root, functions }, problems };
 }

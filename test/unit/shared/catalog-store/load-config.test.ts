@@ -213,11 +213,27 @@ describe('backend functions and hooks (docs/interface.md §15)', () => {
         { ...hook, appCode: 'app-z' },
       ];
     });
-    expect(problems.map((p) => p.path)).toEqual(['hooks[0].function', 'hooks[1].datasetCode', 'hooks[2].appCode']);
+    expect(problems.map((p) => p.path)).toEqual([
+      'hooks[0].function',
+      'hooks[1].datasetCode',
+      'hooks[2].appCode',
+      'functions[0].source',
+    ]);
     const syntax = problemsOf((config) => {
       config.functions = [fn('export default async function mask(data) { return ( }')];
     });
     expect(syntax).toEqual([{ path: 'functions[0].source', message: "Unexpected token '}'" }]);
+  });
+
+  it('lists a syntax error beside the other problems of the same file', () => {
+    const problems = problemsOf((config) => {
+      config.functions = [fn('export default async function mask(data) { return ( }')];
+      config.hooks = [{ ...hook, datasetCode: 'nothing' }];
+    });
+    expect(problems).toEqual([
+      { path: 'hooks[0].datasetCode', message: "unknown dataset 'nothing'" },
+      { path: 'functions[0].source', message: "Unexpected token '}'" },
+    ]);
   });
 
   it('refuses a function without a default export, and limits above the maximum', () => {
@@ -230,6 +246,7 @@ describe('backend functions and hooks (docs/interface.md §15)', () => {
     expect(problems).toEqual([
       { path: 'functions[1].timeoutMs', message: 'Too big: expected number to be <=2000' },
       { path: 'functions[1].memoryMb', message: 'Too big: expected number to be <=128' },
+      { path: 'functions[0].source', message: 'must have exactly one `export default` (the function)' },
     ]);
     const noExport = problemsOf((config) => {
       config.functions = [fn('async function mask(data) { return data; }')];
