@@ -13,16 +13,31 @@ export function createDocumentClient(raw: DynamoDBClient): DynamoDBDocumentClien
   });
 }
 
+/**
+ * How to reach a DynamoDB endpoint other than AWS's own (local runs: the embedded store, an emulator such as
+ * moto or DynamoDB Local, or any endpoint given to `npm start -- --dynamodb-endpoint`): the region to sign for,
+ * and placeholder credentials unless real ones are configured.
+ */
+export function endpointClientConfig(
+  endpoint: string,
+  region: string,
+  credentialsConfigured: boolean,
+): { endpoint: string; region: string; credentials?: { accessKeyId: string; secretAccessKey: string } } {
+  return {
+    endpoint,
+    region,
+    ...(credentialsConfigured ? {} : { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+  };
+}
+
 let client: DynamoDBDocumentClient | undefined;
 
 export function dynamoDocumentClient(): DynamoDBDocumentClient {
   if (!client) {
-    const endpoint = environment().dynamodbEndpoint;
-    const raw = endpoint
+    const env = environment();
+    const raw = env.dynamodbEndpoint
       ? new DynamoDBClient({
-          endpoint,
-          region: 'local',
-          credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+          ...endpointClientConfig(env.dynamodbEndpoint, env.dynamodbRegion ?? 'local', env.awsCredentialsConfigured),
           maxAttempts: 3,
         })
       : new DynamoDBClient({ maxAttempts: 3 });
