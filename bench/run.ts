@@ -8,6 +8,7 @@ const BENCHMARKS: Record<string, string> = {
   list: './list',
   sql: './sql',
   capacity: './capacity',
+  'cold-start': './cold-start',
 };
 
 interface BenchmarkModule {

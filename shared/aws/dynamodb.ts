@@ -2,6 +2,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { environment } from '../runtime/environment';
+import { traced } from './tracing';
 
 /** A document client with the translation rules the record store relies on. */
 export function createDocumentClient(raw: DynamoDBClient): DynamoDBDocumentClient {
@@ -41,7 +42,8 @@ export function dynamoDocumentClient(): DynamoDBDocumentClient {
           maxAttempts: 3,
         })
       : new DynamoDBClient({ maxAttempts: 3 });
-    client = createDocumentClient(raw);
+    // Instrumented before the document client wraps it: the document client sends through this client's stack.
+    client = createDocumentClient(traced(raw));
   }
   return client;
 }

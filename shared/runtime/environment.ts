@@ -32,6 +32,11 @@ export interface Environment {
    * `dynamodbEndpoint` are signed with placeholder credentials, which emulators accept.
    */
   awsCredentialsConfigured: boolean;
+  /**
+   * Whether this is a Lambda function with active X-Ray tracing (the runtime sets AWS_XRAY_DAEMON_ADDRESS only
+   * then): AWS clients then record a subsegment per call.
+   */
+  tracing: boolean;
   /** CloudWatch metric namespace of the request log. */
   metricNamespace: string;
   stage: string;
@@ -77,6 +82,8 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
     metricNamespace: optional(env, 'METRIC_NAMESPACE') ?? 'DataAccessService',
     stage: optional(env, 'STAGE') ?? 'local',
     awsCredentialsConfigured: endpointTarget(env).credentialsConfigured,
+    tracing:
+      optional(env, 'AWS_LAMBDA_FUNCTION_NAME') !== undefined && optional(env, 'AWS_XRAY_DAEMON_ADDRESS') !== undefined,
   };
   if (keyStore === 'file') {
     result.keyFile = required(env, 'KEY_FILE', 'the configuration file with local keys, for KEY_STORE=file');
