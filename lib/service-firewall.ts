@@ -11,7 +11,7 @@
  */
 import { CfnWebACL } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
-import { ErrorCode, httpStatusFor } from '../shared/http/errors';
+import { ErrorCode, httpStatusFor } from '../shared/contract/errors';
 
 export interface ServiceFirewallProps {
   stage: string;

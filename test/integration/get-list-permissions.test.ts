@@ -1,9 +1,10 @@
 /**
- * Get-list under a grant (contract §6): the row filter narrows the list inside the query (exact totalCount),
+ * Get-list under a grant (docs/interface.md §6): the row filter narrows the list inside the query (exact totalCount),
  * readFields hide fields from records and columns, and filtering, sorting or selecting a hidden field is 1006.
  */
 import path from 'node:path';
-import { type AppCredentials, failureWith, ServiceHarness } from '../support/service-harness';
+import { expectFailure } from '../support/failure-envelope';
+import { type AppCredentials, ServiceHarness } from '../support/service-harness';
 
 const harness = new ServiceHarness(path.join(__dirname, '..', 'fixtures', 'list-config.json'));
 const SCOPED: AppCredentials = {
@@ -111,8 +112,7 @@ describe('readFields', () => {
     ],
   ])('refuses %s with 1006', async (_label, paramMap, message) => {
     const res = await scoped(paramMap);
-    expect(res.status).toBe(403);
-    expect(res.body).toEqual({ ...failureWith(1006), errorMsg: message });
+    expectFailure(res, 1006, message);
   });
 
   it('still allows system fields and visible fields in filters, sorts and select', async () => {

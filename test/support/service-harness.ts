@@ -61,6 +61,8 @@ export interface HarnessOptions {
    * through the same pipeline. Default: the handlers under functions/.
    */
   loadHandler?: LocalServerOptions['loadHandler'];
+  /** A `cdk synth` output folder whose Lambda bundles to run. Default: HANDLER_BUNDLES_DIR, else the sources. */
+  bundlesDir?: string;
 }
 
 /** The DynamoDB endpoint the integration tests run against instead of the embedded store, if any. */
@@ -74,6 +76,8 @@ const TEST_TABLE_PREFIX = `das-test-${process.pid}-${Date.now().toString(36)}`;
 
 export class ServiceHarness {
   readonly logLines: Record<string, unknown>[] = [];
+  /** The synthesized bundle files the server loaded (when it runs bundles). */
+  readonly loadedBundles: string[] = [];
   private server: LocalServer | undefined;
   private store: DynamoDBDocumentClient | undefined;
   private restoreStdout: (() => void) | undefined;
@@ -87,13 +91,15 @@ export class ServiceHarness {
     const sink = (line: string) => this.logLines.push(JSON.parse(line));
     // `npm run test:bundles`: the synthesized Lambda bundles instead of the sources, unless a test brings its
     // own handlers (a driven clock, a test-only operation).
-    const bundles = this.options.loadHandler ? undefined : process.env.HANDLER_BUNDLES_DIR;
+    const bundles = this.options.loadHandler ? undefined : (this.options.bundlesDir ?? process.env.HANDLER_BUNDLES_DIR);
     if (bundles) this.restoreStdout = captureLogLines(sink);
     this.server = await startLocalServer({
       configFile: this.configFile,
       port: 0,
       logSink: sink,
-      loadHandler: this.options.loadHandler ?? (bundles ? bundleLoader(bundles) : undefined),
+      loadHandler:
+        this.options.loadHandler ??
+        (bundles ? bundleLoader(bundles, (file) => this.loadedBundles.push(file)) : undefined),
       ...(TEST_DYNAMODB_ENDPOINT
         ? {
             dynamodb: { endpoint: TEST_DYNAMODB_ENDPOINT, ...endpointTarget() },
@@ -176,9 +182,4 @@ export class ServiceHarness {
   getList(datasetCode: string, paramMap?: Record<string, unknown>, options?: CallOptions) {
     return this.call('/openapi/data/get-list', paramMap ? { datasetCode, paramMap } : { datasetCode }, options);
   }
-}
-
-/** The failure envelope of a code, as callers see it (the message is checked separately where it matters). */
-export function failureWith(errorCode: number) {
-  return { success: false, msg: null, data: null, errorCode, errorMsg: expect.any(String) };
 }
