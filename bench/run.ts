@@ -9,6 +9,7 @@ const BENCHMARKS: Record<string, string> = {
   sql: './sql',
   capacity: './capacity',
   throughput: './throughput',
+  'cold-start': './cold-start',
 };
 
 interface BenchmarkModule {

@@ -3,7 +3,10 @@
  * handlers as in Lambda, behind an HTTP server that speaks API Gateway's proxy events, over an embedded
  * DynamoDB-compatible store (dynalite) and the file-backed key store.
  *
- *   npm start -- [--config <file>] [--port <n>] [--data-dir <dir>] [--quiet]
+ *   npm start -- [--config <file>] [--port <n>] [--data-dir <dir>] [--dynamodb-endpoint <url>] [--quiet]
+ *
+ * With --dynamodb-endpoint the service runs against that DynamoDB endpoint (moto's server, DynamoDB Local, ...)
+ * in the region AWS_REGION names, instead of starting the embedded store.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -15,9 +18,17 @@ import { writeCatalog } from '../shared/catalog-store/catalog-store';
 import { ConfigError, loadConfigFile } from '../shared/catalog-store/load-config';
 import { ROUTES } from '../shared/contract/routes';
 import { setLogSink } from '../shared/observability/request-log';
+import { endpointTarget } from '../shared/runtime/environment';
 import { DEFAULT_CONFIG } from './local/default-config';
 import { docsPages } from './local/docs-pages';
-import { ensureTables, localTableNames, startEmbeddedDynamo } from './local/embedded-dynamo';
+import {
+  connectDynamo,
+  deleteTables,
+  type ExternalDynamoOptions,
+  ensureTables,
+  localTableNames,
+  startEmbeddedDynamo,
+} from './local/embedded-dynamo';
 import { createLambdaHttpServer, type ProxyHandler } from './local/lambda-http';
 import { signedCurl } from './local/signed-curl';
 
@@ -30,6 +41,12 @@ export interface LocalServerOptions {
   host?: string;
   /** Where records persist; without it the store lives in memory and is gone when the server stops. */
   dataDir?: string;
+  /** Another DynamoDB endpoint to run against instead of the embedded store (dataDir is then unused). */
+  dynamodb?: ExternalDynamoOptions;
+  /** Prefix of the table names (default `das-local`). */
+  tablePrefix?: string;
+  /** Delete the tables when the server stops (tests on a shared endpoint). */
+  dropTablesOnClose?: boolean;
   /** Where the request log lines go (default: standard output). */
   logSink?: (line: string) => void;
   /** How each route's handler is loaded (default: the TypeScript sources under functions/). */
@@ -59,12 +76,12 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
   const configFile = path.resolve(options.configFile ?? DEFAULT_CONFIG);
   const config = loadConfigFile(configFile);
   let dynamoDir: string | undefined;
-  if (options.dataDir) {
+  if (options.dataDir && !options.dynamodb) {
     dynamoDir = path.resolve(options.dataDir, 'dynamodb');
     mkdirSync(dynamoDir, { recursive: true });
   }
-  const dynamo = await startEmbeddedDynamo(dynamoDir);
-  const tables = localTableNames('das-local');
+  const dynamo = options.dynamodb ? connectDynamo(options.dynamodb) : await startEmbeddedDynamo(dynamoDir);
+  const tables = localTableNames(options.tablePrefix ?? 'das-local');
   await ensureTables(dynamo.client, tables);
   // What the deploy-time custom resource does in AWS: the configuration becomes the catalog.
   await writeCatalog(createDocumentClient(dynamo.client), tables.Catalog as string, config);
@@ -76,6 +93,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     KEY_STORE: 'file',
     KEY_FILE: configFile,
     DYNAMODB_ENDPOINT: dynamo.endpoint,
+    ...(options.dynamodb ? { AWS_REGION: options.dynamodb.region } : {}),
     STAGE: 'local',
     CORS_ALLOW_ORIGIN: '*',
   });
@@ -112,6 +130,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      if (options.dropTablesOnClose) await deleteTables(dynamo.client, tables);
       await dynamo.close();
     },
   };
@@ -150,27 +169,39 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
       config: { type: 'string' },
       port: { type: 'string' },
       'data-dir': { type: 'string' },
+      'dynamodb-endpoint': { type: 'string' },
       quiet: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) {
     process.stdout.write(
-      `Usage: ${command} [--config <file>] [--port <n>] [--data-dir <dir>] [--quiet]\n` +
-        '  --config    configuration file (default: config/demo.json)\n' +
-        '  --port      HTTP port (default: 3000)\n' +
-        '  --data-dir  where records persist (default: .data); a fresh directory is a fresh store\n' +
-        '  --quiet     do not print the request log lines\n',
+      `Usage: ${command} [--config <file>] [--port <n>] [--data-dir <dir>] [--dynamodb-endpoint <url>] [--quiet]\n` +
+        '  --config             configuration file (default: config/demo.json)\n' +
+        '  --port               HTTP port (default: 3000)\n' +
+        '  --data-dir           where records persist (default: .data); a fresh directory is a fresh store\n' +
+        '  --dynamodb-endpoint  run against this DynamoDB endpoint (e.g. moto, DynamoDB Local) instead of the\n' +
+        '                       embedded store, in the region AWS_REGION names; tables das-local-* are created there\n' +
+        '  --quiet              do not print the request log lines\n',
     );
     return;
   }
   const port = values.port === undefined ? 3000 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new Error(`--port must be 0 to 65535, not ${values.port}`);
+  const endpoint = values['dynamodb-endpoint'];
+  if (endpoint !== undefined && !/^https?:\/\/\S+$/.test(endpoint)) {
+    throw new Error(`--dynamodb-endpoint must be an http(s) URL, not ${endpoint}`);
+  }
   const server = await startLocalServer({
     configFile: values.config,
     port,
     dataDir: values['data-dir'] ?? '.data',
+    ...(endpoint
+      ? {
+          dynamodb: { endpoint, ...endpointTarget() },
+        }
+      : {}),
     logSink: values.quiet ? () => undefined : undefined,
   });
   const example = firstRequestExample(server);
@@ -178,7 +209,9 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
     [
       `Data access service listening on ${server.url}`,
       `Configuration: ${server.configFile} (${server.config.applications.length} applications, ${server.config.datasets.length} datasets, ${server.config.queries?.length ?? 0} queries)`,
-      `Records persist in ${path.resolve(values['data-dir'] ?? '.data')}`,
+      endpoint
+        ? `Records are in the tables das-local-* at ${endpoint} (region ${endpointTarget().region})`
+        : `Records persist in ${path.resolve(values['data-dir'] ?? '.data')}`,
       `Health: curl ${server.url}/health`,
       `API reference: ${server.url}/docs (OpenAPI document: ${server.url}/openapi.json)`,
       '',

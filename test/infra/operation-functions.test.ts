@@ -100,12 +100,11 @@ describe('one function per operation', () => {
       DEFAULT_SECRET_ID: 'data-access-service/dev/default',
       METRIC_NAMESPACE: 'DataAccessService/dev',
       STAGE: 'dev',
-      CORS_ALLOW_ORIGIN: '*',
       NODE_OPTIONS: '--enable-source-maps',
     });
   });
 
-  it.each(OPERATIONS)('%s logs to its own log group, kept two weeks outside prod', (operation) => {
+  it.each(OPERATIONS)('%s logs to its own log group, kept two weeks outside production', (operation) => {
     const logGroupId = logicalIdOf(template, 'AWS::Logs::LogGroup', `/Op-${operation}/Logs/`);
     expect(functionOf(operation).Properties.LoggingConfig.LogGroup).toEqual({ Ref: logGroupId });
     template.hasResource('AWS::Logs::LogGroup', {

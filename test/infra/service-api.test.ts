@@ -9,10 +9,13 @@ import { type BuiltService, buildService, logicalIdOf } from './service-fixture'
 
 let service: BuiltService;
 let template: Template;
+/** A stage that allows browser callers from any origin (context corsAllowOrigin=*). */
+let corsTemplate: Template;
 
 beforeAll(() => {
   service = buildService();
   template = service.statelessTemplate;
+  corsTemplate = buildService({ context: { corsAllowOrigin: '*' } }).statelessTemplate;
 });
 
 const ROUTE_PATHS = [
@@ -42,9 +45,15 @@ function resourceIdForPath(path: string): string {
 }
 
 describe('routes', () => {
-  it('has one POST method per operation, plus the CORS preflights', () => {
+  it('has one POST method per operation and nothing else', () => {
     const methods = Object.values(template.findResources('AWS::ApiGateway::Method'));
+    expect(methods.map((m) => m.Properties.HttpMethod)).toEqual(['POST', 'POST', 'POST', 'POST', 'POST']);
+  });
+
+  it('adds a CORS preflight (OPTIONS) per resource when an origin is allowed', () => {
+    const methods = Object.values(corsTemplate.findResources('AWS::ApiGateway::Method'));
     expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(5);
+    expect(methods.filter((m) => m.Properties.HttpMethod === 'OPTIONS').length).toBeGreaterThanOrEqual(5);
     expect(methods.filter((m) => !['POST', 'OPTIONS'].includes(m.Properties.HttpMethod))).toHaveLength(0);
   });
 
@@ -70,10 +79,21 @@ describe('routes', () => {
 });
 
 describe('CORS', () => {
+  it('allows no cross-origin request unless context names an origin', () => {
+    expect(
+      Object.keys(template.findResources('AWS::ApiGateway::Method', { Properties: { HttpMethod: 'OPTIONS' } })),
+    ).toEqual([]);
+    for (const fn of Object.values(template.findResources('AWS::Lambda::Function'))) {
+      expect(fn.Properties.Environment?.Variables?.CORS_ALLOW_ORIGIN).toBeUndefined();
+    }
+    for (const response of Object.values(template.findResources('AWS::ApiGateway::GatewayResponse'))) {
+      expect(JSON.stringify(response.Properties.ResponseParameters ?? {})).not.toContain('Access-Control');
+    }
+  });
+
   it('answers the preflight with the signed-request headers and POST', () => {
-    template.hasResourceProperties('AWS::ApiGateway::Method', {
+    corsTemplate.hasResourceProperties('AWS::ApiGateway::Method', {
       HttpMethod: 'OPTIONS',
-      ResourceId: { Ref: resourceIdForPath('/openapi/data/get-list') },
       Integration: {
         Type: 'MOCK',
         IntegrationResponses: [
@@ -105,7 +125,7 @@ describe('CORS', () => {
   });
 
   it('tells the functions which origin to allow', () => {
-    template.hasResourceProperties('AWS::Lambda::Function', {
+    corsTemplate.hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: Match.objectLike({ CORS_ALLOW_ORIGIN: '*' }) },
     });
   });
@@ -117,7 +137,7 @@ describe('stage', () => {
     template.hasResourceProperties('AWS::ApiGateway::Stage', {
       StageName: 'dev',
       TracingEnabled: true,
-      MethodSettings: [
+      MethodSettings: Match.arrayWith([
         {
           HttpMethod: '*',
           ResourcePath: '/*',
@@ -126,7 +146,7 @@ describe('stage', () => {
           ThrottlingRateLimit: 200,
           ThrottlingBurstLimit: 400,
         },
-      ],
+      ]),
       AccessLogSetting: {
         DestinationArn: Match.anyValue(),
         Format: Match.stringLikeRegexp('^\\{"requestId":"\\$context.requestId",.*"status":\\$context.status,.*\\}$'),
@@ -147,10 +167,48 @@ describe('stage', () => {
     expect(format).not.toMatch(/X-Token|header/i);
   });
 
-  it('takes the throttle from context', () => {
-    const custom = buildService({ context: { throttleRateLimit: '50', throttleBurstLimit: '100' } });
+  it('throttles each method: the data operations at the stage rate, custom SQL at its own lower one', () => {
+    const stage = Object.values(template.findResources('AWS::ApiGateway::Stage'))[0];
+    const perMethod = (stage?.Properties.MethodSettings as Array<Record<string, unknown>>)
+      .filter((setting) => setting.HttpMethod === 'POST')
+      .map(({ ResourcePath, ThrottlingRateLimit, ThrottlingBurstLimit }) => ({
+        ResourcePath,
+        ThrottlingRateLimit,
+        ThrottlingBurstLimit,
+      }));
+    // API Gateway's method paths escape '/' as '~1'.
+    expect(perMethod).toEqual([
+      { ResourcePath: '/~1openapi~1data~1get-list', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
+      { ResourcePath: '/~1openapi~1data~1get-one', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
+      { ResourcePath: '/~1openapi~1data~1create', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
+      { ResourcePath: '/~1openapi~1data~1update', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
+      { ResourcePath: '/~1api~1custom~1executeSql', ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 },
+    ]);
+  });
+
+  it('takes the throttles from context', () => {
+    const custom = buildService({
+      context: {
+        throttleRateLimit: '50',
+        throttleBurstLimit: '100',
+        sqlThrottleRateLimit: '5',
+        sqlThrottleBurstLimit: '8',
+      },
+    });
     custom.statelessTemplate.hasResourceProperties('AWS::ApiGateway::Stage', {
-      MethodSettings: [Match.objectLike({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 })],
+      MethodSettings: Match.arrayWith([
+        Match.objectLike({ HttpMethod: '*', ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 }),
+        Match.objectLike({
+          ResourcePath: '/~1openapi~1data~1get-one',
+          ThrottlingRateLimit: 50,
+          ThrottlingBurstLimit: 100,
+        }),
+        Match.objectLike({
+          ResourcePath: '/~1api~1custom~1executeSql',
+          ThrottlingRateLimit: 5,
+          ThrottlingBurstLimit: 8,
+        }),
+      ]),
     });
   });
 });
@@ -158,8 +216,9 @@ describe('stage', () => {
 describe('WAF', () => {
   const wafAclArn = 'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/partner-acl/0123abcd';
 
-  it('is not associated unless context names a web ACL', () => {
+  it('is neither created nor associated outside production unless context asks', () => {
     template.resourceCountIs('AWS::WAFv2::WebACLAssociation', 0);
+    template.resourceCountIs('AWS::WAFv2::WebACL', 0);
   });
 
   it('associates the web ACL from context with the stage', () => {
@@ -179,6 +238,12 @@ describe('gateway responses', () => {
     'gatewayresponse.header.Access-Control-Expose-Headers':
       "'X-Request-Id,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After'",
   };
+
+  it('adds the CORS headers to every refusal when an origin is allowed', () => {
+    const responses = Object.values(corsTemplate.findResources('AWS::ApiGateway::GatewayResponse'));
+    expect(responses).toHaveLength(7);
+    for (const response of responses) expect(response.Properties.ResponseParameters).toMatchObject(CORS_HEADERS);
+  });
 
   it.each([
     ['REQUEST_TOO_LARGE', '400', envelope(1001, '"request body is too large: at most 1 MB is accepted"')],
@@ -206,7 +271,6 @@ describe('gateway responses', () => {
     template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
       ResponseType: type,
       StatusCode: status,
-      ResponseParameters: CORS_HEADERS,
       ResponseTemplates: { 'application/json': body },
     });
   });
@@ -215,7 +279,7 @@ describe('gateway responses', () => {
     template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
       ResponseType: 'THROTTLED',
       StatusCode: '429',
-      ResponseParameters: { ...CORS_HEADERS, 'gatewayresponse.header.Retry-After': "'1'" },
+      ResponseParameters: { 'gatewayresponse.header.Retry-After': "'1'" },
       ResponseTemplates: {
         'application/json': envelope(4001, '"the service is receiving too many requests; retry after 1 second(s)"'),
       },
