@@ -8,6 +8,8 @@ module.exports = {
     '^.+\\.[tj]s$': ['ts-jest', { tsconfig: { allowJs: true, isolatedModules: true }, diagnostics: false }],
   },
   transformIgnorePatterns: ['/node_modules/(?!@middy)'],
+  // The client package's sources import './x.js' as Node.js ES modules require; here they are the .ts files.
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   setupFiles: ['<rootDir>/test/setup-env.js'],
   testTimeout: 30000,
 };

@@ -3,12 +3,13 @@
  * handlers as in Lambda, behind an HTTP server that speaks API Gateway's proxy events, over an embedded
  * DynamoDB-compatible store (dynalite) and the file-backed key store.
  *
- *   npm start -- [--config <file>] [--port <n>] [--data-dir <dir>] [--quiet]
+ *   npm start -- [--config <file>] [--port <n>] [--data-dir <dir>] [--log text|json] [--quiet]
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { signedCurl } from '../packages/client/src/cli/signed-curl';
 import { createDocumentClient } from '../shared/aws/dynamodb';
 import { writeCatalog } from '../shared/catalog/catalog-store';
 import { ConfigError, loadConfigFile } from '../shared/catalog/load-config';
@@ -19,7 +20,8 @@ import { DEFAULT_CONFIG } from './local/default-config';
 import { docsPages } from './local/docs-pages';
 import { ensureTables, localTableNames, startEmbeddedDynamo } from './local/embedded-dynamo';
 import { createLambdaHttpServer, type ProxyHandler } from './local/lambda-http';
-import { signedCurl } from './local/signed-curl';
+import { recordLocalServiceUrl } from './local/service-address';
+import { createTerminalLog } from './local/terminal-log';
 
 export { DEFAULT_CONFIG };
 
@@ -32,6 +34,11 @@ export interface LocalServerOptions {
   dataDir?: string;
   /** Where the request log lines go (default: standard output). */
   logSink?: (line: string) => void;
+  /**
+   * One short readable line per request (method, path, status, ms, units) to this writer instead of the JSON
+   * lines: the terminal's log.
+   */
+  textLog?: (line: string) => void;
   /** How each route's handler is loaded (default: the TypeScript sources under functions/). */
   loadHandler?: (functionFile: string) => Promise<ProxyHandler | undefined>;
 }
@@ -79,7 +86,9 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     STAGE: 'local',
     CORS_ALLOW_ORIGIN: '*',
   });
-  if (options.logSink) setLogSink(options.logSink);
+  const terminalLog = options.textLog ? createTerminalLog(options.textLog) : undefined;
+  if (terminalLog) setLogSink(terminalLog.logSink);
+  else if (options.logSink) setLogSink(options.logSink);
 
   const loadHandler = options.loadHandler ?? loadSourceHandler;
   const handlers = new Map<string, ProxyHandler>();
@@ -97,6 +106,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
   const server = createLambdaHttpServer({
     handlers,
     pages: new Map([['/health', () => ({ contentType: 'application/json', body: health })], ...docsPages(() => url)]),
+    ...(terminalLog ? { onResponse: terminalLog.onResponse } : {}),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -150,16 +160,19 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
       config: { type: 'string' },
       port: { type: 'string' },
       'data-dir': { type: 'string' },
+      log: { type: 'string' },
       quiet: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) {
     process.stdout.write(
-      `Usage: ${command} [--config <file>] [--port <n>] [--data-dir <dir>] [--quiet]\n` +
+      `Usage: ${command} [--config <file>] [--port <n>] [--data-dir <dir>] [--log text|json] [--quiet]\n` +
         '  --config    configuration file (default: config/demo.json)\n' +
         '  --port      HTTP port (default: 3000)\n' +
         '  --data-dir  where records persist (default: .data); a fresh directory is a fresh store\n' +
+        '  --log       text: one short line per request (the default on a terminal);\n' +
+        '              json: the JSON lines a deployment writes (the default when output is not a terminal)\n' +
         '  --quiet     do not print the request log lines\n',
     );
     return;
@@ -167,16 +180,23 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
   const port = values.port === undefined ? 3000 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new Error(`--port must be 0 to 65535, not ${values.port}`);
+  if (values.log !== undefined && values.log !== 'text' && values.log !== 'json')
+    throw new Error(`--log must be text or json, not ${values.log}`);
+  const log = values.quiet ? 'none' : (values.log ?? (process.stdout.isTTY ? 'text' : 'json'));
+  const writeLine = (line: string) => process.stdout.write(`${line}\n`);
   const server = await startLocalServer({
     configFile: values.config,
     port,
     dataDir: values['data-dir'] ?? '.data',
-    logSink: values.quiet ? () => undefined : undefined,
+    ...(log === 'none' ? { logSink: () => undefined } : {}),
+    ...(log === 'text' ? { textLog: writeLine } : {}),
   });
+  const forgetAddress = recordLocalServiceUrl(server.url);
   const example = firstRequestExample(server);
   process.stdout.write(
     [
       `Data access service listening on ${server.url}`,
+      `Other shells reach it with: export DAS_URL=${server.url}   (das and npm run sign in this checkout find it)`,
       `Configuration: ${server.configFile} (${server.config.applications.length} applications, ${server.config.datasets.length} datasets, ${server.config.queries?.length ?? 0} queries)`,
       `Records persist in ${path.resolve(values['data-dir'] ?? '.data')}`,
       `Health: curl ${server.url}/health`,
@@ -196,6 +216,7 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
     ].join('\n'),
   );
   const stop = () => {
+    forgetAddress();
     server.close().then(() => process.exit(0));
   };
   process.once('SIGINT', stop);

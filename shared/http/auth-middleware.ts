@@ -4,8 +4,8 @@
  * covering the dataset and the operation. The first failure answers.
  */
 import type middy from '@middy/core';
+import { verifySignature } from '../../packages/client/src/signature';
 import type { KeyStore } from '../auth/key-store';
-import { verifySignature } from '../auth/signature';
 import { grantAllows } from '../catalog/catalog';
 import type { CatalogProvider } from '../catalog/catalog-provider';
 import { CODE_PATTERN } from '../catalog/codes';

@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { buildSync } from 'esbuild';
 
-const ENTRY = path.join(__dirname, '..', '..', 'client', 'index.ts');
+const ENTRY = path.join(__dirname, '..', '..', 'packages', 'client', 'src', 'index.ts');
 
 it('bundles for browsers with node:crypto confined to the lazily loaded signing chunk', () => {
   const result = buildSync({

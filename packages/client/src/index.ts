@@ -3,8 +3,8 @@
  * and in browsers.
  *
  * - Server mode, `createClient({ baseUrl, appCode, accessKey, signingSecret })`: every request is signed with
- *   the same module the service verifies with (`shared/auth/signature.ts`, loaded on first use because it
- *   needs `node:crypto`).
+ *   the same module the service verifies with (`./signature`, loaded on first use because it needs
+ *   `node:crypto`).
  * - Browser mode, `createClient({ baseUrl, appCode, token })`: the access key must never reach a browser, so a
  *   trusted server mints `{token, timeStamp, expiresAt}` (`das token`, or `mintBrowserToken`) and the client
  *   only sends it.
@@ -12,20 +12,23 @@
  * Failure envelopes become typed errors (`./errors`); 4001 is retried with backoff, honouring `Retry-After`,
  * a bounded number of times; each attempt is aborted after `timeoutMs` (30 s, as the interface spec advises).
  */
-import type { SignatureInput } from '../shared/auth/signature';
+import { RequestTimeoutError, serviceCallError, TransportError } from './errors.js';
+import { type OperationName, routeFor } from './operations.js';
+import type { SignatureInput } from './signature.js';
 import type {
   DataRecord,
   GetListParams,
   ListResult as ListResultShape,
   SqlParamValue,
   SqlResult as SqlResultShape,
-} from '../shared/http/operation-schemas';
-import { type OperationName, routeFor } from '../shared/http/routes';
-import { RequestTimeoutError, serviceCallError, TransportError } from './errors';
+} from './types.js';
 
-export type { GetListParams, SortEntry, SqlParamValue } from '../shared/http/operation-schemas';
-export type { OperationName } from '../shared/http/routes';
-export * from './errors';
+// Signing needs node:crypto, so it is a subpath of its own (`/signature`, `/browser-token`): browser bundles of
+// this entry never load it.
+export * from './errors.js';
+export { OPERATIONS, type OperationName, type OperationRoute, routeFor } from './operations.js';
+export type { SignatureInput } from './signature.js';
+export type * from './types.js';
 
 /** A token minted by a trusted server for one application (and dataset), valid for 10 minutes. */
 export interface PreSignedToken {
@@ -163,7 +166,7 @@ let signer: Promise<Signer> | undefined;
 
 /** The service's own signing module, loaded only in server mode so browser bundles never evaluate node:crypto. */
 function loadSigner(): Promise<Signer> {
-  signer ??= import('../shared/auth/signature').then((module) => module.signRequest);
+  signer ??= import('./signature.js').then((module) => module.signRequest);
   return signer;
 }
 
@@ -272,7 +275,8 @@ export function createClient(options: ClientOptions): DataAccessClient {
     } catch (error) {
       if (timedOut) throw new RequestTimeoutError(timeoutMs);
       if (error instanceof TransportError || signal?.aborted) throw error;
-      throw new TransportError(`request to ${url} failed: ${(error as Error).message}`, undefined, { cause: error });
+      const reason = ((error as Error).cause as Error | undefined)?.message ?? (error as Error).message;
+      throw new TransportError(`request to ${url} failed: ${reason}`, undefined, { cause: error });
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', forwardAbort);
