@@ -6,7 +6,7 @@
  */
 import { type CommandIo, processIo } from '../packages/client/src/cli/cli-io';
 import { CLIENT_COMMANDS, type CommandEntry, runDas as runClientDas } from '../packages/client/src/cli/das';
-import { ConfigError, loadConfigFile } from '../shared/catalog/load-config';
+import { ConfigError, loadConfigFile } from '../shared/catalog-store/load-config';
 import { DEFAULT_CONFIG } from './local/default-config';
 import { readLocalServiceUrl } from './local/service-address';
 

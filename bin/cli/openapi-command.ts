@@ -2,7 +2,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { type CommandIo, parseCommandArgs } from '../../packages/client/src/cli/cli-io';
-import { buildOpenApiDocument } from '../../shared/http/openapi-document';
+import { buildOpenApiDocument } from '../../shared/contract/openapi-document';
 import { GENERATED_DOCUMENTS, PACKAGE_VERSION, REPOSITORY_ROOT } from './generated-docs';
 
 export const OPENAPI_USAGE = `Usage: das openapi [--server <url>]

@@ -1,28 +1,26 @@
 /**
- * Authentication and access, in the contract's order (§3): headers well formed and agreeing with the body,
+ * Authentication and access, in the order of docs/interface.md §3: headers well formed and agreeing with the body,
  * application known, timestamp within 10 minutes, signature valid for an active key, dataset known, grant
  * covering the dataset and the operation. The first failure answers.
  */
 import type middy from '@middy/core';
 import { verifySignature } from '../../packages/client/src/signature';
 import type { KeyStore } from '../auth/key-store';
-import { grantAllows } from '../catalog/catalog';
 import type { CatalogProvider } from '../catalog/catalog-provider';
-import { CODE_PATTERN } from '../catalog/codes';
+import { CODE_PATTERN } from '../contract/codes';
 import {
-  AccessDeniedError,
   ApplicationNotFoundError,
   DatasetNotFoundError,
   InternalError,
   InvalidParameterError,
   SignatureMismatchError,
   TimestampExpiredError,
-} from './errors';
-import { codeSchema } from './operation-schemas';
+} from '../contract/errors';
+import { codeSchema } from '../contract/operation-schemas';
+import { TIMESTAMP_WINDOW_MS } from '../contract/signed-headers';
+import { applicationCaller } from '../permissions/caller';
+import { grantFor } from '../permissions/permissions';
 import type { ApiEvent, ApiResult, ServiceContext } from './request-state';
-
-/** A token may be this far from the server clock, either way. */
-export const TIMESTAMP_WINDOW_MS = 10 * 60 * 1000;
 
 const TIMESTAMP = /^\d{1,16}$/;
 const BASE64 = /^[A-Za-z0-9+/]{1,200}={0,2}$/;
@@ -75,6 +73,8 @@ export function authenticate(options: AuthOptions): middy.MiddlewareObj<ApiEvent
     const application = catalog.application(appCode);
     if (!application) throw new ApplicationNotFoundError(appCode);
     state.application = application;
+    const caller = applicationCaller(application);
+    state.caller = caller;
 
     // 3. Timestamp within the window, either direction.
     if (Math.abs(now() - Number(timeStamp)) > TIMESTAMP_WINDOW_MS) throw new TimestampExpiredError();
@@ -100,14 +100,7 @@ export function authenticate(options: AuthOptions): middy.MiddlewareObj<ApiEvent
 
     // 6. A grant covering the dataset and the operation.
     if (!route.grantOperation) return;
-    const grant = application.grants.get(datasetCode);
-    if (!grant) throw new AccessDeniedError(`application '${appCode}' has no access to dataset '${datasetCode}'`);
-    if (!grantAllows(grant, route.grantOperation)) {
-      throw new AccessDeniedError(
-        `application '${appCode}' may not ${route.grantOperation} records of dataset '${datasetCode}'`,
-      );
-    }
-    state.grant = grant;
+    state.grant = grantFor(caller, datasetCode, route.grantOperation);
   };
 
   return { before: checkRequest };

@@ -1,4 +1,4 @@
-/** Contract §1–§3 over HTTP: request checks, authentication order, error envelopes and their HTTP statuses. */
+/** docs/interface.md §1–§3 over HTTP: request checks, authentication order, error envelopes and their HTTP statuses. */
 import { failureWith, MAIN_APP, ServiceHarness } from '../support/service-harness';
 
 const harness = new ServiceHarness();

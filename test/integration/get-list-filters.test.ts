@@ -1,5 +1,5 @@
 /**
- * Get-list filters over HTTP (contract §5): every suffix filter on every type that supports it, system
+ * Get-list filters over HTTP (docs/interface.md §5): every suffix filter on every type that supports it, system
  * fields, combinations, the structured `where`, `select`, and the 1001 answers for what is not supported.
  */
 import path from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * Get-list under a grant (contract §6): the row filter narrows the list inside the query (exact totalCount),
+ * Get-list under a grant (docs/interface.md §6): the row filter narrows the list inside the query (exact totalCount),
  * readFields hide fields from records and columns, and filtering, sorting or selecting a hidden field is 1006.
  */
 import path from 'node:path';

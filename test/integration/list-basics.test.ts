@@ -1,4 +1,4 @@
-/** Contract §5 basics over HTTP: paging, exact totals, newest first, columns, pageSize rules. */
+/** docs/interface.md §5 basics over HTTP: paging, exact totals, newest first, columns, pageSize rules. */
 import { ServiceHarness } from '../support/service-harness';
 
 const harness = new ServiceHarness();

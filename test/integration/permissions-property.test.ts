@@ -1,5 +1,5 @@
 /**
- * A property of contract §6 over HTTP: for random records, random grants (readFields and rowFilter) and random
+ * A property of docs/interface.md §6 over HTTP: for random records, random grants (readFields and rowFilter) and random
  * requests, no response ever carries a field outside the grant's readFields or a row outside its rowFilter.
  * The scope is judged here by an oracle of its own, from the records as the unrestricted application sees them.
  */

@@ -1,5 +1,5 @@
 /**
- * Contract §6 over HTTP: two applications share one dataset, one unrestricted, one with readFields,
+ * docs/interface.md §6 over HTTP: two applications share one dataset, one unrestricted, one with readFields,
  * writeFields and a rowFilter; the owner has no grant and so no access.
  */
 import path from 'node:path';

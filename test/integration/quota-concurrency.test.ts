@@ -1,11 +1,11 @@
 /**
- * Contract §7 requests in flight over HTTP: a test-only operation, registered through the real pipeline
+ * docs/interface.md §7 requests in flight over HTTP: a test-only operation, registered through the real pipeline
  * (envelope, body, authentication, quota), holds its requests open until the test lets them finish, so the
  * number in flight is exact rather than a matter of timing.
  */
 import path from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { createHandler } from '../../shared/http/pipeline';
+import { createHandler } from '../../shared/composition/pipeline';
 import type { Operation } from '../../shared/operations/operation';
 import { type AppCredentials, type CallResult, ServiceHarness } from '../support/service-harness';
 

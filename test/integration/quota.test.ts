@@ -1,10 +1,10 @@
 /**
- * Contract §7 limits and §2 rate-limit headers over HTTP: the real handlers (real pipeline, real operations,
+ * docs/interface.md §7 limits and §2 rate-limit headers over HTTP: the real handlers (real pipeline, real operations,
  * real quota store over dynalite), built on a clock the test drives so that windows can end on demand.
  */
 import path from 'node:path';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { createHandler } from '../../shared/http/pipeline';
+import { createHandler } from '../../shared/composition/pipeline';
 import { createOperation } from '../../shared/operations/create';
 import { getListOperation } from '../../shared/operations/get-list';
 import { getOneOperation } from '../../shared/operations/get-one';

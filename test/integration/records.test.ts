@@ -1,4 +1,4 @@
-/** Contract §4 over HTTP: create, get-one and update, every field type, system fields and concurrency. */
+/** docs/interface.md §4 over HTTP: create, get-one and update, every field type, system fields and concurrency. */
 import { failureWith, ServiceHarness } from '../support/service-harness';
 
 const harness = new ServiceHarness();

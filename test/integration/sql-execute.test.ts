@@ -1,4 +1,4 @@
-/** Contract §8 over HTTP: registered queries through the real pipeline, engine and record store (dynalite). */
+/** docs/interface.md §8 over HTTP: registered queries through the real pipeline, engine and record store (dynalite). */
 import { rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

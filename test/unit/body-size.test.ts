@@ -1,10 +1,10 @@
-/** The 1 MB body limit (contract §7) is checked on the decoded size, before any decoding or parsing. */
+/** The 1 MB body limit (docs/interface.md §7) is checked on the decoded size, before any decoding or parsing. */
 import type middy from '@middy/core';
 import fc from 'fast-check';
+import { InvalidParameterError } from '../../shared/contract/errors';
+import { routeFor } from '../../shared/contract/routes';
 import { base64DecodedBytes, MAX_BODY_BYTES, parseBody } from '../../shared/http/body-middleware';
-import { InvalidParameterError } from '../../shared/http/errors';
 import { type ApiEvent, type ApiResult, newRequestState, type ServiceContext } from '../../shared/http/request-state';
-import { routeFor } from '../../shared/http/routes';
 
 function readBody(body: string, isBase64Encoded: boolean) {
   const state = newRequestState(routeFor('get-list'), 'request-1', 0);

@@ -13,8 +13,7 @@ import type {
   SqlParamValue as ClientSqlParamValue,
   SqlResult as ClientSqlResult,
 } from '../../packages/client/src/types';
-import { TIMESTAMP_WINDOW_MS } from '../../shared/http/auth-middleware';
-import { ErrorCode } from '../../shared/http/errors';
+import { ErrorCode } from '../../shared/contract/errors';
 import {
   type DataRecord,
   type GetListParams,
@@ -23,8 +22,9 @@ import {
   listResultSchema,
   type SqlParamValue,
   type SqlResult,
-} from '../../shared/http/operation-schemas';
-import { ROUTES } from '../../shared/http/routes';
+} from '../../shared/contract/operation-schemas';
+import { ROUTES } from '../../shared/contract/routes';
+import { TIMESTAMP_WINDOW_MS } from '../../shared/contract/signed-headers';
 
 it('every route the service serves is in the client with the same method, path and dataset rule', () => {
   for (const route of ROUTES) {

@@ -1,6 +1,6 @@
-/** Configuration validation (contract §9): each documented error is refused with its path. */
+/** Configuration validation (docs/interface.md §9): each documented error is refused with its path. */
 import path from 'node:path';
-import { ConfigError, loadConfigFile, parseConfig } from '../../shared/catalog/load-config';
+import { ConfigError, loadConfigFile, parseConfig } from '../../shared/catalog-store/load-config';
 
 /** Raw configuration JSON, mutated freely by the cases below. */
 // biome-ignore lint/suspicious/noExplicitAny: the cases write invalid shapes on purpose

@@ -1,4 +1,4 @@
-/** Type validation of record values (contract §4), one rule per type, without I/O. */
+/** Type validation of record values (docs/interface.md §4), one rule per type, without I/O. */
 import fc from 'fast-check';
 import type { FieldConfig } from '../../shared/catalog/schema';
 import { fromStoredValue, toStoredValue } from '../../shared/records/field-values';

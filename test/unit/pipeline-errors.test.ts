@@ -11,10 +11,12 @@ import { FileKeyStore } from '../../shared/auth/file-key-store';
 import { createDocumentClient } from '../../shared/aws/dynamodb';
 import { StaticCatalogProvider } from '../../shared/catalog/catalog-provider';
 import type { CatalogConfig } from '../../shared/catalog/schema';
-import { createHandler } from '../../shared/http/pipeline';
+import { createHandler } from '../../shared/composition/pipeline';
 import { setLogSink } from '../../shared/observability/request-log';
 import { getOneOperation } from '../../shared/operations/get-one';
 import { QuotaStore } from '../../shared/quota/quota-store';
+import { DatasetBookkeeping } from '../../shared/records/dataset-bookkeeping';
+import { ListReader } from '../../shared/records/list-reader';
 import { RecordStore } from '../../shared/records/record-store';
 
 const config: CatalogConfig = {
@@ -41,11 +43,15 @@ afterAll(() => {
   dynamo.restore();
 });
 
+const prodClient = createDocumentClient(new DynamoDBClient({ region: 'eu-west-1' }));
+
 const handler = createHandler(getOneOperation, {
   ports: () => ({
     catalog: new StaticCatalogProvider(config),
     keys: new FileKeyStore(config),
-    records: new RecordStore(createDocumentClient(new DynamoDBClient({ region: 'eu-west-1' })), 'records-table-prod'),
+    records: new RecordStore(prodClient, 'records-table-prod'),
+    lists: new ListReader(prodClient, 'records-table-prod'),
+    bookkeeping: new DatasetBookkeeping(prodClient, 'records-table-prod'),
     quota: new QuotaStore(createDocumentClient(new DynamoDBClient({ region: 'eu-west-1' })), 'quota-table-prod'),
     metricNamespace: 'Test',
     responseHeaders: {},

@@ -1,4 +1,4 @@
-/** Signing (contract §3): the vectors existing clients produce, and the laws of sign-then-verify. */
+/** Signing (docs/interface.md §3): the vectors existing clients produce, and the laws of sign-then-verify. */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';

@@ -1,5 +1,5 @@
 import type { FieldConfig } from '../../shared/catalog/schema';
-import { QueryTimeoutError } from '../../shared/http/errors';
+import { QueryTimeoutError } from '../../shared/contract/errors';
 import {
   DatasetCache,
   type DatasetRecord,

@@ -1,5 +1,5 @@
 import type { QueryParamConfig } from '../../shared/catalog/schema';
-import { InvalidParameterError } from '../../shared/http/errors';
+import { InvalidParameterError } from '../../shared/contract/errors';
 import { checkQueryParams } from '../../shared/sql/query-params';
 
 const declared: Record<string, QueryParamConfig> = {

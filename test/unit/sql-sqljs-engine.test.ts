@@ -1,4 +1,4 @@
-import { QueryTimeoutError } from '../../shared/http/errors';
+import { QueryTimeoutError } from '../../shared/contract/errors';
 import {
   type EngineTable,
   READ_ONLY_MESSAGE,

@@ -10,7 +10,7 @@
  *   only sends it.
  *
  * Failure envelopes become typed errors (`./errors`); 4001 is retried with backoff, honouring `Retry-After`,
- * a bounded number of times; each attempt is aborted after `timeoutMs` (30 s, as the interface spec advises).
+ * a bounded number of times; each attempt is aborted after `timeoutMs` (30 s, as docs/interface.md §7 advises).
  */
 import { RequestTimeoutError, serviceCallError, TransportError } from './errors.js';
 import { type OperationName, routeFor } from './operations.js';

@@ -1,17 +1,43 @@
 /**
- * What a grant lets an application see and change in a dataset (contract §6): `readFields` narrows every
- * record and column list, `writeFields` bounds what a create or an update may touch, and `rowFilter` bounds
- * the rows it sees and changes. Lists apply the row filter inside the query (see get-list); the write paths
- * here apply it atomically with the write, never by a read before it.
+ * The one home of permissions (docs/interface.md, "Permissions"): which grant a caller holds on a dataset and
+ * what it lets the caller see and change. `readFields` narrows every record and column list, `writeFields`
+ * bounds what a create or an update may touch, and `rowFilter` bounds the rows it sees and changes.
+ *
+ * Every path asks here: authentication (the grant for the route's operation), get-list (the row scope ANDed
+ * into the query), get-one (a row outside the scope is not found), create and update (writable fields, the
+ * scope checked atomically with the write, never by a read before it), and custom SQL (each dataset loaded as
+ * the caller may read it). A new way in, such as batch create, a user's narrowed grants or a hook's reads,
+ * builds a `Caller` and calls the same functions.
  */
-import type { Dataset } from '../catalog/catalog';
-import type { GrantConfig } from '../catalog/schema';
-import { AccessDeniedError } from '../http/errors';
+import { type Dataset, grantAllows } from '../catalog/catalog';
+import type { GrantConfig, GrantOperation } from '../catalog/schema';
+import { AccessDeniedError } from '../contract/errors';
 import { type CompiledExpression, compileFilterExpression } from '../records/filter-expression';
 import { matchesFilter } from '../records/filter-matcher';
 import { parseRowFilter } from '../records/filter-parser';
 import { conjuncts, type Filter, filterFields } from '../records/list-query';
 import type { RecordChanges, RecordItem } from '../records/record-codec';
+import type { Caller } from './caller';
+
+/**
+ * The caller's grant on a dataset for one operation; 1006 when it holds none or the grant does not allow the
+ * operation. The dataset must exist (1005 comes first, from the caller's lookup).
+ */
+export function grantFor(caller: Caller, datasetCode: string, operation: GrantOperation): GrantConfig {
+  const appCode = caller.application.appCode;
+  const grant = caller.grants.get(datasetCode);
+  if (!grant) throw new AccessDeniedError(`application '${appCode}' has no access to dataset '${datasetCode}'`);
+  if (!grantAllows(grant, operation)) {
+    throw new AccessDeniedError(`application '${appCode}' may not ${operation} records of dataset '${datasetCode}'`);
+  }
+  return grant;
+}
+
+/** The caller's grant on a dataset when it allows reading, else `undefined` (custom SQL's datasets). */
+export function readableGrant(caller: Caller, datasetCode: string): GrantConfig | undefined {
+  const grant = caller.grants.get(datasetCode);
+  return grant && grantAllows(grant, 'read') ? grant : undefined;
+}
 
 /** The dataset fields the grant shows; `undefined` when it shows them all. */
 export function visibleFields(grant: GrantConfig): ReadonlySet<string> | undefined {
@@ -43,6 +69,20 @@ export function rowScope(grant: GrantConfig, dataset: Dataset): Filter | undefin
     parsedScopes.set(grant, scope);
   }
   return scope;
+}
+
+/**
+ * A row filter as a scope, for a reader that holds the filter rather than the grant (custom SQL's loaded
+ * copies are keyed by it). The same parse as `rowScope`; `undefined` for no filter.
+ */
+export function rowFilterScope(rowFilter: GrantConfig['rowFilter'], dataset: Dataset): Filter | undefined {
+  if (!rowFilter || Object.keys(rowFilter).length === 0) return undefined;
+  return parseRowFilter(rowFilter, dataset);
+}
+
+/** Whether a stored row is inside the scope (no scope: every row is). */
+export function rowInScope(scope: Filter | undefined, item: RecordItem): boolean {
+  return !scope || matchesFilter(item, scope);
 }
 
 function outsideScope(appCode: string, datasetCode: string): AccessDeniedError {

@@ -8,16 +8,20 @@ import { SecretsManagerKeyStore } from '../auth/secrets-manager-key-store';
 import { dynamoDocumentClient } from '../aws/dynamodb';
 import { secretsManagerClient } from '../aws/secrets-manager';
 import { CachedCatalogProvider, type CatalogProvider } from '../catalog/catalog-provider';
-import { readCatalog } from '../catalog/catalog-store';
-import { loadConfigFile } from '../catalog/load-config';
+import { readCatalog } from '../catalog-store/catalog-store';
+import { loadConfigFile } from '../catalog-store/load-config';
 import { QuotaStore } from '../quota/quota-store';
+import { DatasetBookkeeping } from '../records/dataset-bookkeeping';
+import { ListReader } from '../records/list-reader';
 import { RecordStore } from '../records/record-store';
-import { environment } from './environment';
+import { environment } from '../runtime/environment';
 
 export interface RuntimePorts {
   catalog: CatalogProvider;
   keys: KeyStore;
   records: RecordStore;
+  lists: ListReader;
+  bookkeeping: DatasetBookkeeping;
   quota: QuotaStore;
   metricNamespace: string;
   /** Headers every response carries (CORS for browser callers). */
@@ -44,11 +48,13 @@ export function runtimePorts(): RuntimePorts {
   ports = {
     catalog: new CachedCatalogProvider({ load: () => readCatalog(client, env.catalogTable) }),
     keys,
-    records: new RecordStore(
+    records: new RecordStore(client, env.recordsTable),
+    lists: new ListReader(
       client,
       env.recordsTable,
       env.listReadBudget === undefined ? {} : { listReadBudget: env.listReadBudget },
     ),
+    bookkeeping: new DatasetBookkeeping(client, env.recordsTable),
     quota: new QuotaStore(client, env.quotaTable),
     metricNamespace: env.metricNamespace,
     responseHeaders: env.corsAllowOrigin

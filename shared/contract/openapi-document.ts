@@ -5,7 +5,6 @@
  * server serves it at /openapi.json, so the document cannot drift from what the service checks.
  */
 import * as z from 'zod';
-import { TIMESTAMP_WINDOW_MS } from './auth-middleware';
 import { type ErrorCodeValue, httpStatusFor } from './errors';
 import {
   dataRecordSchema,
@@ -18,6 +17,7 @@ import {
   successEnvelopeSchema,
 } from './operation-schemas';
 import { ROUTES } from './routes';
+import { TIMESTAMP_WINDOW_MS } from './signed-headers';
 
 type JsonObject = { [key: string]: unknown };
 

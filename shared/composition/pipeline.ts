@@ -4,15 +4,15 @@
  */
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
+import { QueryTimeoutError } from '../contract/errors';
+import { routeFor } from '../contract/routes';
+import { authenticate } from '../http/auth-middleware';
+import { parseBody } from '../http/body-middleware';
+import { envelope } from '../http/envelope-middleware';
+import { enforceQuota } from '../http/quota-middleware';
+import { type ApiEvent, type ApiResult, requestTelemetry, type ServiceContext } from '../http/request-state';
 import type { Operation } from '../operations/operation';
-import { enforceQuota } from '../quota/quota-middleware';
-import { type RuntimePorts, runtimePorts } from '../runtime/ports';
-import { authenticate } from './auth-middleware';
-import { parseBody } from './body-middleware';
-import { envelope } from './envelope-middleware';
-import { QueryTimeoutError } from './errors';
-import type { ApiEvent, ApiResult, ServiceContext } from './request-state';
-import { routeFor } from './routes';
+import { type RuntimePorts, runtimePorts } from './ports';
 
 export interface HandlerOptions {
   /** The container's ports; built from the environment on first use when not given. */
@@ -64,17 +64,18 @@ export function createHandler(operation: Operation, options: HandlerOptions = {}
     .handler(async (_event, context) => {
       const state = context.state;
       // The operation returns the envelope's `data`; the envelope middleware's `after` makes it the HTTP result.
+      // Authentication has resolved the caller and the catalog, or thrown; the operation sees no HTTP state.
       const data = await operation.run(
         {
           requestId: state.requestId,
+          operation: operation.name,
+          caller: state.caller as NonNullable<typeof state.caller>,
           catalog: state.catalog as NonNullable<typeof state.catalog>,
-          application: state.application as NonNullable<typeof state.application>,
           dataset: state.dataset,
           grant: state.grant,
-          capacity: state.capacity,
-          ports: { records: lazy().records },
+          ports: { records: lazy().records, lists: lazy().lists, bookkeeping: lazy().bookkeeping },
+          telemetry: requestTelemetry(state),
           now,
-          state,
         },
         state.body ?? {},
       );

@@ -4,10 +4,9 @@
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { CatalogConfig } from '../catalog/schema';
+import { catalogKey } from '../records/item-keys';
 import { parseConfig } from './load-config';
-import type { CatalogConfig } from './schema';
-
-const CATALOG_KEY = { pk: 'catalog#current' };
 
 /** The configuration without key material (access keys, secrets). */
 export function withoutSecrets(config: CatalogConfig): CatalogConfig {
@@ -26,13 +25,13 @@ export async function writeCatalog(
 ): Promise<void> {
   const body = gzipSync(JSON.stringify(withoutSecrets(config)));
   await client.send(
-    new PutCommand({ TableName: table, Item: { ...CATALOG_KEY, config: body, writtenAt: new Date().toISOString() } }),
+    new PutCommand({ TableName: table, Item: { ...catalogKey(), config: body, writtenAt: new Date().toISOString() } }),
   );
 }
 
 /** Read the current catalog; `undefined` when none has been deployed. */
 export async function readCatalog(client: DynamoDBDocumentClient, table: string): Promise<CatalogConfig | undefined> {
-  const result = await client.send(new GetCommand({ TableName: table, Key: CATALOG_KEY, ConsistentRead: true }));
+  const result = await client.send(new GetCommand({ TableName: table, Key: catalogKey(), ConsistentRead: true }));
   const body = result.Item?.config as Uint8Array | undefined;
   if (!body) return undefined;
   return parseConfig(JSON.parse(gunzipSync(body).toString('utf8')), `table ${table}`);

@@ -1,5 +1,5 @@
 /**
- * The contract's error codes (contract §2) as typed errors. Domain code throws these; the envelope
+ * The contract's error codes (docs/interface.md §2) as typed errors. Domain code throws these; the envelope
  * middleware is the only place that turns one into a response.
  */
 

@@ -1,16 +1,16 @@
 /**
- * The wire shapes of every operation (contract §1, §2, §4, §5, §8), written once as zod schemas. They feed
+ * The wire shapes of every operation (docs/interface.md §1, §2, §4, §5, §8), written once as zod schemas. They feed
  * the OpenAPI document, give the TypeScript client its types, and validate the request envelope in the
  * pipeline (`paramMap`, the body codes). The business parameters inside `paramMap` keep their hand-written
  * checks in `shared/operations`, whose messages name the contract's rules; these schemas describe them.
  */
 // A namespace import, as in catalog/schema.ts: esbuild can then drop what is unused of zod from the Lambda bundles.
 import * as z from 'zod';
-import { CODE_PATTERN } from '../catalog/codes';
+import { CODE_PATTERN } from './codes';
 import { ErrorCode, type ErrorCodeValue, httpStatusFor } from './errors';
 import type { OperationName } from './routes';
 
-/** `appCode`, `datasetCode`, `sqlCode`: the alphabet of contract §6. */
+/** `appCode`, `datasetCode`, `sqlCode`: the alphabet of docs/interface.md §6. */
 export const codeSchema = z
   .string()
   .regex(CODE_PATTERN, 'must be 1 to 64 letters, digits, "_" or "-"')
@@ -216,7 +216,7 @@ export const OPERATION_SCHEMAS = {
   },
 } as const satisfies Record<OperationName, OperationSchemas>;
 
-/** Error codes grouped by the HTTP status they answer with (contract §2). */
+/** Error codes grouped by the HTTP status they answer with (docs/interface.md §2). */
 export function errorCodesByStatus(codes: readonly ErrorCodeValue[]): Map<number, ErrorCodeValue[]> {
   const byStatus = new Map<number, ErrorCodeValue[]>();
   for (const code of [...codes].sort((a, b) => a - b)) {

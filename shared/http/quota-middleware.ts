@@ -1,14 +1,14 @@
 /**
- * Step 7 of the contract's order (§3): after authentication and the grant check, one conditional write admits
- * the request against the application's quota (§7) or refuses it with 4001. Every response after this point,
- * success or failure, carries the `RateLimit-*` headers of the tightest window (§2); the concurrency lease is
- * released by the envelope's cleanups when the request ends, whatever the outcome.
+ * Step 7 of the order of checks (docs/interface.md §3): after authentication and the grant check, one
+ * conditional write admits the request against the application's quota (§7) or refuses it with 4001. Every
+ * response after this point, success or failure, carries the `RateLimit-*` headers of the tightest window
+ * (§2); the concurrency lease is released by the envelope's cleanups when the request ends, whatever the outcome.
  */
 import type middy from '@middy/core';
-import { InternalError, RateLimitedError } from '../http/errors';
-import type { ApiEvent, ApiResult, ServiceContext } from '../http/request-state';
-import type { QuotaDecision, QuotaGate } from './quota-store';
-import { rateLimitHeaders, rateLimitMessage } from './rate-limit';
+import { InternalError, RateLimitedError } from '../contract/errors';
+import type { QuotaDecision, QuotaGate } from '../quota/quota-store';
+import { rateLimitHeaders, rateLimitMessage } from '../quota/rate-limit';
+import type { ApiEvent, ApiResult, ServiceContext } from './request-state';
 
 export interface QuotaMiddlewareOptions {
   gate: QuotaGate;

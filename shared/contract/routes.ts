@@ -3,7 +3,7 @@
  * The CDK stack and the local server read this one list; the client package keeps the caller's view of it
  * (packages/client/src/operations.ts), which a test holds to this one.
  */
-import type { GrantOperation } from '../catalog/schema';
+import type { GrantOperation } from './codes';
 
 export type OperationName = 'get-list' | 'get-one' | 'create' | 'update' | 'execute-sql';
 

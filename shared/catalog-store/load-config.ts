@@ -1,9 +1,9 @@
 /** Reading and validating a configuration file; a wrong one is refused with every problem, by path. */
 import { readFileSync } from 'node:fs';
-import { ServiceError } from '../http/errors';
+import { toDataset } from '../catalog/catalog';
+import { type CatalogConfig, catalogConfigSchema } from '../catalog/schema';
+import { ServiceError } from '../contract/errors';
 import { parseRowFilter } from '../records/filter-parser';
-import { toDataset } from './catalog';
-import { type CatalogConfig, catalogConfigSchema } from './schema';
 
 export interface ConfigProblem {
   /** Where in the file, e.g. `datasets[0].fields[2].options`. */

@@ -1,4 +1,4 @@
-/** The alphabets of codes and field names (contract §6), shared by configuration and request validation. */
+/** The alphabets of codes and field names (docs/interface.md §6), shared by configuration and request validation. */
 
 /** `appCode`, `datasetCode`, `sqlCode`: 1 to 64 letters, digits, `_` and `-`. */
 export const CODE_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
@@ -17,3 +17,7 @@ export function isSystemField(name: string): name is SystemField {
 export function isCode(value: unknown): value is string {
   return typeof value === 'string' && CODE_PATTERN.test(value);
 }
+
+/** What a grant may allow on a dataset; each data operation needs one of them. */
+export const GRANT_OPERATIONS = ['read', 'create', 'update'] as const;
+export type GrantOperation = (typeof GRANT_OPERATIONS)[number];
