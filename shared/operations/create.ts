@@ -12,7 +12,7 @@ export const createOperation: Operation = {
   name: 'create',
   async run(context, body) {
     const { dataset, grant, application, ports, capacity, catalog, now } = dataContext(context);
-    const changes = validateChanges(dataset, readParamMap(body), 'create');
+    const changes = validateChanges(dataset, readParamMap(body), 'create', visibleFields(grant));
     assertWritable(grant, changes, application.appCode, dataset.datasetCode);
     const createdAt = now();
     // The id carries the creation time, so gmt_create and the id's order agree.

@@ -14,7 +14,7 @@ export const updateOperation: Operation = {
     const { dataset, grant, application, ports, capacity, catalog, now } = dataContext(context);
     const params = readParamMap(body);
     const id = readRecordId(params);
-    const changes = validateChanges(dataset, params, 'update');
+    const changes = validateChanges(dataset, params, 'update', visibleFields(grant));
     if (Object.keys(changes.set).length === 0 && changes.remove.length === 0) {
       throw new InvalidParameterError('nothing to update: send at least one dataset field besides id');
     }
