@@ -76,7 +76,7 @@ class FieldResolver {
 
   constructor(
     private readonly dataset: Dataset,
-    private readonly access: FieldAccess,
+    access: FieldAccess,
   ) {
     const readable = [...dataset.fieldsByName.keys()].filter((name) => !access.readable || access.readable.has(name));
     this.known = new Set([...readable, 'id', 'gmt_create', 'gmt_modified']);
