@@ -8,6 +8,9 @@
  *
  * DynamoDB has no `ends_with`. A `$endWith` is compiled to the weaker `contains`, and the result says
  * `exact: false`: the expression then selects a superset, and the caller must also apply `matchesFilter`.
+ * A FilterExpression may not name a key attribute, and the record id is the sort key: in a filter, a condition
+ * on `id` is left out the same way (a superset, `exact: false`). A ConditionExpression may name keys, so a
+ * condition (`target: 'condition'`) keeps it.
  * Every other filter compiles exactly. The filter language has no negation of a subtree, so a superset of a
  * part stays a superset of the whole.
  *
@@ -53,6 +56,13 @@ export function assertEvaluable(filter: Filter): void {
   }
 }
 
+/** The placeholders of `entries` that `expression` uses (`#f1` is not used by `#f10`). */
+function used<T>(entries: Record<string, T>, expression: string | undefined): Record<string, T> {
+  if (expression === undefined) return {};
+  const present = new Set(expression.match(/[#:][A-Za-z]+\d+/g));
+  return Object.fromEntries(Object.entries(entries).filter(([placeholder]) => present.has(placeholder)));
+}
+
 type Kind = 'atom' | 'and' | 'or';
 interface Part {
   text: string;
@@ -63,13 +73,18 @@ interface Part {
  * Compile a filter. Placeholders are `#<prefix><n>` and `:<prefix><n>`; choose a prefix that the rest of
  * the request's expressions do not use (default `f`).
  */
-export function compileFilterExpression(filter: Filter, prefix = 'f'): CompiledExpression {
-  const compiler = new ExpressionCompiler(prefix);
+export function compileFilterExpression(
+  filter: Filter,
+  prefix = 'f',
+  target: 'filter' | 'condition' = 'filter',
+): CompiledExpression {
+  const compiler = new ExpressionCompiler(prefix, target);
   const expression = compiler.node(filter)?.text;
   return {
     expression,
-    names: compiler.names,
-    values: compiler.values,
+    // A branch left out (a superset) may have named attributes and values: DynamoDB refuses unused ones.
+    names: used(compiler.names, expression),
+    values: used(compiler.values, expression),
     exact: compiler.exact,
     operators: compiler.operators,
   };
@@ -84,7 +99,10 @@ class ExpressionCompiler {
   private nextValue = 0;
   private readonly nameOf = new Map<string, string>();
 
-  constructor(private readonly prefix: string) {}
+  constructor(
+    private readonly prefix: string,
+    private readonly target: 'filter' | 'condition',
+  ) {}
 
   private name(attribute: string): string {
     let placeholder = this.nameOf.get(attribute);
@@ -134,7 +152,11 @@ class ExpressionCompiler {
     return { text, kind: 'atom' };
   }
 
-  private condition(condition: Condition): Part {
+  private condition(condition: Condition): Part | undefined {
+    if (condition.field.name === 'id' && this.target === 'filter') {
+      this.exact = false;
+      return undefined;
+    }
     const attribute = condition.field.name === 'id' ? RecordAttr.sortKey : condition.field.name;
     const a = this.name(attribute);
     switch (condition.op) {
