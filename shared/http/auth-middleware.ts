@@ -13,8 +13,8 @@ import {
   AccessDeniedError,
   ApplicationNotFoundError,
   DatasetNotFoundError,
-  InternalError,
   InvalidParameterError,
+  ServiceUnavailableError,
   SignatureMismatchError,
   TimestampExpiredError,
 } from './errors';
@@ -86,7 +86,11 @@ export function authenticate(options: AuthOptions): middy.MiddlewareObj<ApiEvent
       keys = await options.keys.applicationKeys(appCode);
       secret = keys?.signingSecret ?? (await options.keys.defaultSecret());
     } catch (cause) {
-      throw new InternalError('the key store could not be read', { cause });
+      // Only without a usable cached key (see the key store's bounds): a cold container during an outage.
+      throw new ServiceUnavailableError(
+        'the service cannot verify requests right now: its key store is out of reach; retry in a few seconds',
+        { cause },
+      );
     }
     if (!keys || !verifySignature(token, { appCode, datasetCode, timeStamp }, keys.accessKeys, secret)) {
       throw new SignatureMismatchError();

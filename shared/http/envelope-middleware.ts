@@ -5,7 +5,14 @@
  */
 import type middy from '@middy/core';
 import { logRequest } from '../observability/request-log';
-import { ErrorCode, httpStatusFor, InvalidParameterError, RateLimitedError, ServiceError } from './errors';
+import {
+  ErrorCode,
+  httpStatusFor,
+  InvalidParameterError,
+  RateLimitedError,
+  ServiceError,
+  ServiceUnavailableError,
+} from './errors';
 import { type ApiEvent, type ApiResult, newRequestState, type ServiceContext } from './request-state';
 import type { RouteDefinition } from './routes';
 
@@ -57,7 +64,11 @@ export function envelope(options: EnvelopeOptions): middy.MiddlewareObj<ApiEvent
     const state = context.state;
     const known = error instanceof ServiceError && error.code !== ErrorCode.Internal;
     const code = known ? (error as ServiceError).code : ErrorCode.Internal;
-    const message = known ? error.message : `internal error; quote request id ${state.requestId} when reporting it`;
+    const message = known
+      ? error.message
+      : error instanceof ServiceUnavailableError
+        ? `${error.message}; quote request id ${state.requestId} if it persists`
+        : `internal error; quote request id ${state.requestId} when reporting it`;
     const headers = { ...state.responseHeaders };
     if (error instanceof RateLimitedError) headers['Retry-After'] = String(error.retryAfterSeconds);
     await finish(context, code, known ? undefined : error);
