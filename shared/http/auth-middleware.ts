@@ -5,7 +5,10 @@
  */
 import type middy from '@middy/core';
 import type { KeyStore } from '../auth/key-store';
+import type { NonceStore } from '../auth/nonce-store';
 import { verifySignature } from '../auth/signature';
+import { NONCE_PATTERN } from '../auth/signature-v2';
+import { verifyVersionTwo } from '../auth/signature-v2-request';
 import { grantAllows } from '../catalog/catalog';
 import type { CatalogProvider } from '../catalog/catalog-provider';
 import { CODE_PATTERN } from '../catalog/codes';
@@ -30,6 +33,8 @@ const BASE64 = /^[A-Za-z0-9+/]{1,200}={0,2}$/;
 export interface AuthOptions {
   catalog: CatalogProvider;
   keys: KeyStore;
+  /** Single-use nonces of signature version 2 (contract §16). */
+  nonces: NonceStore;
   now?: () => number;
 }
 
@@ -66,6 +71,7 @@ export function authenticate(options: AuthOptions): middy.MiddlewareObj<ApiEvent
     const appCode = header(state.headers, 'X-App-Code', true, CODE_PATTERN) as string;
     const token = header(state.headers, 'X-Token', true, BASE64) as string;
     const datasetCode = header(state.headers, 'X-Dataset-Code', route.requiresDataset, CODE_PATTERN);
+    header(state.headers, 'X-Nonce', false, NONCE_PATTERN);
     bodyCode(body, 'appCode', 'X-App-Code', appCode);
     if (route.requiresDataset) bodyCode(body, 'datasetCode', 'X-Dataset-Code', datasetCode as string);
 
@@ -92,9 +98,30 @@ export function authenticate(options: AuthOptions): middy.MiddlewareObj<ApiEvent
         { cause },
       );
     }
-    if (!keys || !verifySignature(token, { appCode, datasetCode, timeStamp }, keys.accessKeys, secret)) {
+    if (!keys) throw new SignatureMismatchError();
+    // ---- Signature version 2, opt-in per application (contract §16); version 1 below is unchanged.
+    if (application.config.signatureVersion === 2) {
+      await verifyVersionTwo(
+        {
+          headers: state.headers,
+          appCode,
+          datasetCode,
+          timeStamp,
+          token,
+          method: request.event.httpMethod,
+          path: route.path,
+          rawBody: state.rawBody ?? Buffer.alloc(0),
+          windowEndsAt: Number(timeStamp) + TIMESTAMP_WINDOW_MS,
+          capacity: state.capacity,
+        },
+        keys.accessKeys,
+        secret,
+        options.nonces,
+      );
+    } else if (!verifySignature(token, { appCode, datasetCode, timeStamp }, keys.accessKeys, secret)) {
       throw new SignatureMismatchError();
     }
+    // ---- end of signature version 2
 
     if (!datasetCode) return;
     // 5. Dataset known in the deployment.

@@ -4,6 +4,7 @@
  */
 import { FileKeyStore } from '../auth/file-key-store';
 import type { KeyStore } from '../auth/key-store';
+import { DynamoNonceStore, type NonceStore } from '../auth/nonce-store';
 import { SecretsManagerKeyStore } from '../auth/secrets-manager-key-store';
 import { dynamoDocumentClient } from '../aws/dynamodb';
 import { secretsManagerClient } from '../aws/secrets-manager';
@@ -19,6 +20,8 @@ export interface RuntimePorts {
   keys: KeyStore;
   records: RecordStore;
   quota: QuotaStore;
+  /** Single-use nonces of signature version 2; without it, version-2 requests cannot be verified (3001). */
+  nonces?: NonceStore;
   metricNamespace: string;
   /** Headers every response carries (CORS for browser callers). */
   responseHeaders: Record<string, string>;
@@ -50,6 +53,7 @@ export function runtimePorts(): RuntimePorts {
       env.listReadBudget === undefined ? {} : { listReadBudget: env.listReadBudget },
     ),
     quota: new QuotaStore(client, env.quotaTable),
+    nonces: new DynamoNonceStore(client, env.quotaTable),
     metricNamespace: env.metricNamespace,
     responseHeaders: env.corsAllowOrigin
       ? {
