@@ -7,6 +7,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createClient } from '../../client';
 import { DynamoNonceStore } from '../../shared/auth/nonce-store';
 import { bodySha256Hex, signRequestV2 } from '../../shared/auth/signature';
 import { newNonce } from '../../shared/auth/signature-v2';
@@ -137,6 +138,24 @@ describe('an application with signatureVersion 2', () => {
     expect(v2.errorCode).toBeUndefined();
     expect(v1.errorCode).toBeUndefined();
     expect(v2.writeUnits - v1.writeUnits).toBe(1);
+  });
+});
+
+describe('the TypeScript client', () => {
+  const options = { baseUrl: '', appCode: V2.appCode, accessKey: V2.accessKey, signingSecret: V2.secret };
+
+  it('signs version 2 when told the application uses it, with a new nonce on every request', async () => {
+    const client = createClient({ ...options, baseUrl: harness.url, signatureVersion: 2 as const });
+    const created = await client.create('notes', { text: 'from the client' });
+    const again = await client.getList('notes', { text: 'from the client' });
+    const twice = await client.getList('notes', { text: 'from the client' });
+    expect(again.paging.totalCount).toBe(1);
+    expect(twice.tableData).toEqual([created]);
+  });
+
+  it('gets 1002 signing version 1 for a version-2 application', async () => {
+    const client = createClient({ ...options, baseUrl: harness.url });
+    await expect(client.getList('notes')).rejects.toMatchObject({ errorCode: 1002, httpStatus: 401 });
   });
 });
 
