@@ -105,7 +105,13 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
   let url = '';
   const server = createLambdaHttpServer({
     handlers,
-    pages: new Map([['/health', () => ({ contentType: 'application/json', body: health })], ...docsPages(() => url)]),
+    pages: new Map([
+      ['/health', () => ({ contentType: 'application/json', body: health })],
+      ...docsPages(
+        () => url,
+        () => config.applications,
+      ),
+    ]),
     ...(terminalLog ? { onResponse: terminalLog.onResponse } : {}),
   });
   await new Promise<void>((resolve, reject) => {

@@ -29,6 +29,10 @@ const SWAGGER_UI_ASSETS: Record<string, string> = {
 // send the document to validator.swagger.io for a badge.
 const INITIALIZER = `(function () {
   var STORE = 'das-docs-credentials';
+  var versions = {};
+  fetch('/docs/applications.json').then(function (r) { return r.json(); }).then(function (apps) {
+    apps.forEach(function (a) { versions[a.appCode] = a.signatureVersion; });
+  });
   function load() {
     try { return JSON.parse(sessionStorage.getItem(STORE) || 'null'); } catch (e) { return null; }
   }
@@ -75,7 +79,8 @@ const INITIALIZER = `(function () {
       requestInterceptor: function (request) {
         var credentials = load();
         if (!credentials || String(request.method).toUpperCase() !== 'POST') return request;
-        return DasDocsSigner.prepareDocsRequest(request, credentials).then(function (prepared) {
+        var signing = Object.assign({ signatureVersion: versions[credentials.appCode] || 1 }, credentials);
+        return DasDocsSigner.prepareDocsRequest(request, signing).then(function (prepared) {
           return Object.assign(request, prepared);
         });
       },
@@ -129,10 +134,7 @@ const HTML = `<!DOCTYPE html>
 </html>
 `;
 
-/**
- * docs-signer.ts for the browser: one script defining `DasDocsSigner`. The signing module it shares with the
- * service also verifies with node:crypto, which the page never calls: an empty module stands in for it.
- */
+/** docs-signer.ts for the browser: one script defining `DasDocsSigner`, with nothing of Node.js. */
 export function bundleDocsSigner(): string {
   const result = buildSync({
     entryPoints: [path.join(__dirname, 'docs-signer.ts')],
@@ -143,7 +145,6 @@ export function bundleDocsSigner(): string {
     target: 'es2020',
     write: false,
     logLevel: 'silent',
-    alias: { 'node:crypto': path.join(__dirname, 'docs-signer-no-node-crypto.js') },
   });
   return (result.outputFiles[0] as { text: string }).text;
 }
@@ -156,7 +157,10 @@ function swaggerUiDir(): string {
  * GET pages by path. The document names `serverUrl`, so "Try it out" calls this server. Assets are read on
  * first request and kept: the bundle is large and never changes while the server runs.
  */
-export function docsPages(serverUrl: () => string): Map<string, () => Page> {
+export function docsPages(
+  serverUrl: () => string,
+  applications: () => { appCode: string; signatureVersion?: number | undefined }[] = () => [],
+): Map<string, () => Page> {
   const json = 'application/json; charset=utf-8';
   const pages = new Map<string, () => Page>([
     [
@@ -169,6 +173,16 @@ export function docsPages(serverUrl: () => string): Map<string, () => Page> {
     [DOCS_PATH, () => ({ contentType: 'text/html; charset=utf-8', body: HTML })],
     [`${DOCS_PATH}/`, () => ({ contentType: 'text/html; charset=utf-8', body: HTML })],
     [`${DOCS_PATH}/docs-init.js`, () => ({ contentType: 'text/javascript; charset=utf-8', body: INITIALIZER })],
+    // Which signature version each application expects (no keys): the page signs version 2 for those that do.
+    [
+      `${DOCS_PATH}/applications.json`,
+      () => ({
+        contentType: json,
+        body: JSON.stringify(
+          applications().map((a) => ({ appCode: a.appCode, signatureVersion: a.signatureVersion ?? 1 })),
+        ),
+      }),
+    ],
   ]);
   let signer: string | undefined;
   pages.set(`${DOCS_PATH}/docs-signer.js`, () => {

@@ -1,11 +1,19 @@
 /**
  * What the /docs page runs before each "Try it out" request: sign it in the browser with WebCrypto, over the
- * same string to sign as every other caller (the client package's signing module), with the credentials the
- * page asked for; or, with a client key, send it to the `/client/` path with `X-User-AK` instead (contract §14).
+ * same strings to sign as every other caller (the client package's signing modules; version 2, contract §16,
+ * when the application uses it), with the credentials the page asked for; or, with a client key, send it to
+ * the `/client/` path with `X-User-AK` instead (contract §14).
  * Bundled for the browser by docs-pages.ts; it runs in Node.js too, where a test checks it against the
  * published signature vectors.
  */
-import { buildStringToSign, type SignatureInput } from '../../packages/client/src/signature';
+import { buildStringToSign, type SignatureInput } from '../../packages/client/src/signature-string';
+import {
+  NONCE_HEADER,
+  newNonce,
+  SIGN_VERSION_HEADER,
+  sha256Hex,
+  signRequestV2Web,
+} from '../../packages/client/src/signature-v2';
 
 export interface DocsCredentials {
   appCode: string;
@@ -14,6 +22,8 @@ export interface DocsCredentials {
   signingSecret?: string;
   /** Client-key mode: a personal access key instead of signing. */
   clientKey?: string;
+  /** 2 when the application is configured with `signatureVersion: 2`. */
+  signatureVersion?: number;
 }
 
 /** The request as Swagger UI hands it to its request interceptor. */
@@ -24,7 +34,15 @@ export interface DocsRequest {
   body?: unknown;
 }
 
-const SIGNED_HEADERS = ['X-Time-Stamp', 'X-App-Code', 'X-Dataset-Code', 'X-Token', 'X-User-AK'];
+const SIGNED_HEADERS = [
+  'X-Time-Stamp',
+  'X-App-Code',
+  'X-Dataset-Code',
+  'X-Token',
+  'X-User-AK',
+  SIGN_VERSION_HEADER,
+  NONCE_HEADER,
+];
 
 /** base64 of HMAC-SHA256 over `text` keyed with `secret`, with WebCrypto (browsers, Node.js 20+). */
 export async function hmacSha256Base64(secret: string, text: string): Promise<string> {
@@ -89,10 +107,22 @@ export async function prepareDocsRequest(
     throw new Error('the page needs an access key and a signing secret, or a client key');
   }
   const timeStamp = String(now);
-  const token = await signWithWebCrypto(
-    { accessKey: credentials.accessKey, appCode: credentials.appCode, datasetCode, timeStamp },
-    credentials.signingSecret,
-  );
+  const signed = { accessKey: credentials.accessKey, appCode: credentials.appCode, datasetCode, timeStamp };
+  let token: string;
+  if (credentials.signatureVersion === 2) {
+    // Version 2 also signs this very request: the bytes of the body, the method, the path and a new nonce.
+    const nonce = newNonce();
+    const bodySha256 = await sha256Hex(typeof body === 'string' ? body : '');
+    const method = request.method.toUpperCase() === 'GET' ? 'GET' : 'POST';
+    token = await signRequestV2Web(
+      { ...signed, bodySha256, method, nonce, path: url.pathname },
+      credentials.signingSecret,
+    );
+    headers[SIGN_VERSION_HEADER] = '2';
+    headers[NONCE_HEADER] = nonce;
+  } else {
+    token = await signWithWebCrypto(signed, credentials.signingSecret);
+  }
   return {
     ...request,
     headers: {

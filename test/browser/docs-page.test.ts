@@ -3,7 +3,8 @@
  * application's keys, keeps them in sessionStorage only, and "Try it out" on get-list answers 200 with the
  * records, signed in the page. A screenshot of the answered page is kept in test-artifacts/.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { DEFAULT_CONFIG } from '../../bin/local/default-config';
@@ -13,7 +14,20 @@ const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const ARTIFACTS = path.join(__dirname, '..', '..', 'test-artifacts');
 const DEMO = { appCode: 'app-demo', accessKey: 'ak-7f3c9a1b2d4e', secret: 'sk-demo-secret' };
 
-const harness = new ServiceHarness(DEFAULT_CONFIG);
+// The demo configuration plus an application that requires signature version 2 (contract §16).
+const V2 = { appCode: 'app-demo-v2', accessKey: 'ak-demo-v2-0001', secret: 'sk-demo-v2-secret' };
+const configFile = path.join(tmpdir(), `docs-page-${process.pid}.json`);
+const demo = JSON.parse(readFileSync(DEFAULT_CONFIG, 'utf8'));
+const demoApp = demo.applications.find((a: { appCode: string }) => a.appCode === DEMO.appCode);
+demo.applications.push({
+  ...demoApp,
+  appCode: V2.appCode,
+  accessKey: V2.accessKey,
+  signingSecret: V2.secret,
+  signatureVersion: 2,
+});
+writeFileSync(configFile, JSON.stringify(demo));
+const harness = new ServiceHarness(configFile);
 let browser: Browser;
 let page: Page;
 
@@ -51,6 +65,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await harness.stop();
+  rmSync(configFile, { force: true });
 });
 
 /** The example body Swagger UI shows for an operation (what "Try it out" starts from). */
@@ -125,4 +140,32 @@ it('shows the same executeSql example on every load', async () => {
     params: { since: '2024-01-01 00:00:00' },
   });
   expect(second).toBe(first);
+}, 60_000);
+
+it('signs version 2 for an application that requires it', async () => {
+  await page.click('#das-forget');
+  await page.locator('#das-credentials').waitFor({ state: 'visible' });
+  await page.fill('#das-app-code', V2.appCode);
+  await page.fill('#das-access-key', V2.accessKey);
+  await page.fill('#das-signing-secret', V2.secret);
+  await page.click('#das-use');
+  const getList = '#operations-records-getList';
+  await exampleBody(getList);
+  if (await page.locator(`${getList} .try-out__btn`).isVisible())
+    await page.locator(`${getList} .try-out__btn`).click();
+  await page.locator(`${getList} .execute`).click();
+  const status = page.locator(`${getList} .live-responses-table tbody tr.response .response-col_status`).first();
+  await status.waitFor({ state: 'visible', timeout: 20_000 });
+  expect((await status.textContent())?.trim()).toBe('200');
+  const answer = JSON.parse(
+    (await page
+      .locator(`${getList} .live-responses-table tbody tr.response .response-col_description pre`)
+      .first()
+      .textContent()) ?? '',
+  );
+  expect(answer.data.tableData.map((r: { customer_id: string }) => r.customer_id)).toEqual(['c-docs-2', 'c-docs-1']);
+  // A version-1 token would have been refused (1002): the service accepted a version-2 one.
+  expect(harness.logLines.filter((line) => line.appCode === V2.appCode)).toEqual([
+    expect.objectContaining({ operation: 'get-list', errors: 0 }),
+  ]);
 }, 60_000);

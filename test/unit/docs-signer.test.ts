@@ -5,7 +5,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { prepareDocsRequest, signWithWebCrypto } from '../../bin/local/docs-signer';
-import { verifySignature } from '../../packages/client/src/signature';
+import { bodySha256Hex, verifySignature, verifySignatureV2 } from '../../packages/client/src/signature';
+import { NONCE_PATTERN } from '../../packages/client/src/signature-v2';
 
 interface Vector {
   name: string;
@@ -86,4 +87,26 @@ it('refuses to send without keys', async () => {
   await expect(prepareDocsRequest(swaggerRequest, { appCode: 'app-demo' })).rejects.toThrow(
     'the page needs an access key and a signing secret, or a client key',
   );
+});
+
+it('signs version 2 when the application requires it: body digest, method, path and a new nonce', async () => {
+  const credentials = { appCode: 'app-demo', accessKey: 'ak-7f3c9a1b2d4e', signingSecret: 'sk-demo-secret' };
+  const prepared = await prepareDocsRequest(swaggerRequest, { ...credentials, signatureVersion: 2 }, 1763800000000);
+  const nonce = prepared.headers['X-Nonce'] as string;
+  expect(prepared.headers).toMatchObject({ 'X-Sign-Version': '2', 'X-Time-Stamp': '1763800000000' });
+  expect(nonce).toMatch(NONCE_PATTERN);
+  const signed = {
+    appCode: 'app-demo',
+    datasetCode: 'orders',
+    timeStamp: '1763800000000',
+    bodySha256: bodySha256Hex(prepared.body as string),
+    method: 'POST' as const,
+    nonce,
+    path: '/openapi/data/get-list',
+  };
+  expect(verifySignatureV2(prepared.headers['X-Token'] as string, signed, ['ak-7f3c9a1b2d4e'], 'sk-demo-secret')).toBe(
+    true,
+  );
+  const again = await prepareDocsRequest(swaggerRequest, { ...credentials, signatureVersion: 2 }, 1763800000000);
+  expect(again.headers['X-Nonce']).not.toBe(nonce);
 });

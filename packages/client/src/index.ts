@@ -72,6 +72,11 @@ interface CommonOptions {
 export interface KeyClientOptions extends CommonOptions {
   accessKey: string;
   signingSecret: string;
+  /**
+   * 2 for an application configured with `signatureVersion: 2` (contract §16): each request is also signed
+   * over its body, method and path with a new nonce. Default 1.
+   */
+  signatureVersion?: 1 | 2;
   token?: never;
 }
 
@@ -210,20 +215,32 @@ export function createClient(options: ClientOptions): DataAccessClient {
     throw new Error('createClient needs accessKey and signingSecret (server mode) or token (browser mode)');
   }
 
-  async function signedHeaders(operation: OperationName, datasetCode: string | undefined) {
+  async function signedHeaders(operation: OperationName, datasetCode: string | undefined, payload: string) {
     let timeStamp: string;
     let token: string;
+    const extra: Record<string, string> = {};
     if (options.token) {
       const minted = await options.token({ operation, appCode: options.appCode, datasetCode });
       timeStamp = String(minted.timeStamp);
       token = minted.token;
     } else {
       timeStamp = String(now());
-      const sign = await loadSigner();
-      token = sign(
-        { accessKey: options.accessKey, appCode: options.appCode, datasetCode, timeStamp },
-        options.signingSecret,
-      );
+      const input = { accessKey: options.accessKey, appCode: options.appCode, datasetCode, timeStamp };
+      if (options.signatureVersion === 2) {
+        // WebCrypto, no node:crypto: the same signer a browser page can use.
+        const v2 = await import('./signature-v2.js');
+        const nonce = v2.newNonce();
+        const route = routeFor(operation);
+        token = await v2.signRequestV2Web(
+          { ...input, bodySha256: await v2.sha256Hex(payload), method: route.method, nonce, path: route.path },
+          options.signingSecret,
+        );
+        extra[v2.SIGN_VERSION_HEADER] = '2';
+        extra[v2.NONCE_HEADER] = nonce;
+      } else {
+        const sign = await loadSigner();
+        token = sign(input, options.signingSecret);
+      }
     }
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
@@ -232,7 +249,7 @@ export function createClient(options: ClientOptions): DataAccessClient {
       'X-Token': token,
     };
     if (datasetCode) headers['X-Dataset-Code'] = datasetCode;
-    return headers;
+    return { ...headers, ...extra };
   }
 
   /** One HTTP exchange, aborted after the timeout (the body read included). */
@@ -296,7 +313,7 @@ export function createClient(options: ClientOptions): DataAccessClient {
     const attempts = Math.max(1, Math.floor(retry.maxAttempts));
     for (let n = 1; ; n += 1) {
       // Signed afresh each time: a retry may come minutes later, and the token is bound to its timestamp.
-      const headers = await signedHeaders(operation, datasetCode);
+      const headers = await signedHeaders(operation, datasetCode, payload);
       const response = await attempt(
         `${baseUrl}${route.path}`,
         { method: route.method, headers, body: payload },

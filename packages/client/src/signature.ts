@@ -2,28 +2,11 @@
  * Request signing (docs/interface.md §3). The same module signs in clients and the
  * command-line tool and verifies in the service, so the two cannot drift.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { buildStringToSign, type SignatureInput } from './signature-string.js';
+import { buildStringToSignV2, type SignatureV2Input } from './signature-v2.js';
 
-export interface SignatureInput {
-  accessKey: string;
-  appCode: string;
-  /** Only when the request names a dataset. */
-  datasetCode?: string | undefined;
-  /** Milliseconds since the epoch, exactly as sent in X-Time-Stamp. */
-  timeStamp: string | number;
-}
-
-/** The sorted `name=value` pairs joined by `&` that the HMAC covers. */
-export function buildStringToSign(input: SignatureInput): string {
-  const pairs: [string, string][] = [
-    ['accessKey', input.accessKey],
-    ['appCode', input.appCode],
-    ['timeStamp', String(input.timeStamp)],
-  ];
-  if (input.datasetCode !== undefined && input.datasetCode !== '') pairs.push(['datasetCode', input.datasetCode]);
-  pairs.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return pairs.map(([name, value]) => `${name}=${value}`).join('&');
-}
+export { buildStringToSign, type SignatureInput } from './signature-string.js';
 
 /** The X-Token for a request: base64 of HMAC-SHA256 over the string to sign. */
 export function signRequest(input: SignatureInput, secret: string): string {
@@ -42,6 +25,18 @@ export function verifySignature(
   accessKeys: readonly string[],
   secret: string,
 ): boolean {
+  return verifyAgainst(token, accessKeys, (accessKey) =>
+    createHmac('sha256', secret)
+      .update(buildStringToSign({ ...request, accessKey }), 'utf8')
+      .digest(),
+  );
+}
+
+function verifyAgainst(
+  token: string,
+  accessKeys: readonly string[],
+  expectedFor: (accessKey: string) => Buffer,
+): boolean {
   const presented = Buffer.alloc(SHA256_BYTES);
   const decoded = Buffer.from(token, 'base64');
   decoded.copy(presented, 0, 0, SHA256_BYTES);
@@ -49,10 +44,31 @@ export function verifySignature(
   const wellFormed = decoded.length === SHA256_BYTES && decoded.toString('base64') === token;
   let matched = false;
   for (const accessKey of accessKeys) {
-    const expected = createHmac('sha256', secret)
-      .update(buildStringToSign({ ...request, accessKey }), 'utf8')
-      .digest();
-    if (timingSafeEqual(expected, presented)) matched = true;
+    if (timingSafeEqual(expectedFor(accessKey), presented)) matched = true;
   }
   return matched && wellFormed;
+}
+
+/** Lower-case hex SHA-256 of the raw body bytes (version 2). */
+export function bodySha256Hex(body: Uint8Array | string): string {
+  return createHash('sha256').update(body).digest('hex');
+}
+
+/** The version-2 X-Token (contract §16): base64 of HMAC-SHA256 over `buildStringToSignV2`. */
+export function signRequestV2(input: SignatureV2Input, secret: string): string {
+  return createHmac('sha256', secret).update(buildStringToSignV2(input), 'utf8').digest('base64');
+}
+
+/** As `verifySignature`, for version 2: every active key tried, compared in constant time. */
+export function verifySignatureV2(
+  token: string,
+  request: Omit<SignatureV2Input, 'accessKey'>,
+  accessKeys: readonly string[],
+  secret: string,
+): boolean {
+  return verifyAgainst(token, accessKeys, (accessKey) =>
+    createHmac('sha256', secret)
+      .update(buildStringToSignV2({ ...request, accessKey }), 'utf8')
+      .digest(),
+  );
 }
