@@ -4,7 +4,8 @@
  * answered exactly as for a field the dataset does not have (1001).
  */
 import path from 'node:path';
-import { type AppCredentials, failureWith, ServiceHarness } from '../support/service-harness';
+import { expectFailure, failureWith } from '../support/failure-envelope';
+import { type AppCredentials, ServiceHarness } from '../support/service-harness';
 
 const harness = new ServiceHarness(path.join(__dirname, '..', 'fixtures', 'list-config.json'));
 const SCOPED: AppCredentials = {

@@ -1,12 +1,12 @@
-import type { FieldConfig } from '../../shared/catalog/schema';
-import { QueryTimeoutError } from '../../shared/contract/errors';
+import type { FieldConfig } from '../../../../shared/catalog/schema';
+import { QueryTimeoutError } from '../../../../shared/contract/errors';
 import {
   DatasetCache,
   type DatasetRecord,
   type DatasetRowSource,
   type ReadRowsRequest,
-} from '../../shared/sql/dataset-cache';
-import { datasetColumns, toTableRow } from '../../shared/sql/dataset-table';
+} from '../../../../shared/sql/dataset-cache';
+import { datasetColumns, toTableRow } from '../../../../shared/sql/dataset-table';
 
 /** An in-memory stand-in for the record store: versions bumped by `write`, rows filtered by equality. */
 class FakeRowSource implements DatasetRowSource {

@@ -1,6 +1,6 @@
 /** The index key encoding preserves order (numbers, text, booleans, null), and its intervals select exactly. */
 import fc from 'fast-check';
-import type { StoredValue } from '../../shared/records/field-values';
+import type { StoredValue } from '../../../../shared/records/field-values';
 import {
   compareCodePoints,
   compareStoredValues,
@@ -11,7 +11,7 @@ import {
   MAX_INDEXED_CODE_POINTS,
   nullInterval,
   rangeInterval,
-} from '../../shared/records/value-encoding';
+} from '../../../../shared/records/value-encoding';
 
 /** DynamoDB's order of string keys: their UTF-8 bytes. */
 function byteOrder(a: string, b: string): number {

@@ -3,17 +3,17 @@
  * nothing of the service; here they are held to the service's route table, error codes and schemas.
  */
 
-import { TOKEN_LIFETIME_MS } from '../../packages/client/src/browser-token';
-import { ErrorCode as ClientErrorCode } from '../../packages/client/src/errors';
-import { OPERATIONS, routeFor } from '../../packages/client/src/operations';
+import { TOKEN_LIFETIME_MS } from '../../../../packages/client/src/browser-token';
+import { ErrorCode as ClientErrorCode } from '../../../../packages/client/src/errors';
+import { OPERATIONS, routeFor } from '../../../../packages/client/src/operations';
 import type {
   DataRecord as ClientDataRecord,
   GetListParams as ClientGetListParams,
   ListResult as ClientListResult,
   SqlParamValue as ClientSqlParamValue,
   SqlResult as ClientSqlResult,
-} from '../../packages/client/src/types';
-import { ErrorCode } from '../../shared/contract/errors';
+} from '../../../../packages/client/src/types';
+import { ErrorCode } from '../../../../shared/contract/errors';
 import {
   type DataRecord,
   type GetListParams,
@@ -22,9 +22,9 @@ import {
   listResultSchema,
   type SqlParamValue,
   type SqlResult,
-} from '../../shared/contract/operation-schemas';
-import { ROUTES } from '../../shared/contract/routes';
-import { TIMESTAMP_WINDOW_MS } from '../../shared/contract/signed-headers';
+} from '../../../../shared/contract/operation-schemas';
+import { ROUTES } from '../../../../shared/contract/routes';
+import { TIMESTAMP_WINDOW_MS } from '../../../../shared/contract/signed-headers';
 
 it('every route the service serves is in the client with the same method, path and dataset rule', () => {
   for (const route of ROUTES) {

@@ -5,7 +5,7 @@ import {
   SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
-import { SecretsManagerKeyStore } from '../../shared/auth/secrets-manager-key-store';
+import { SecretsManagerKeyStore } from '../../../../shared/auth/secrets-manager-key-store';
 
 const sm = mockClient(SecretsManagerClient);
 let clock = 1_000_000;

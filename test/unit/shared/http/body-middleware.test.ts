@@ -1,10 +1,15 @@
 /** The 1 MB body limit (docs/interface.md §7) is checked on the decoded size, before any decoding or parsing. */
 import type middy from '@middy/core';
 import fc from 'fast-check';
-import { InvalidParameterError } from '../../shared/contract/errors';
-import { routeFor } from '../../shared/contract/routes';
-import { base64DecodedBytes, MAX_BODY_BYTES, parseBody } from '../../shared/http/body-middleware';
-import { type ApiEvent, type ApiResult, newRequestState, type ServiceContext } from '../../shared/http/request-state';
+import { InvalidParameterError } from '../../../../shared/contract/errors';
+import { routeFor } from '../../../../shared/contract/routes';
+import { base64DecodedBytes, MAX_BODY_BYTES, parseBody } from '../../../../shared/http/body-middleware';
+import {
+  type ApiEvent,
+  type ApiResult,
+  newRequestState,
+  type ServiceContext,
+} from '../../../../shared/http/request-state';
 
 function readBody(body: string, isBase64Encoded: boolean) {
   const state = newRequestState(routeFor('get-list'), 'request-1', 0);

@@ -1,11 +1,11 @@
-import { QueryTimeoutError } from '../../shared/contract/errors';
+import { QueryTimeoutError } from '../../../../shared/contract/errors';
 import {
   type EngineTable,
   READ_ONLY_MESSAGE,
   SINGLE_STATEMENT_MESSAGE,
   SqlStatementError,
-} from '../../shared/sql/query-engine';
-import { SqlJsEngine } from '../../shared/sql/sqljs-engine';
+} from '../../../../shared/sql/query-engine';
+import { SqlJsEngine } from '../../../../shared/sql/sqljs-engine';
 
 const orders: EngineTable = {
   name: 'orders',

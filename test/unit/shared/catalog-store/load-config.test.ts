@@ -1,6 +1,6 @@
 /** Configuration validation (docs/interface.md §9): each documented error is refused with its path. */
 import path from 'node:path';
-import { ConfigError, loadConfigFile, parseConfig } from '../../shared/catalog-store/load-config';
+import { ConfigError, loadConfigFile, parseConfig } from '../../../../shared/catalog-store/load-config';
 
 /** Raw configuration JSON, mutated freely by the cases below. */
 // biome-ignore lint/suspicious/noExplicitAny: the cases write invalid shapes on purpose
@@ -54,7 +54,7 @@ describe('configuration validation', () => {
   });
 
   it('accepts the shipped demo configuration', () => {
-    const config = loadConfigFile(path.join(__dirname, '..', '..', 'config', 'demo.json'));
+    const config = loadConfigFile(path.join(__dirname, '..', '..', '..', '..', 'config', 'demo.json'));
     expect(config.datasets.map((d) => d.datasetCode)).toEqual(['customers', 'orders', 'products']);
   });
 
@@ -187,6 +187,6 @@ describe('configuration validation', () => {
   });
 
   it('reports a file that is not JSON, naming the file', () => {
-    expect(() => loadConfigFile(path.join(__dirname, 'config-validation.test.ts'))).toThrow(/is not valid JSON/);
+    expect(() => loadConfigFile(path.join(__dirname, 'load-config.test.ts'))).toThrow(/is not valid JSON/);
   });
 });

@@ -1,6 +1,6 @@
-import type { QueryParamConfig } from '../../shared/catalog/schema';
-import { InvalidParameterError } from '../../shared/contract/errors';
-import { checkQueryParams } from '../../shared/sql/query-params';
+import type { QueryParamConfig } from '../../../../shared/catalog/schema';
+import { InvalidParameterError } from '../../../../shared/contract/errors';
+import { checkQueryParams } from '../../../../shared/sql/query-params';
 
 const declared: Record<string, QueryParamConfig> = {
   region: { type: 'string', required: true },

@@ -4,9 +4,9 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { prepareDocsRequest, signWithWebCrypto } from '../../bin/local/docs-signer';
-import { bodySha256Hex, verifySignature, verifySignatureV2 } from '../../packages/client/src/signature';
-import { NONCE_PATTERN } from '../../packages/client/src/signature-v2';
+import { prepareDocsRequest, signWithWebCrypto } from '../../../../bin/local/docs-signer';
+import { bodySha256Hex, verifySignature, verifySignatureV2 } from '../../../../packages/client/src/signature';
+import { NONCE_PATTERN } from '../../../../packages/client/src/signature-v2';
 
 interface Vector {
   name: string;
@@ -19,7 +19,7 @@ interface Vector {
 }
 
 const vectors: Vector[] = JSON.parse(
-  readFileSync(path.join(__dirname, '..', 'fixtures', 'signature-vectors.json'), 'utf8'),
+  readFileSync(path.join(__dirname, '..', '..', '..', 'fixtures', 'signature-vectors.json'), 'utf8'),
 ).vectors;
 
 it.each(vectors.map((v) => [v.name, v] as const))('WebCrypto signs the vector %s', async (_name, vector) => {

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
-import { buildStringToSign, signRequest, verifySignature } from '../../packages/client/src/signature';
+import { buildStringToSign, signRequest, verifySignature } from '../../../../packages/client/src/signature';
 
 interface Vector {
   name: string;
@@ -17,7 +17,7 @@ interface Vector {
 
 // The published vectors (spec/signature-vectors.json), kept with the tests so they run from any checkout.
 const vectors: Vector[] = JSON.parse(
-  readFileSync(path.join(__dirname, '..', 'fixtures', 'signature-vectors.json'), 'utf8'),
+  readFileSync(path.join(__dirname, '..', '..', '..', 'fixtures', 'signature-vectors.json'), 'utf8'),
 ).vectors;
 
 describe('signature vectors of existing clients', () => {

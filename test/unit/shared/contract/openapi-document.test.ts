@@ -1,7 +1,7 @@
 /** The OpenAPI document lists every route with its request, success and failure shapes, auth and rate-limit headers. */
-import { buildOpenApiDocument } from '../../shared/contract/openapi-document';
-import { executeSqlRequestSchema, getListRequestSchema } from '../../shared/contract/operation-schemas';
-import { ROUTES } from '../../shared/contract/routes';
+import { buildOpenApiDocument } from '../../../../shared/contract/openapi-document';
+import { executeSqlRequestSchema, getListRequestSchema } from '../../../../shared/contract/operation-schemas';
+import { ROUTES } from '../../../../shared/contract/routes';
 
 // biome-ignore lint/suspicious/noExplicitAny: the test walks a JSON document
 const doc = buildOpenApiDocument() as any;

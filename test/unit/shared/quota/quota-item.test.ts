@@ -1,14 +1,14 @@
 /** The quota item's pure logic: why an admission failed, what may be purged, the headers and the messages. */
-import type { Quota } from '../../shared/catalog/catalog';
+import type { Quota } from '../../../../shared/catalog/catalog';
 import {
   admitExpression,
   decodeQuotaItem,
   explainRefusal,
   plainAttributes,
   planPurge,
-} from '../../shared/quota/quota-item';
-import { rateLimitHeaders, rateLimitMessage, tightestWindow } from '../../shared/quota/rate-limit';
-import { currentWindows } from '../../shared/quota/windows';
+} from '../../../../shared/quota/quota-item';
+import { rateLimitHeaders, rateLimitMessage, tightestWindow } from '../../../../shared/quota/rate-limit';
+import { currentWindows } from '../../../../shared/quota/windows';
 
 const at = (iso: string) => Date.parse(iso);
 const NOW = at('2026-11-22T04:10:37Z');

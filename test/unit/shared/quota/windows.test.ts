@@ -1,6 +1,6 @@
 /** Quota window arithmetic: calendar minute, hour and day windows in UTC, their names and the seconds left. */
 import fc from 'fast-check';
-import { currentWindows, parseWindowAttribute, secondsUntil, windowAt } from '../../shared/quota/windows';
+import { currentWindows, parseWindowAttribute, secondsUntil, windowAt } from '../../../../shared/quota/windows';
 
 const at = (iso: string) => Date.parse(iso);
 

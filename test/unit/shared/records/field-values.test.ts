@@ -1,8 +1,8 @@
 /** Type validation of record values (docs/interface.md §4), one rule per type, without I/O. */
 import fc from 'fast-check';
-import type { FieldConfig } from '../../shared/catalog/schema';
-import { fromStoredValue, toStoredValue } from '../../shared/records/field-values';
-import { formatTimestamp } from '../../shared/records/timestamps';
+import type { FieldConfig } from '../../../../shared/catalog/schema';
+import { fromStoredValue, toStoredValue } from '../../../../shared/records/field-values';
+import { formatTimestamp } from '../../../../shared/records/timestamps';
 
 const field = (type: FieldConfig['type'], extra: Partial<FieldConfig> = {}): FieldConfig => ({
   name: 'f',

@@ -6,18 +6,19 @@ import { DynamoDBClient, InternalServerError } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { signRequest } from '../../packages/client/src/signature';
-import { FileKeyStore } from '../../shared/auth/file-key-store';
-import { createDocumentClient } from '../../shared/aws/dynamodb';
-import { StaticCatalogProvider } from '../../shared/catalog/catalog-provider';
-import type { CatalogConfig } from '../../shared/catalog/schema';
-import { createHandler } from '../../shared/composition/pipeline';
-import { setLogSink } from '../../shared/observability/request-log';
-import { getOneOperation } from '../../shared/operations/get-one';
-import { QuotaStore } from '../../shared/quota/quota-store';
-import { DatasetBookkeeping } from '../../shared/records/dataset-bookkeeping';
-import { ListReader } from '../../shared/records/list-reader';
-import { RecordStore } from '../../shared/records/record-store';
+import { signRequest } from '../../../../packages/client/src/signature';
+import { FileKeyStore } from '../../../../shared/auth/file-key-store';
+import { createDocumentClient } from '../../../../shared/aws/dynamodb';
+import { StaticCatalogProvider } from '../../../../shared/catalog/catalog-provider';
+import type { CatalogConfig } from '../../../../shared/catalog/schema';
+import { createHandler } from '../../../../shared/composition/pipeline';
+import { setLogSink } from '../../../../shared/observability/request-log';
+import { getOneOperation } from '../../../../shared/operations/get-one';
+import { QuotaStore } from '../../../../shared/quota/quota-store';
+import { DatasetBookkeeping } from '../../../../shared/records/dataset-bookkeeping';
+import { ListReader } from '../../../../shared/records/list-reader';
+import { RecordStore } from '../../../../shared/records/record-store';
+import { failureWith } from '../../../support/failure-envelope';
 
 const config: CatalogConfig = {
   applications: [
@@ -89,13 +90,9 @@ it('answers 3001 with the request id and no internals when DynamoDB fails', asyn
     .rejects(new InternalServerError({ message: 'Internal error in table records-table-prod', $metadata: {} }));
   const result = await handler(signedEvent(), context);
   expect(result.statusCode).toBe(500);
-  expect(JSON.parse(result.body)).toEqual({
-    success: false,
-    msg: null,
-    data: null,
-    errorCode: 3001,
-    errorMsg: 'internal error; quote request id req-3001-test when reporting it',
-  });
+  expect(JSON.parse(result.body)).toEqual(
+    failureWith(3001, 'internal error; quote request id req-3001-test when reporting it'),
+  );
   expect(result.body).not.toContain('records-table-prod');
   expect(result.headers?.['X-Request-Id']).toBe('req-3001-test');
   const line = lines.at(-1);

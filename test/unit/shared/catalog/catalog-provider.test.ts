@@ -1,6 +1,6 @@
 /** The catalog cache: refresh after its TTL, last good copy while the table fails, bounded staleness. */
-import { CachedCatalogProvider } from '../../shared/catalog/catalog-provider';
-import type { CatalogConfig } from '../../shared/catalog/schema';
+import { CachedCatalogProvider } from '../../../../shared/catalog/catalog-provider';
+import type { CatalogConfig } from '../../../../shared/catalog/schema';
 
 const config = (name: string): CatalogConfig => ({
   applications: [{ appCode: 'app-a', name }],

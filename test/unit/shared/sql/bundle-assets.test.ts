@@ -1,7 +1,7 @@
 import path from 'node:path';
-import { locateSqlAssets, SQL_BUNDLE_ASSETS, sqlBundleCopyCommands } from '../../shared/sql/bundle-assets';
+import { locateSqlAssets, SQL_BUNDLE_ASSETS, sqlBundleCopyCommands } from '../../../../shared/sql/bundle-assets';
 
-const root = path.resolve(__dirname, '../..');
+const root = path.resolve(__dirname, '../../../..');
 
 describe('SQL engine assets', () => {
   it('lists the worker, the sql.js loader and its WASM binary', () => {

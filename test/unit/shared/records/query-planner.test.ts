@@ -1,10 +1,10 @@
 /** The planner's choice of access path, residual and order source, for the cases that decide cost. */
-import type { Dataset } from '../../shared/catalog/catalog';
-import type { FieldConfig } from '../../shared/catalog/schema';
-import { parseListParams } from '../../shared/records/filter-parser';
-import { indexLayout } from '../../shared/records/index-attributes';
-import { planListQuery } from '../../shared/records/query-planner';
-import { encodeIndexKey } from '../../shared/records/value-encoding';
+import type { Dataset } from '../../../../shared/catalog/catalog';
+import type { FieldConfig } from '../../../../shared/catalog/schema';
+import { parseListParams } from '../../../../shared/records/filter-parser';
+import { indexLayout } from '../../../../shared/records/index-attributes';
+import { planListQuery } from '../../../../shared/records/query-planner';
+import { encodeIndexKey } from '../../../../shared/records/value-encoding';
 
 const FIELDS: FieldConfig[] = [
   { name: 'name', type: 'string', indexed: true },

@@ -1,6 +1,6 @@
-import { compilePlaceholders, orderParams } from '../../shared/sql/placeholders';
-import { SqlStatementError } from '../../shared/sql/query-engine';
-import { firstKeyword, hasSeveralStatements, referencedNames, splitSql } from '../../shared/sql/sql-lexer';
+import { compilePlaceholders, orderParams } from '../../../../shared/sql/placeholders';
+import { SqlStatementError } from '../../../../shared/sql/query-engine';
+import { firstKeyword, hasSeveralStatements, referencedNames, splitSql } from '../../../../shared/sql/sql-lexer';
 
 describe('compilePlaceholders', () => {
   it('turns each #{name} into a numbered parameter, reusing the number of a repeated name', () => {
