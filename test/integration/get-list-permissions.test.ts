@@ -4,7 +4,7 @@
  * answered exactly as for a field the dataset does not have (1001).
  */
 import path from 'node:path';
-import { expectFailure, failureWith } from '../support/failure-envelope';
+import { failureWith } from '../support/failure-envelope';
 import { type AppCredentials, ServiceHarness } from '../support/service-harness';
 
 const harness = new ServiceHarness(path.join(__dirname, '..', 'fixtures', 'list-config.json'));
