@@ -5,7 +5,7 @@
  */
 
 import { type LocalServer, startLocalServer } from '../bin/local-server';
-import { signRequest } from '../shared/auth/signature';
+import { signRequest } from '../packages/client/src/signature';
 
 const APP = { appCode: 'app-demo', accessKey: 'ak-7f3c9a1b2d4e', secret: 'sk-demo-secret' };
 

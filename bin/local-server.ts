@@ -3,7 +3,7 @@
  * handlers as in Lambda, behind an HTTP server that speaks API Gateway's proxy events, over an embedded
  * DynamoDB-compatible store (dynalite) and the file-backed key store.
  *
- *   npm start -- [--config <file>] [--port <n>] [--data-dir <dir>] [--dynamodb-endpoint <url>] [--quiet]
+ *   npm start -- [--config <file>] [--port <n>] [--data-dir <dir>] [--dynamodb-endpoint <url>] [--log text|json] [--quiet]
  *
  * With --dynamodb-endpoint the service runs against that DynamoDB endpoint (moto's server, DynamoDB Local, ...)
  * in the region AWS_REGION names, instead of starting the embedded store.
@@ -12,6 +12,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { signedCurl } from '../packages/client/src/cli/signed-curl';
 import { createDocumentClient } from '../shared/aws/dynamodb';
 import type { CatalogConfig } from '../shared/catalog/schema';
 import { writeCatalog } from '../shared/catalog-store/catalog-store';
@@ -30,7 +31,8 @@ import {
   startEmbeddedDynamo,
 } from './local/embedded-dynamo';
 import { createLambdaHttpServer, type ProxyHandler } from './local/lambda-http';
-import { signedCurl } from './local/signed-curl';
+import { recordLocalServiceUrl } from './local/service-address';
+import { createTerminalLog } from './local/terminal-log';
 
 export { DEFAULT_CONFIG };
 
@@ -49,6 +51,11 @@ export interface LocalServerOptions {
   dropTablesOnClose?: boolean;
   /** Where the request log lines go (default: standard output). */
   logSink?: (line: string) => void;
+  /**
+   * One short readable line per request (method, path, status, ms, units) to this writer instead of the JSON
+   * lines: the terminal's log.
+   */
+  textLog?: (line: string) => void;
   /** How each route's handler is loaded (default: the TypeScript sources under functions/). */
   loadHandler?: (functionFile: string) => Promise<ProxyHandler | undefined>;
 }
@@ -97,7 +104,9 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     STAGE: 'local',
     CORS_ALLOW_ORIGIN: '*',
   });
-  if (options.logSink) setLogSink(options.logSink);
+  const terminalLog = options.textLog ? createTerminalLog(options.textLog) : undefined;
+  if (terminalLog) setLogSink(terminalLog.logSink);
+  else if (options.logSink) setLogSink(options.logSink);
 
   const loadHandler = options.loadHandler ?? loadSourceHandler;
   const handlers = new Map<string, ProxyHandler>();
@@ -114,7 +123,14 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
   let url = '';
   const server = createLambdaHttpServer({
     handlers,
-    pages: new Map([['/health', () => ({ contentType: 'application/json', body: health })], ...docsPages(() => url)]),
+    pages: new Map([
+      ['/health', () => ({ contentType: 'application/json', body: health })],
+      ...docsPages(
+        () => url,
+        () => config.applications,
+      ),
+    ]),
+    ...(terminalLog ? { onResponse: terminalLog.onResponse } : {}),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -170,18 +186,21 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
       port: { type: 'string' },
       'data-dir': { type: 'string' },
       'dynamodb-endpoint': { type: 'string' },
+      log: { type: 'string' },
       quiet: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) {
     process.stdout.write(
-      `Usage: ${command} [--config <file>] [--port <n>] [--data-dir <dir>] [--dynamodb-endpoint <url>] [--quiet]\n` +
+      `Usage: ${command} [--config <file>] [--port <n>] [--data-dir <dir>] [--dynamodb-endpoint <url>] [--log text|json] [--quiet]\n` +
         '  --config             configuration file (default: config/demo.json)\n' +
         '  --port               HTTP port (default: 3000)\n' +
         '  --data-dir           where records persist (default: .data); a fresh directory is a fresh store\n' +
         '  --dynamodb-endpoint  run against this DynamoDB endpoint (e.g. moto, DynamoDB Local) instead of the\n' +
         '                       embedded store, in the region AWS_REGION names; tables das-local-* are created there\n' +
+        '  --log                text: one short line per request (the default on a terminal);\n' +
+        '                       json: the JSON lines a deployment writes (the default when output is not a terminal)\n' +
         '  --quiet              do not print the request log lines\n',
     );
     return;
@@ -193,6 +212,10 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
   if (endpoint !== undefined && !/^https?:\/\/\S+$/.test(endpoint)) {
     throw new Error(`--dynamodb-endpoint must be an http(s) URL, not ${endpoint}`);
   }
+  if (values.log !== undefined && values.log !== 'text' && values.log !== 'json')
+    throw new Error(`--log must be text or json, not ${values.log}`);
+  const log = values.quiet ? 'none' : (values.log ?? (process.stdout.isTTY ? 'text' : 'json'));
+  const writeLine = (line: string) => process.stdout.write(`${line}\n`);
   const server = await startLocalServer({
     configFile: values.config,
     port,
@@ -202,12 +225,15 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
           dynamodb: { endpoint, ...endpointTarget() },
         }
       : {}),
-    logSink: values.quiet ? () => undefined : undefined,
+    ...(log === 'none' ? { logSink: () => undefined } : {}),
+    ...(log === 'text' ? { textLog: writeLine } : {}),
   });
+  const forgetAddress = recordLocalServiceUrl(server.url);
   const example = firstRequestExample(server);
   process.stdout.write(
     [
       `Data access service listening on ${server.url}`,
+      `Other shells reach it with: export DAS_URL=${server.url}   (das and npm run sign in this checkout find it)`,
       `Configuration: ${server.configFile} (${server.config.applications.length} applications, ${server.config.datasets.length} datasets, ${server.config.queries?.length ?? 0} queries)`,
       endpoint
         ? `Records are in the tables das-local-* at ${endpoint} (region ${endpointTarget().region})`
@@ -229,6 +255,7 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
     ].join('\n'),
   );
   const stop = () => {
+    forgetAddress();
     server.close().then(() => process.exit(0));
   };
   process.once('SIGINT', stop);

@@ -23,6 +23,17 @@ export interface LambdaHttpOptions {
   handlers: ReadonlyMap<string, ProxyHandler>;
   /** Extra GET endpoints of the local server (health, documents). */
   pages?: ReadonlyMap<string, () => { contentType: string; body: string | Buffer }>;
+  /** Told of every answered request (the terminal's request log). */
+  onResponse?: (answered: AnsweredRequest) => void;
+}
+
+export interface AnsweredRequest {
+  method: string;
+  path: string;
+  status: number;
+  durationMs: number;
+  /** Set when an operation's handler ran. */
+  requestId?: string;
 }
 
 function envelope(status: number, errorCode: number, errorMsg: string) {
@@ -102,8 +113,22 @@ function send(res: ServerResponse, result: APIGatewayProxyResult): void {
 export function createLambdaHttpServer(options: LambdaHttpOptions): Server {
   const routesByPath = new Map(ROUTES.map((route) => [route.path, route]));
   return createServer(async (req, res) => {
+    const started = Date.now();
+    const path = (req.url ?? '/').split('?')[0] as string;
+    let requestId: string | undefined;
+    if (options.onResponse) {
+      const report = options.onResponse;
+      res.once('finish', () =>
+        report({
+          method: req.method ?? 'GET',
+          path,
+          status: res.statusCode,
+          durationMs: Date.now() - started,
+          ...(requestId ? { requestId } : {}),
+        }),
+      );
+    }
     try {
-      const path = (req.url ?? '/').split('?')[0] as string;
       const page = req.method === 'GET' ? options.pages?.get(path) : undefined;
       if (page) {
         const { contentType, body } = page();
@@ -137,7 +162,7 @@ export function createLambdaHttpServer(options: LambdaHttpOptions): Server {
         send(res, envelope(400, 1001, 'request body is larger than 1 MB (1048576 bytes)'));
         return;
       }
-      const requestId = randomUUID();
+      requestId = randomUUID();
       send(res, await handler(toEvent(req, route, body, requestId), toContext(route, requestId)));
     } catch (error) {
       // A handler never throws (the envelope answers every error); this is the server's own failure.

@@ -51,6 +51,13 @@ export function createHandler(operation: Operation, options: HandlerOptions = {}
           applicationKeys: (appCode) => lazy().keys.applicationKeys(appCode),
           defaultSecret: () => lazy().keys.defaultSecret(),
         },
+        nonces: {
+          claim: (appCode, nonce, expiresAtMs, capacity) => {
+            const nonces = lazy().nonces;
+            if (!nonces) throw new Error('no nonce store is configured');
+            return nonces.claim(appCode, nonce, expiresAtMs, capacity);
+          },
+        },
         now,
       }),
     )

@@ -14,7 +14,7 @@ export const createOperation: Operation = {
   async run(context, body) {
     const { dataset, grant, caller, ports, telemetry, catalog, now } = dataContext(context);
     const appCode = caller.application.appCode;
-    const changes = validateChanges(dataset, readParamMap(body), 'create');
+    const changes = validateChanges(dataset, readParamMap(body), 'create', visibleFields(grant));
     assertWritable(grant, changes, appCode, dataset.datasetCode);
     const createdAt = now();
     // The id carries the creation time, so gmt_create and the id's order agree.

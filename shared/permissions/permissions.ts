@@ -128,5 +128,5 @@ export function updateScopeCondition(
       throw outsideScope(appCode, datasetCode);
     }
   }
-  return compileFilterExpression(scope, 'rf');
+  return compileFilterExpression(scope, 'rf', 'condition');
 }

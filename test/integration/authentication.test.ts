@@ -42,7 +42,7 @@ describe('a correctly signed request', () => {
     const signed = await harness.call(LIST, listBody, { headers: {} });
     expect(signed.status).toBe(200);
     const ts = String(Date.now());
-    const { signRequest } = await import('../../shared/auth/signature');
+    const { signRequest } = await import('../../packages/client/src/signature');
     const token = signRequest(
       { accessKey: MAIN_APP.accessKey, appCode: 'app-main', datasetCode: 'notes', timeStamp: ts },
       MAIN_APP.secret,

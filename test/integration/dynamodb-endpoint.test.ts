@@ -7,7 +7,7 @@ import { ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { type EmbeddedDynamo, startEmbeddedDynamo } from '../../bin/local/embedded-dynamo';
 import { type LocalServer, runServe, startLocalServer } from '../../bin/local-server';
-import { signRequest } from '../../shared/auth/signature';
+import { signRequest } from '../../packages/client/src/signature';
 import { createDocumentClient } from '../../shared/aws/dynamodb';
 import { datasetPartitionKey } from '../../shared/records/item-keys';
 import { FIXTURE_CONFIG, MAIN_APP } from '../support/service-harness';

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type LocalServer, type LocalServerOptions, startLocalServer } from '../../bin/local-server';
-import { signRequest } from '../../shared/auth/signature';
+import { signRequest } from '../../packages/client/src/signature';
 import { createDocumentClient, endpointClientConfig } from '../../shared/aws/dynamodb';
 import { endpointTarget, environment } from '../../shared/runtime/environment';
 import { bundleLoader, captureLogLines } from './synthesized-bundles';

@@ -2,11 +2,13 @@
  * `das call <operation>`: sign and send one request with the TypeScript client (so the CLI exercises the same
  * code callers use), print the envelope, and exit non-zero when it is a failure.
  */
-import { createClient, RequestTimeoutError, TransportError } from '../../client';
-import { routeFor } from '../../shared/contract/routes';
-import { CommandFailure, type CommandIo, integerOption, parseCommandArgs, UsageError } from './cli-io';
-import { CREDENTIAL_HELP, CREDENTIAL_OPTIONS, resolveCredentials } from './credentials';
-import { operationName } from './operation-names';
+import { RequestTimeoutError, TransportError } from '../errors.js';
+import { createClient } from '../index.js';
+import { routeFor } from '../operations.js';
+import { CommandFailure, type CommandIo, integerOption, parseCommandArgs, UsageError } from './cli-io.js';
+import { CREDENTIAL_HELP, CREDENTIAL_OPTIONS, resolveCredentials } from './credentials.js';
+import { operationName } from './operation-names.js';
+import { connectionHint, serviceUrl, URL_HELP } from './service-url.js';
 
 const HELP = 'das call --help';
 
@@ -17,7 +19,7 @@ Operations: get-list, get-one, create, update, execute-sql (or getList, getOne, 
 Prints the response envelope as JSON. Exit code 0 on success, 1 on a failure envelope or no answer, 2 on a
 wrong command line. A 4001 is retried (up to 3 attempts) after the Retry-After the service asks for.
 
-  --url <base>        the service (env DAS_URL; default http://127.0.0.1:3000)
+${URL_HELP}
 ${CREDENTIAL_HELP}
   --dataset <code>    the dataset (data operations; optional for execute-sql)
   --param name=value  a parameter as text; repeatable. Data operations: a paramMap entry;
@@ -114,8 +116,9 @@ export async function runCall(args: string[], io: CommandIo): Promise<void> {
   }
 
   const credentials = resolveCredentials(values, io, HELP);
+  const baseUrl = serviceUrl(values.url, io);
   const client = createClient({
-    baseUrl: values.url ?? (io.env.DAS_URL || undefined) ?? 'http://127.0.0.1:3000',
+    baseUrl,
     appCode: credentials.appCode,
     accessKey: credentials.accessKey,
     signingSecret: credentials.secret,
@@ -130,6 +133,8 @@ export async function runCall(args: string[], io: CommandIo): Promise<void> {
       );
     }
   } catch (error) {
+    if (error instanceof TransportError && error.httpStatus === undefined && !(error instanceof RequestTimeoutError))
+      throw new CommandFailure(connectionHint(baseUrl, error));
     if (error instanceof RequestTimeoutError || error instanceof TransportError)
       throw new CommandFailure(error.message);
     throw error;

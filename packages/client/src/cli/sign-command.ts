@@ -2,11 +2,12 @@
  * `das sign`: the four signed headers of a request, for curl, Postman or a hand-written client; with --curl a
  * complete signed curl command (what `npm run sign` prints).
  */
-import { ROUTES, routeFor } from '../../shared/contract/routes';
-import { signedCurl, signedHeaders } from '../local/signed-curl';
-import { type CommandIo, integerOption, parseCommandArgs, UsageError } from './cli-io';
-import { CREDENTIAL_HELP, CREDENTIAL_OPTIONS, resolveCredentials } from './credentials';
-import { operationName } from './operation-names';
+import { OPERATIONS, routeFor } from '../operations.js';
+import { type CommandIo, integerOption, parseCommandArgs, UsageError } from './cli-io.js';
+import { CREDENTIAL_HELP, CREDENTIAL_OPTIONS, resolveCredentials } from './credentials.js';
+import { operationName } from './operation-names.js';
+import { serviceUrl } from './service-url.js';
+import { signedCurl, signedHeaders } from './signed-curl.js';
 
 const HELP = 'das sign --help';
 
@@ -21,9 +22,10 @@ ${CREDENTIAL_HELP}
   --timestamp <ms>    sign for this time instead of now (milliseconds since the epoch)
   --json              print the headers as a JSON object
   --curl              print a signed curl command instead (npm run sign does this)
-  --op <operation>    with --curl: ${ROUTES.map((r) => r.operation).join(', ')} (default get-list)
+  --op <operation>    with --curl: ${OPERATIONS.map((r) => r.operation).join(', ')} (default get-list)
   --body <json>       with --curl: the paramMap (data operations) or the body fields (execute-sql)
-  --url <base>        with --curl: the service (env DAS_URL; default http://127.0.0.1:3000)
+  --url <base>        with --curl: the service (env DAS_URL; default: the local service npm start
+                      runs, else http://127.0.0.1:3000)
 
 Examples:
   das sign --app app-demo --dataset orders --key ak-7f3c9a1b2d4e --secret sk-demo-secret
@@ -85,7 +87,7 @@ export function runSign(args: string[], io: CommandIo): void {
   const body = route.requiresDataset
     ? { appCode: credentials.appCode, datasetCode, paramMap: extra }
     : { appCode: credentials.appCode, ...(datasetCode ? { datasetCode } : {}), ...extra };
-  const baseUrl = (values.url ?? (io.env.DAS_URL || undefined) ?? 'http://127.0.0.1:3000').replace(/\/+$/, '');
+  const baseUrl = serviceUrl(values.url, io).replace(/\/+$/, '');
   io.out(
     `${signedCurl({ baseUrl, path: route.path, ...credentials, datasetCode, body, ...(timeStamp === undefined ? {} : { timeStamp }) })}\n`,
   );

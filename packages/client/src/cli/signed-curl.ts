@@ -1,5 +1,5 @@
 /** A ready-to-paste, signed curl command: what the local server prints on start and `npm run sign` prints. */
-import { signRequest } from '../../shared/auth/signature';
+import { signRequest } from '../signature.js';
 
 export interface CurlRequest {
   baseUrl: string;

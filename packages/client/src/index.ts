@@ -3,8 +3,8 @@
  * and in browsers.
  *
  * - Server mode, `createClient({ baseUrl, appCode, accessKey, signingSecret })`: every request is signed with
- *   the same module the service verifies with (`shared/auth/signature.ts`, loaded on first use because it
- *   needs `node:crypto`).
+ *   the same module the service verifies with (`./signature`, loaded on first use because it needs
+ *   `node:crypto`).
  * - Browser mode, `createClient({ baseUrl, appCode, token })`: the access key must never reach a browser, so a
  *   trusted server mints `{token, timeStamp, expiresAt}` (`das token`, or `mintBrowserToken`) and the client
  *   only sends it.
@@ -12,20 +12,23 @@
  * Failure envelopes become typed errors (`./errors`); 4001 is retried with backoff, honouring `Retry-After`,
  * a bounded number of times; each attempt is aborted after `timeoutMs` (30 s, as docs/interface.md §7 advises).
  */
-import type { SignatureInput } from '../shared/auth/signature';
+import { RequestTimeoutError, serviceCallError, TransportError } from './errors.js';
+import { type OperationName, routeFor } from './operations.js';
+import type { SignatureInput } from './signature.js';
 import type {
   DataRecord,
   GetListParams,
   ListResult as ListResultShape,
   SqlParamValue,
   SqlResult as SqlResultShape,
-} from '../shared/contract/operation-schemas';
-import { type OperationName, routeFor } from '../shared/contract/routes';
-import { RequestTimeoutError, serviceCallError, TransportError } from './errors';
+} from './types.js';
 
-export type { GetListParams, SortEntry, SqlParamValue } from '../shared/contract/operation-schemas';
-export type { OperationName } from '../shared/contract/routes';
-export * from './errors';
+// Signing needs node:crypto, so it is a subpath of its own (`/signature`, `/browser-token`): browser bundles of
+// this entry never load it.
+export * from './errors.js';
+export { OPERATIONS, type OperationName, type OperationRoute, routeFor } from './operations.js';
+export type { SignatureInput } from './signature.js';
+export type * from './types.js';
 
 /** A token minted by a trusted server for one application (and dataset), valid for 10 minutes. */
 export interface PreSignedToken {
@@ -69,6 +72,11 @@ interface CommonOptions {
 export interface KeyClientOptions extends CommonOptions {
   accessKey: string;
   signingSecret: string;
+  /**
+   * 2 for an application configured with `signatureVersion: 2` (contract §16): each request is also signed
+   * over its body, method and path with a new nonce. Default 1.
+   */
+  signatureVersion?: 1 | 2;
   token?: never;
 }
 
@@ -163,7 +171,7 @@ let signer: Promise<Signer> | undefined;
 
 /** The service's own signing module, loaded only in server mode so browser bundles never evaluate node:crypto. */
 function loadSigner(): Promise<Signer> {
-  signer ??= import('../shared/auth/signature').then((module) => module.signRequest);
+  signer ??= import('./signature.js').then((module) => module.signRequest);
   return signer;
 }
 
@@ -207,20 +215,32 @@ export function createClient(options: ClientOptions): DataAccessClient {
     throw new Error('createClient needs accessKey and signingSecret (server mode) or token (browser mode)');
   }
 
-  async function signedHeaders(operation: OperationName, datasetCode: string | undefined) {
+  async function signedHeaders(operation: OperationName, datasetCode: string | undefined, payload: string) {
     let timeStamp: string;
     let token: string;
+    const extra: Record<string, string> = {};
     if (options.token) {
       const minted = await options.token({ operation, appCode: options.appCode, datasetCode });
       timeStamp = String(minted.timeStamp);
       token = minted.token;
     } else {
       timeStamp = String(now());
-      const sign = await loadSigner();
-      token = sign(
-        { accessKey: options.accessKey, appCode: options.appCode, datasetCode, timeStamp },
-        options.signingSecret,
-      );
+      const input = { accessKey: options.accessKey, appCode: options.appCode, datasetCode, timeStamp };
+      if (options.signatureVersion === 2) {
+        // WebCrypto, no node:crypto: the same signer a browser page can use.
+        const v2 = await import('./signature-v2.js');
+        const nonce = v2.newNonce();
+        const route = routeFor(operation);
+        token = await v2.signRequestV2Web(
+          { ...input, bodySha256: await v2.sha256Hex(payload), method: route.method, nonce, path: route.path },
+          options.signingSecret,
+        );
+        extra[v2.SIGN_VERSION_HEADER] = '2';
+        extra[v2.NONCE_HEADER] = nonce;
+      } else {
+        const sign = await loadSigner();
+        token = sign(input, options.signingSecret);
+      }
     }
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
@@ -229,7 +249,7 @@ export function createClient(options: ClientOptions): DataAccessClient {
       'X-Token': token,
     };
     if (datasetCode) headers['X-Dataset-Code'] = datasetCode;
-    return headers;
+    return { ...headers, ...extra };
   }
 
   /** One HTTP exchange, aborted after the timeout (the body read included). */
@@ -272,7 +292,8 @@ export function createClient(options: ClientOptions): DataAccessClient {
     } catch (error) {
       if (timedOut) throw new RequestTimeoutError(timeoutMs);
       if (error instanceof TransportError || signal?.aborted) throw error;
-      throw new TransportError(`request to ${url} failed: ${(error as Error).message}`, undefined, { cause: error });
+      const reason = ((error as Error).cause as Error | undefined)?.message ?? (error as Error).message;
+      throw new TransportError(`request to ${url} failed: ${reason}`, undefined, { cause: error });
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', forwardAbort);
@@ -292,7 +313,7 @@ export function createClient(options: ClientOptions): DataAccessClient {
     const attempts = Math.max(1, Math.floor(retry.maxAttempts));
     for (let n = 1; ; n += 1) {
       // Signed afresh each time: a retry may come minutes later, and the token is bound to its timestamp.
-      const headers = await signedHeaders(operation, datasetCode);
+      const headers = await signedHeaders(operation, datasetCode, payload);
       const response = await attempt(
         `${baseUrl}${route.path}`,
         { method: route.method, headers, body: payload },
