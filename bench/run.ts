@@ -10,6 +10,7 @@ const BENCHMARKS: Record<string, string> = {
   capacity: './capacity',
   throughput: './throughput',
   'cold-start': './cold-start',
+  auth: './auth',
 };
 
 interface BenchmarkModule {

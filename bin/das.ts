@@ -27,6 +27,11 @@ const COMMANDS: Record<string, CommandEntry> = {
     summary: 'print the OpenAPI document (--write: refresh docs/openapi.json, docs/config.schema.json)',
     run: async (args, io) => (await import('./cli/openapi-command')).runOpenApi(args, io),
   },
+  'user-key': {
+    synopsis: 'user-key create',
+    summary: 'make a personal access key for a user; shows the key once, and its digest',
+    run: async (args, io) => (await import('./cli/user-key-command')).runUserKey(args, io),
+  },
 };
 
 const EXAMPLES = [
@@ -34,6 +39,7 @@ const EXAMPLES = [
   'das config validate config/demo.json',
   'das sign --app app-demo --dataset orders --key ak-7f3c9a1b2d4e --secret sk-demo-secret',
   'das call get-list --dataset orders --param pageSize:=5',
+  'das user-key create --app app-demo --user alice',
 ];
 
 /** The repository's defaults: the demo configuration's keys, validated as the service loads them. */

@@ -17,7 +17,7 @@ import { createDocumentClient } from '../shared/aws/dynamodb';
 import type { CatalogConfig } from '../shared/catalog/schema';
 import { writeCatalog } from '../shared/catalog-store/catalog-store';
 import { ConfigError, loadConfigFile } from '../shared/catalog-store/load-config';
-import { ROUTES } from '../shared/contract/routes';
+import { operationRoutes } from '../shared/contract/client-routes';
 import { setLogSink } from '../shared/observability/request-log';
 import { endpointTarget } from '../shared/runtime/environment';
 import { DEFAULT_CONFIG } from './local/default-config';
@@ -111,7 +111,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
   const loadHandler = options.loadHandler ?? loadSourceHandler;
   const handlers = new Map<string, ProxyHandler>();
   try {
-    for (const route of ROUTES) {
+    for (const route of operationRoutes()) {
       const handler = await loadHandler(route.functionFile);
       if (handler) handlers.set(route.operation, handler);
     }

@@ -149,8 +149,10 @@ export class OperationFunction extends Construct {
     const recordIndexes = props.tables.records.definition.globalSecondaryIndexes.map(
       (index) => `${records}/index/${index.indexName}`,
     );
-    role.addToPolicy(new PolicyStatement({ actions: RECORD_QUERY_ACTIONS, resources: [records, ...recordIndexes] }));
-    role.addToPolicy(new PolicyStatement({ actions: RECORD_GET_ACTIONS, resources: [records] }));
+    if (props.route.readsRecords !== false) {
+      role.addToPolicy(new PolicyStatement({ actions: RECORD_QUERY_ACTIONS, resources: [records, ...recordIndexes] }));
+      role.addToPolicy(new PolicyStatement({ actions: RECORD_GET_ACTIONS, resources: [records] }));
+    }
     if (props.route.writes) {
       role.addToPolicy(new PolicyStatement({ actions: RECORD_WRITE_ACTIONS, resources: [records] }));
     } else if (props.route.writesDatasetMeta) {
@@ -171,26 +173,29 @@ export class OperationFunction extends Construct {
     role.addToPolicy(
       new PolicyStatement({ actions: ['dynamodb:UpdateItem'], resources: [tableArn(props.tables.quota)] }),
     );
-    // Each application's secret by name: an application that is not deployed has no secret to read.
-    role.addToPolicy(
-      new PolicyStatement({
-        actions: ['secretsmanager:GetSecretValue'],
-        resources: [...props.secrets.applicationSecretNames, props.secrets.defaultSecretName].map(secretArn),
-      }),
-    );
-    if (props.encryptionKey) {
-      // Secrets under a customer-managed key are decrypted with the caller's permission, through Secrets Manager only.
+    // Each application's secret by name: an application that is not deployed has no secret to read. A function
+    // with no signed path (client-key mode only) verifies no signature and reads no secret.
+    if (props.route.mode !== 'client') {
       role.addToPolicy(
         new PolicyStatement({
-          actions: ['kms:Decrypt'],
-          resources: [props.encryptionKey.keyArn],
-          conditions: { StringEquals: { 'kms:ViaService': `secretsmanager.${stack.region}.amazonaws.com` } },
+          actions: ['secretsmanager:GetSecretValue'],
+          resources: [...props.secrets.applicationSecretNames, props.secrets.defaultSecretName].map(secretArn),
         }),
       );
+      if (props.encryptionKey) {
+        // Secrets under a customer-managed key are decrypted with the caller's permission, through Secrets Manager only.
+        role.addToPolicy(
+          new PolicyStatement({
+            actions: ['kms:Decrypt'],
+            resources: [props.encryptionKey.keyArn],
+            conditions: { StringEquals: { 'kms:ViaService': `secretsmanager.${stack.region}.amazonaws.com` } },
+          }),
+        );
+      }
     }
 
     this.function = new NodejsFunction(this, 'Function', {
-      description: `${props.stage}: POST ${props.route.path} (${props.route.operation})`,
+      description: `${props.stage}: ${props.route.method} ${props.route.path} (${props.route.operation})`,
       entry: props.entry,
       handler: 'handler',
       projectRoot: props.projectRoot,

@@ -1,7 +1,7 @@
 /**
- * The REST API: one POST route per operation in the shared route list, each a proxy integration to its own
- * Lambda, with CORS for browser callers, JSON access logs, a stage-wide throttle as a coarse shield in front of
- * the per-application quotas, the contract's envelope on API Gateway's own refusals, and an optional WAF.
+ * The REST API: one POST route per operation in the shared route list, and its `/client/` twin (client-key
+ * mode), each pair a proxy integration to the operation's own Lambda, with CORS for browser callers, JSON access
+ * logs, a stage-wide throttle as a coarse shield in front of the per-application quotas, the contract's envelope on API Gateway's own refusals, and an optional WAF.
  */
 import type { RemovalPolicy } from 'aws-cdk-lib';
 import {
@@ -16,6 +16,7 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
+import { serviceRoutes } from '../shared/contract/client-routes';
 import { addGatewayRefusals, EXPOSED_HEADERS } from './gateway-responses';
 import { acknowledge } from './nag-acknowledgements';
 import type { OperationFunction } from './operation-function';
@@ -130,17 +131,19 @@ export class ServiceApi extends Construct {
       ...(cors ? { defaultCorsPreflightOptions: cors } : {}),
     });
 
+    // Each operation's function serves its signed path and its /client/ path (client-key mode, docs/interface.md §14).
+    const routes = serviceRoutes();
     for (const operation of props.operations) {
-      const resource = this.api.root.resourceForPath(operation.route.path);
-      resource.addMethod(
-        operation.route.method,
-        new LambdaIntegration(operation.function, { proxy: true, allowTestInvoke: false }),
-      );
+      const integration = new LambdaIntegration(operation.function, { proxy: true, allowTestInvoke: false });
+      for (const route of routes.filter((r) => r.operation === operation.route.operation)) {
+        this.api.root.resourceForPath(route.path).addMethod(route.method, integration);
+      }
     }
 
+    const served = new Set(props.operations.map((operation) => operation.route.operation));
     addGatewayRefusals(
       this.api,
-      props.operations.map((operation) => operation.route),
+      routes.filter((route) => served.has(route.operation)),
       props.corsAllowOrigin,
     );
 
@@ -162,7 +165,8 @@ export class ServiceApi extends Construct {
         id: 'AwsSolutions-APIG4',
         reason:
           "Callers authenticate with the contract's signed headers (X-App-Code, X-Time-Stamp, X-Token), verified " +
-          'in the function against Secrets Manager; CORS preflight (OPTIONS) must stay unauthenticated.',
+          'in the function against Secrets Manager, or on /client/ paths with a personal access key (X-User-AK) ' +
+          'verified in the function by its digest; CORS preflight (OPTIONS) must stay unauthenticated.',
       },
       {
         id: 'AwsSolutions-COG4',

@@ -1,7 +1,7 @@
 /**
  * The per-stage CloudWatch dashboard: operations (Lambda), the API, DynamoDB and the business metrics of the
- * request log (errors by code, auth failures, quota rejections, capacity per operation, SQL time). Everything
- * comes from metrics that exist without extra infrastructure.
+ * request log (errors by code, auth failures, quota rejections, capacity per operation, SQL time, signed and
+ * client-key traffic). Everything comes from metrics that exist without extra infrastructure.
  */
 
 import type { CfnResource } from 'aws-cdk-lib';
@@ -16,7 +16,8 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
 import { ErrorCode } from '../shared/contract/errors';
-import { ERROR_CODE_DIMENSION } from '../shared/observability/request-log';
+import type { AuthMode } from '../shared/contract/routes';
+import { ERROR_CODE_DIMENSION, MODE_DIMENSION } from '../shared/observability/request-log';
 import {
   AUTH_FAILURE_CODES,
   apiServerErrorRate,
@@ -30,6 +31,8 @@ export interface ServiceDashboardProps extends ServiceMetricSources {
   stage: string;
   alarms: readonly Alarm[];
 }
+
+const AUTH_MODES: readonly AuthMode[] = ['signed', 'client'];
 
 const WIDTH_THIRD = 8;
 const WIDTH_HALF = 12;
@@ -181,6 +184,14 @@ export class ServiceDashboard extends Construct {
         businessMetric(ns, 'sqlDurationMs', { operation: 'execute-sql' }, 'p50', 'p50'),
         businessMetric(ns, 'sqlDurationMs', { operation: 'execute-sql' }, 'p99', 'p99'),
       ]),
+    );
+    // Signed requests and client-key requests (personal access keys on /client/ paths), side by side.
+    const byMode = (name: string, statistic: string) =>
+      AUTH_MODES.map((mode) => businessMetric(ns, name, { [MODE_DIMENSION]: mode }, statistic, mode));
+    this.dashboard.addWidgets(
+      graph('Requests by mode (signed, client key)', byMode('requests', 'Sum')),
+      graph('Failed requests by mode', byMode('errors', 'Sum')),
+      graph('Request duration p99 by mode (ms)', byMode('durationMs', 'p99')),
     );
   }
 }

@@ -14,7 +14,8 @@ import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import type { CatalogConfig } from '../shared/catalog/schema';
-import { type OperationName, ROUTES, type RouteDefinition } from '../shared/contract/routes';
+import { operationRoutes } from '../shared/contract/client-routes';
+import type { OperationName, RouteDefinition } from '../shared/contract/routes';
 import { MAX_BODY_BYTES } from '../shared/http/body-middleware';
 import { CatalogDeployment } from './catalog-deployment';
 import type { DeploymentSettings } from './deployment-settings';
@@ -52,6 +53,8 @@ export const OPERATION_SIZING: Record<OperationName, { memorySize: number; timeo
   update: { memorySize: 1024, timeout: Duration.seconds(10) },
   // Registered queries may run up to 25 s (schema: timeoutMs ≤ 25000), after loading their datasets in memory.
   'execute-sql': { memorySize: 2048, timeout: Duration.seconds(28) },
+  // Client-key mode's "who am I": a catalog lookup and the quota write.
+  'login-user-info': { memorySize: 512, timeout: Duration.seconds(10) },
 };
 
 /** A route of the shared list has no handler file: the app must not deploy an API with a dead route. */
@@ -78,7 +81,8 @@ export class StatelessStack extends Stack {
     const logRetention = settings.logRetentionDays as RetentionDays;
     const logRemovalPolicy = settings.production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     const encryptionKey = resources.encryptionKey;
-    const routes = ROUTES;
+    // One function per operation; the API adds each operation's /client/ path to the same function.
+    const routes = operationRoutes();
 
     const entryFor =
       props.entryFor ?? ((route: RouteDefinition) => join(props.projectRoot, 'functions', `${route.functionFile}.ts`));

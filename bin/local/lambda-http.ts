@@ -7,7 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { ROUTES, type RouteDefinition } from '../../shared/contract/routes';
+import { serviceRoutes } from '../../shared/contract/client-routes';
+import type { RouteDefinition } from '../../shared/contract/routes';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -111,7 +112,7 @@ function send(res: ServerResponse, result: APIGatewayProxyResult): void {
 }
 
 export function createLambdaHttpServer(options: LambdaHttpOptions): Server {
-  const routesByPath = new Map(ROUTES.map((route) => [route.path, route]));
+  const routesByPath = new Map(serviceRoutes().map((route) => [route.path, route]));
   return createServer(async (req, res) => {
     const started = Date.now();
     const path = (req.url ?? '/').split('?')[0] as string;
@@ -143,7 +144,8 @@ export function createLambdaHttpServer(options: LambdaHttpOptions): Server {
         return;
       }
       if (req.method === 'OPTIONS') {
-        // The CORS preflight, answered by API Gateway's CORS configuration when deployed.
+        // The CORS preflight, answered by API Gateway's CORS configuration when deployed. X-User-AK is not among
+        // the allowed headers: client-key mode is for server-side tools, browsers use pre-generated tokens.
         res.writeHead(204, {
           'Access-Control-Allow-Origin': '*',
           'Access-Control-Allow-Methods': 'POST, OPTIONS',
@@ -153,8 +155,8 @@ export function createLambdaHttpServer(options: LambdaHttpOptions): Server {
         res.end();
         return;
       }
-      if (req.method !== 'POST') {
-        send(res, envelope(400, 1001, `${path} accepts POST only`));
+      if (req.method !== route.method) {
+        send(res, envelope(400, 1001, `${path} accepts ${route.method} only`));
         return;
       }
       const body = await readBody(req);

@@ -48,6 +48,18 @@ function rowFilterProblems(config: CatalogConfig): ConfigProblem[] {
         problems.push({ path: `applications[${i}].grants[${j}].rowFilter`, message: error.message });
       }
     });
+    app.users?.forEach((user, u) => {
+      user.grants?.forEach((grant, j) => {
+        const dataset = datasets.get(grant.datasetCode);
+        if (!grant.rowFilter || !dataset) return;
+        try {
+          parseRowFilter(grant.rowFilter, dataset);
+        } catch (error) {
+          if (!(error instanceof ServiceError)) throw error;
+          problems.push({ path: `applications[${i}].users[${u}].grants[${j}].rowFilter`, message: error.message });
+        }
+      });
+    });
   });
   return problems;
 }

@@ -13,6 +13,7 @@ import {
   type GrantOperation,
   isSystemField,
 } from '../contract/codes';
+import { checkUserReferences } from './user-checks';
 
 export const FIELD_TYPES = [
   'string',
@@ -92,6 +93,34 @@ export const quotaSchema = z
 
 const accessKey = z.string().min(8, 'must be at least 8 characters').max(256);
 
+/** A person calling with personal access keys on the `/client/` paths (docs/interface.md §14). */
+export const userSchema = z
+  .object({
+    userId: code.describe('Unique in the application; the `id` of GET /client/user/loginUserInfo'),
+    userName: z.string().min(1).max(256),
+    loginName: z.string().min(1).max(256),
+    role: z.string().min(1).max(64).optional(),
+    grants: z
+      .array(grantSchema)
+      .optional()
+      .describe(
+        "Only narrow the application's grants: without them the user has the application's; with them only " +
+          'these datasets, each the intersection with the application grant (operations, readFields, writeFields) ' +
+          "and the application's rowFilter plus the user's",
+      ),
+    keyHashes: z
+      .array(
+        z
+          .string()
+          .regex(
+            /^[0-9a-f]{64}$/,
+            'must be the lower-case hex SHA-256 digest of a key (das user-key create prints it)',
+          ),
+      )
+      .describe('SHA-256 digests of the personal access keys (never the keys); removing one revokes that key'),
+  })
+  .strict();
+
 export const applicationSchema = z
   .object({
     appCode: code,
@@ -115,6 +144,10 @@ export const applicationSchema = z
         'Signature version the application must use: 1 (default) or 2, which also signs the body, method, path and a single-use nonce',
       ),
     grants: z.array(grantSchema).optional().describe('Without a grant an application reaches nothing'),
+    users: z
+      .array(userSchema)
+      .optional()
+      .describe('People who call with personal access keys (X-User-AK) on the /client/ paths'),
   })
   .strict();
 
@@ -161,6 +194,7 @@ export type DatasetConfig = z.infer<typeof datasetSchema>;
 export type GrantConfig = z.infer<typeof grantSchema>;
 export type QuotaConfig = z.infer<typeof quotaSchema>;
 export type ApplicationConfig = z.infer<typeof applicationSchema>;
+export type UserConfig = z.infer<typeof userSchema>;
 export type QueryConfig = z.infer<typeof querySchema>;
 export type QueryParamConfig = z.infer<typeof queryParamSchema>;
 export type CatalogConfig = z.infer<typeof catalogConfigSchema>;
@@ -188,17 +222,25 @@ function tolerant(raw: unknown): CatalogConfig {
     Array.isArray(value) ? value.filter((v) => typeof v === 'string') : [];
   const text = (value: unknown): string => (typeof value === 'string' ? value : '');
   const root = (raw !== null && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
+  const grants = (value: unknown) =>
+    objects(value).map((grant) => ({
+      ...grant,
+      datasetCode: text(grant.datasetCode),
+      operations: strings(grant.operations),
+      readFields: grant.readFields === undefined ? undefined : strings(grant.readFields),
+      writeFields: grant.writeFields === undefined ? undefined : strings(grant.writeFields),
+      rowFilter: objects([grant.rowFilter])[0],
+    }));
   return {
     applications: objects(root.applications).map((app) => ({
       ...app,
       appCode: text(app.appCode),
-      grants: objects(app.grants).map((grant) => ({
-        ...grant,
-        datasetCode: text(grant.datasetCode),
-        operations: [],
-        readFields: grant.readFields === undefined ? undefined : strings(grant.readFields),
-        writeFields: grant.writeFields === undefined ? undefined : strings(grant.writeFields),
-        rowFilter: objects([grant.rowFilter])[0],
+      grants: grants(app.grants),
+      users: objects(app.users).map((user) => ({
+        ...user,
+        userId: text(user.userId),
+        grants: user.grants === undefined ? undefined : grants(user.grants),
+        keyHashes: strings(user.keyHashes),
       })),
     })),
     datasets: objects(root.datasets).map((dataset) => ({
@@ -288,6 +330,8 @@ function checkReferences(config: CatalogConfig, ctx: z.RefinementCtx): void {
       }
     });
   });
+
+  checkUserReferences(config, problem);
 
   const sqlCodes = new Set<string>();
   const queryIds = new Set<number>();

@@ -1,14 +1,17 @@
 /**
  * The request pipeline every operation runs in: envelope · body · authentication · quota · operation. A read
  * operation runs beside its quota admission (the store sees both at once); a write runs after it.
- * `functions/<operation>.ts` is this plus the operation, nothing more.
+ * `functions/<operation>.ts` is this plus the operation, nothing more. Authentication is the only step that
+ * differs between signed requests and client-key requests (`/client/` paths).
  */
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
+import { modeOfPath, routeIn } from '../contract/client-routes';
 import { QueryTimeoutError } from '../contract/errors';
-import { routeFor } from '../contract/routes';
+import type { RouteDefinition } from '../contract/routes';
 import { authenticate } from '../http/auth-middleware';
 import { parseBody } from '../http/body-middleware';
+import { authenticateClientKey } from '../http/client-key-middleware';
 import { envelope } from '../http/envelope-middleware';
 import { enforceQuota } from '../http/quota-middleware';
 import { type ApiEvent, type ApiResult, requestTelemetry, type ServiceContext } from '../http/request-state';
@@ -29,24 +32,23 @@ const TIMEOUT_MARGIN_MS = 500;
 export type ApiHandler = (event: ApiEvent, context: Context) => Promise<ApiResult>;
 
 export function createHandler(operation: Operation, options: HandlerOptions = {}): ApiHandler {
-  const route = routeFor(operation.name);
   const ports = options.ports ?? runtimePorts;
   const now = options.now ?? Date.now;
   // Ports are built lazily so that a missing environment variable is reported through the envelope (3001)
   // and the log, not as a failed cold start.
   const lazy = () => ports();
+  const catalog = { current: () => lazy().catalog.current() };
 
-  const handler = middy<ApiEvent, ApiResult, Error, ServiceContext>({
-    timeoutEarlyInMillis: TIMEOUT_MARGIN_MS,
-    timeoutEarlyResponse: () => {
-      throw new QueryTimeoutError('the request took too long and was stopped; narrow the query or try again');
-    },
-  })
-    .use(envelope({ route, ...envelopeSettings(lazy), now }))
-    .use(parseBody())
-    .use(
+  // One function serves an operation's signed path and its /client/ path: two pipelines that differ only in
+  // their authentication step (signed headers, or a personal access key), chosen by the request's path.
+  const signedRoute = routeIn(operation.name, 'signed');
+  const clientRoute = routeIn(operation.name, 'client');
+  const signed =
+    signedRoute &&
+    pipelineFor(
+      signedRoute,
       authenticate({
-        catalog: { current: () => lazy().catalog.current() },
+        catalog,
         keys: {
           applicationKeys: (appCode) => lazy().keys.applicationKeys(appCode),
           defaultSecret: () => lazy().keys.defaultSecret(),
@@ -60,7 +62,35 @@ export function createHandler(operation: Operation, options: HandlerOptions = {}
         },
         now,
       }),
-    )
+      operation,
+      lazy,
+      now,
+    );
+  const client = clientRoute && pipelineFor(clientRoute, authenticateClientKey({ catalog }), operation, lazy, now);
+  const fallback = (signed ?? client) as ApiHandler;
+  return (event, context) => {
+    const chosen = modeOfPath(event.resource || event.path) === 'client' ? client : signed;
+    return (chosen ?? fallback)(event, context);
+  };
+}
+
+/** envelope · body · authentication (the given step) · quota · operation, for one route. */
+function pipelineFor(
+  route: RouteDefinition,
+  authentication: middy.MiddlewareObj<ApiEvent, ApiResult, Error, ServiceContext>,
+  operation: Operation,
+  lazy: () => RuntimePorts,
+  now: () => number,
+): ApiHandler {
+  const handler = middy<ApiEvent, ApiResult, Error, ServiceContext>({
+    timeoutEarlyInMillis: TIMEOUT_MARGIN_MS,
+    timeoutEarlyResponse: () => {
+      throw new QueryTimeoutError('the request took too long and was stopped; narrow the query or try again');
+    },
+  })
+    .use(envelope({ route, ...envelopeSettings(lazy), now }))
+    .use(parseBody())
+    .use(authentication)
     .use(
       enforceQuota({
         gate: {

@@ -1,10 +1,12 @@
 /**
- * The OpenAPI 3.1 document of the API, derived rather than written: paths from `ROUTES`, bodies and envelopes
+ * The OpenAPI 3.1 document of the API, derived rather than written: paths from `ROUTES` and their `/client/`
+ * twins (client-routes.ts), bodies and envelopes
  * from the zod schemas in `operation-schemas.ts` (JSON Schema 2020-12, which OpenAPI 3.1 uses as is), error
  * codes and their HTTP statuses from `errors.ts`. `npm run openapi` writes it to docs/openapi.json and the local
  * server serves it at /openapi.json, so the document cannot drift from what the service checks.
  */
 import * as z from 'zod';
+import { operationRoutes, serviceRoutes, USER_KEY_HEADER } from './client-routes';
 import { type ErrorCodeValue, httpStatusFor } from './errors';
 import {
   dataRecordSchema,
@@ -16,7 +18,7 @@ import {
   sqlResultSchema,
   successEnvelopeSchema,
 } from './operation-schemas';
-import { ROUTES } from './routes';
+import type { RouteDefinition } from './routes';
 import { TIMESTAMP_WINDOW_MS } from './signed-headers';
 
 type JsonObject = { [key: string]: unknown };
@@ -30,7 +32,7 @@ export interface OpenApiOptions {
 
 const ERROR_MEANING: Record<ErrorCodeValue, string> = {
   1001: 'parameter error: missing or malformed parameter, wrong field type, body not JSON or over 1 MB',
-  1002: 'signature verification failed',
+  1002: 'signature verification failed (client-key mode: no active personal access key)',
   1003: 'timestamp more than 10 minutes away from the server clock',
   1004: 'application not found',
   1005: 'dataset not found',
@@ -83,6 +85,14 @@ function headerRefs(extra: Record<string, unknown> = {}): Record<string, unknown
   return { ...refs, ...extra };
 }
 
+/** Codes only signed requests can meet: client-key mode has no timestamp and finds the application by the key. */
+const SIGNED_ONLY_CODES: ReadonlySet<ErrorCodeValue> = new Set([1003, 1004]);
+
+/** `clientGetList`, ...; loginUserInfo keeps the platform's name. */
+function clientOperationId(route: RouteDefinition): string {
+  return route.operation === 'login-user-info' ? 'loginUserInfo' : `client${pascalCase(route.operation)}`;
+}
+
 function pascalCase(operation: string): string {
   return operation.replace(/(^|-)([a-z])/g, (_match, _dash, letter: string) => letter.toUpperCase());
 }
@@ -132,10 +142,10 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
   ];
   const requestEntries: [string, z.ZodType][] = [];
   const failureStatuses = new Map<number, ErrorCodeValue[]>();
-  for (const route of ROUTES) {
+  for (const route of operationRoutes()) {
     const schemas = OPERATION_SCHEMAS[route.operation];
     const name = pascalCase(route.operation);
-    requestEntries.push([`${name}Request`, schemas.request]);
+    if (route.method === 'POST') requestEntries.push([`${name}Request`, schemas.request]);
     responseEntries.push([`${name}Success`, successEnvelopeSchema(schemas.data)]);
     for (const [status, codes] of errorCodesByStatus(schemas.errorCodes)) {
       failureStatuses.set(status, [...new Set([...(failureStatuses.get(status) ?? []), ...codes])]);
@@ -147,8 +157,12 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
   const schemas = { ...componentSchemas(requestEntries, 'input'), ...componentSchemas(responseEntries, 'output') };
 
   const paths: Record<string, unknown> = {};
-  for (const route of ROUTES) {
+  for (const route of serviceRoutes()) {
+    const client = route.mode === 'client';
     const operation = OPERATION_SCHEMAS[route.operation];
+    const errorCodes = client
+      ? operation.errorCodes.filter((code) => !SIGNED_ONLY_CODES.has(code))
+      : operation.errorCodes;
     const name = pascalCase(route.operation);
     const responses: Record<string, unknown> = {
       200: {
@@ -158,27 +172,39 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
       },
     };
     // The shared failure responses list every code of their status; the description says which this one answers.
-    for (const status of errorCodesByStatus(operation.errorCodes).keys()) {
+    for (const status of errorCodesByStatus(errorCodes).keys()) {
       responses[status] = { $ref: `#/components/responses/Failure${status}` };
     }
     const signed = { timeStamp: [], appCode: [], token: [] };
     paths[route.path] = {
       [route.method.toLowerCase()]: {
-        operationId: camelCase(route.operation),
+        operationId: client ? clientOperationId(route) : camelCase(route.operation),
         summary: operation.summary,
         description:
-          `Error codes: ${operation.errorCodes
+          `Error codes: ${errorCodes
             .slice()
             .sort((a, b) => a - b)
             .map((code) => `${code} (HTTP ${httpStatusFor(code)})`)
             .join(', ')}.` +
-          (route.requiresDataset ? '' : ' X-Dataset-Code is optional; when sent it is signed like any other.'),
-        tags: [route.requiresDataset ? 'records' : 'custom SQL'],
-        security: route.requiresDataset ? [{ ...signed, datasetCode: [] }] : [signed, { ...signed, datasetCode: [] }],
-        requestBody: {
-          required: true,
-          content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}Request` } } },
-        },
+          (client
+            ? ` Client-key mode: a personal access key in ${USER_KEY_HEADER}, no signed headers; the body as on the signed path.`
+            : route.requiresDataset
+              ? ''
+              : ' X-Dataset-Code is optional; when sent it is signed like any other.'),
+        tags: [client ? 'client key' : route.requiresDataset ? 'records' : 'custom SQL'],
+        security: client
+          ? [{ userKey: [] }]
+          : route.requiresDataset
+            ? [{ ...signed, datasetCode: [] }]
+            : [signed, { ...signed, datasetCode: [] }],
+        ...(route.method === 'POST'
+          ? {
+              requestBody: {
+                required: true,
+                content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}Request` } } },
+              },
+            }
+          : {}),
         responses,
       },
     };
@@ -197,6 +223,14 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
   for (const [key, scheme] of Object.entries(SECURITY_SCHEMES)) {
     securitySchemes[key] = { type: 'apiKey', in: 'header', name: scheme.name, description: scheme.description };
   }
+  securitySchemes.userKey = {
+    type: 'apiKey',
+    in: 'header',
+    name: USER_KEY_HEADER,
+    description:
+      'Client-key mode (/client/ paths): a personal access key made by `das user-key create`, for tools and ' +
+      "scripts acting as a user with the user's grants. Not for browsers: they use pre-generated tokens.",
+  };
 
   return {
     openapi: '3.1.1',
@@ -207,7 +241,8 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
       description:
         'Every operation is a POST with a JSON body and four signed headers (X-Time-Stamp, X-App-Code, ' +
         'X-Dataset-Code for data operations, X-Token). Answers are envelopes: success with `data`, or failure ' +
-        'with `errorCode` and `errorMsg` and an HTTP status that matches the code.',
+        'with `errorCode` and `errorMsg` and an HTTP status that matches the code. Tools and scripts acting as a ' +
+        'person use the same operations under /client/ with a personal access key in X-User-AK instead.',
     },
     servers: [
       options.serverUrl
@@ -217,6 +252,10 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
     tags: [
       { name: 'records', description: 'Dataset records: list, fetch, create, update' },
       { name: 'custom SQL', description: 'Registered queries over the datasets the caller may read' },
+      {
+        name: 'client key',
+        description: `The same operations for tools and scripts acting as a user: ${USER_KEY_HEADER} instead of signing`,
+      },
     ],
     paths,
     components: {

@@ -153,6 +153,15 @@ export const sqlResultSchema = z.object({
   execError: z.string().optional().describe('Why the SQL failed; present on failure'),
 });
 
+/** GET /client/user/loginUserInfo: the user a personal access key belongs to (docs/interface.md §14). */
+export const loginUserInfoSchema = z.object({
+  id: z.string().describe("The user's userId"),
+  userName: z.string(),
+  loginName: z.string(),
+  appCode: z.string().describe('The application the key belongs to'),
+  role: z.string().nullable().describe("The user's role; null when the configuration gives none"),
+});
+
 export function successEnvelopeSchema<D extends z.ZodType>(data: D) {
   return z.object({ success: z.literal(true), msg: z.string().nullable(), data });
 }
@@ -214,6 +223,13 @@ export const OPERATION_SCHEMAS = {
     errorCodes: COMMON_CODES,
     summary: 'Run a registered SQL query over the datasets the caller may read',
   },
+  'login-user-info': {
+    // A GET without a body: the personal access key alone says who is calling.
+    request: z.object({}),
+    data: loginUserInfoSchema,
+    errorCodes: [1002, 3001, 4001],
+    summary: 'The user a personal access key belongs to',
+  },
 } as const satisfies Record<OperationName, OperationSchemas>;
 
 /** Error codes grouped by the HTTP status they answer with (docs/interface.md §2). */
@@ -233,4 +249,5 @@ export type ListResult = z.infer<typeof listResultSchema>;
 export type SqlParamValue = z.infer<typeof sqlParamValueSchema>;
 export type ExecuteSqlRequest = z.input<typeof executeSqlRequestSchema>;
 export type SqlResult = z.infer<typeof sqlResultSchema>;
+export type LoginUserInfo = z.infer<typeof loginUserInfoSchema>;
 export type FailureEnvelope = z.infer<typeof failureEnvelope>;

@@ -5,18 +5,25 @@
  */
 import type { GrantOperation } from './codes';
 
-export type OperationName = 'get-list' | 'get-one' | 'create' | 'update' | 'execute-sql';
+export type OperationName = 'get-list' | 'get-one' | 'create' | 'update' | 'execute-sql' | 'login-user-info';
+
+/** How a path authenticates: signed headers (docs/interface.md §3) or a personal access key on `/client/` (§14). */
+export type AuthMode = 'signed' | 'client';
 
 export interface RouteDefinition {
   operation: OperationName;
-  method: 'POST';
+  method: 'POST' | 'GET';
   path: string;
+  /** Signed when absent; the `/client/` routes (see client-routes.ts) are derived from this list. */
+  mode?: AuthMode;
   /** Module under `functions/` exporting `handler`. */
   functionFile: string;
   /** Data operations sign and send a dataset code; custom SQL may. */
   requiresDataset: boolean;
   /** What the application's grant on the dataset must allow (data operations). */
   grantOperation?: GrantOperation;
+  /** `false` for an operation that never reads the records table (decides the function's table permissions). */
+  readsRecords?: boolean;
   /** Whether the operation may write records (decides the function's table permissions). */
   writes: boolean;
   /** Whether it keeps a dataset's bookkeeping items up to date (get-list moves the record-count checkpoint). */

@@ -14,6 +14,11 @@ export function parseBody(): middy.MiddlewareObj<ApiEvent, ApiResult, Error, Ser
     for (const [name, value] of Object.entries(request.event.headers ?? {})) {
       if (value !== undefined) state.headers[name.toLowerCase()] = value;
     }
+    // A GET (client-mode loginUserInfo) has no body to read; whatever one carries is ignored.
+    if (state.route.method === 'GET') {
+      state.body = {};
+      return;
+    }
     const raw = request.event.body;
     if (raw === null || raw === undefined || raw === '') {
       throw new InvalidParameterError('request body is required: a JSON object with appCode and paramMap');

@@ -91,6 +91,8 @@ export function envelope(options: EnvelopeOptions): middy.MiddlewareObj<ApiEvent
         operation: state.route.operation,
         appCode: state.application?.appCode,
         datasetCode: state.dataset?.datasetCode,
+        mode: state.route.mode ?? 'signed',
+        userId: state.caller?.user?.userId,
         errorCode,
         durationMs: now() - state.startedAt,
         readUnits: state.capacity.readUnits,

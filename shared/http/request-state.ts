@@ -22,8 +22,9 @@ export interface RequestState {
   /** The body's bytes as received (signature version 2 signs their digest). */
   rawBody?: Buffer;
   catalog?: Catalog;
+  /** The calling application (for a client-key request, the application of the key). */
   application?: Application;
-  /** Who calls, once authentication has resolved it. */
+  /** Who calls, once authentication has resolved it: for a client-key request, the user and its narrowed grants. */
   caller?: Caller;
   dataset?: Dataset;
   grant?: GrantConfig;

@@ -9,6 +9,10 @@ export interface RequestLogEntry {
   operation: string;
   appCode?: string | undefined;
   datasetCode?: string | undefined;
+  /** How the caller authenticated: `signed` headers or a personal access key (`client`, docs/interface.md §14). */
+  mode?: 'signed' | 'client' | undefined;
+  /** The client-mode user; absent for signed requests. */
+  userId?: string | undefined;
   errorCode?: number | undefined;
   durationMs: number;
   readUnits: number;
@@ -24,6 +28,9 @@ export interface RequestLogEntry {
  * it repeats `errorCode` (a number in the log line) as text. The dashboard reads this name.
  */
 export const ERROR_CODE_DIMENSION = 'code';
+
+/** The dimension that tells signed from client-key requests; the dashboard reads this name. */
+export const MODE_DIMENSION = 'mode';
 
 type LogSink = (line: string) => void;
 
@@ -54,6 +61,8 @@ export function logRequest(entry: RequestLogEntry, namespace: string, now = Date
   ];
   const dimensions: string[][] = [['operation']];
   if (entry.errorCode !== undefined) dimensions.push(['operation', ERROR_CODE_DIMENSION]);
+  // Requests and errors per mode, so dashboards tell signed and client-key traffic apart.
+  if (entry.mode !== undefined) dimensions.push([MODE_DIMENSION]);
   writeLogLine({
     _aws: { Timestamp: now, CloudWatchMetrics: [{ Namespace: namespace, Dimensions: dimensions, Metrics: metrics }] },
     level: entry.errorCode === 3001 ? 'ERROR' : 'INFO',
@@ -61,6 +70,8 @@ export function logRequest(entry: RequestLogEntry, namespace: string, now = Date
     operation: entry.operation,
     appCode: entry.appCode,
     datasetCode: entry.datasetCode,
+    [MODE_DIMENSION]: entry.mode,
+    userId: entry.userId,
     errorCode: entry.errorCode,
     [ERROR_CODE_DIMENSION]: entry.errorCode === undefined ? undefined : String(entry.errorCode),
     durationMs: entry.durationMs,

@@ -9,6 +9,10 @@ import type { GrantConfig } from '../catalog/schema';
 export interface CallerUser {
   /** The user's id as the key store knows it; shown in logs, never in answers to other callers. */
   userId: string;
+  /** What GET /client/user/loginUserInfo answers about the user (docs/interface.md §14). */
+  userName: string;
+  loginName: string;
+  role?: string;
 }
 
 export interface Caller {

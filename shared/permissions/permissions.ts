@@ -30,10 +30,12 @@ export function grantAllows(grant: GrantConfig, operation: GrantOperation): bool
  */
 export function grantFor(caller: Caller, datasetCode: string, operation: GrantOperation): GrantConfig {
   const appCode = caller.application.appCode;
+  // A client-key caller is named as the user: its grants may be narrower than its application's.
+  const who = caller.user ? `user '${caller.user.userId}' of application '${appCode}'` : `application '${appCode}'`;
   const grant = caller.grants.get(datasetCode);
-  if (!grant) throw new AccessDeniedError(`application '${appCode}' has no access to dataset '${datasetCode}'`);
+  if (!grant) throw new AccessDeniedError(`${who} has no access to dataset '${datasetCode}'`);
   if (!grantAllows(grant, operation)) {
-    throw new AccessDeniedError(`application '${appCode}' may not ${operation} records of dataset '${datasetCode}'`);
+    throw new AccessDeniedError(`${who} may not ${operation} records of dataset '${datasetCode}'`);
   }
   return grant;
 }

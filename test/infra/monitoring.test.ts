@@ -70,18 +70,22 @@ describe('dashboard', () => {
       'Read units by operation',
       'Write units by operation',
       'SQL execution time (ms)',
+      'Requests by mode (signed, client key)',
+      'Failed requests by mode',
+      'Request duration p99 by mode (ms)',
     ]);
   });
 
   it('draws one invocation line per operation function', () => {
     const rows = widget('Invocations by operation').metrics as unknown[][];
-    expect(rows.map((row) => row[0])).toEqual(['AWS/Lambda', 'AWS/Lambda', 'AWS/Lambda', 'AWS/Lambda', 'AWS/Lambda']);
+    expect(rows.map((row) => row[0])).toEqual(Array(6).fill('AWS/Lambda'));
     expect(rows.map((row) => (row.at(-1) as { label: string }).label)).toEqual([
       'get-list',
       'get-one',
       'create',
       'update',
       'execute-sql',
+      'login-user-info',
     ]);
   });
 
@@ -116,6 +120,7 @@ describe('dashboard', () => {
       ['DataAccessService/dev', 'requests', 'operation', 'create'],
       ['DataAccessService/dev', 'requests', 'operation', 'update'],
       ['DataAccessService/dev', 'requests', 'operation', 'execute-sql'],
+      ['DataAccessService/dev', 'requests', 'operation', 'login-user-info'],
     ]);
     expect(metricsOf('Read units by operation')[0]).toEqual([
       'DataAccessService/dev',
@@ -135,25 +140,40 @@ describe('dashboard', () => {
     ]);
   });
 
+  it('shows signed and client-key traffic apart: requests, failures and p99 duration by mode', () => {
+    expect(metricsOf('Requests by mode (signed, client key)')).toEqual([
+      ['DataAccessService/dev', 'requests', 'mode', 'signed'],
+      ['DataAccessService/dev', 'requests', 'mode', 'client'],
+    ]);
+    expect(metricsOf('Failed requests by mode')).toEqual([
+      ['DataAccessService/dev', 'errors', 'mode', 'signed'],
+      ['DataAccessService/dev', 'errors', 'mode', 'client'],
+    ]);
+    expect(widget('Request duration p99 by mode (ms)').metrics[1].at(-1)).toMatchObject({
+      stat: 'p99',
+      label: 'client',
+    });
+  });
+
   it('sums authentication failures by code (1002, 1003, 1004) over the operations', () => {
     const rows = widget('Authentication failures by code').metrics as unknown[][];
     const expressions = rows.filter((row) => (row[0] as { expression?: string }).expression);
     expect(expressions.map((row) => row[0])).toEqual([
       expect.objectContaining({
         label: '1002',
-        expression: 'auth1002_0 + auth1002_1 + auth1002_2 + auth1002_3 + auth1002_4',
+        expression: 'auth1002_0 + auth1002_1 + auth1002_2 + auth1002_3 + auth1002_4 + auth1002_5',
       }),
       expect.objectContaining({
         label: '1003',
-        expression: 'auth1003_0 + auth1003_1 + auth1003_2 + auth1003_3 + auth1003_4',
+        expression: 'auth1003_0 + auth1003_1 + auth1003_2 + auth1003_3 + auth1003_4 + auth1003_5',
       }),
       expect.objectContaining({
         label: '1004',
-        expression: 'auth1004_0 + auth1004_1 + auth1004_2 + auth1004_3 + auth1004_4',
+        expression: 'auth1004_0 + auth1004_1 + auth1004_2 + auth1004_3 + auth1004_4 + auth1004_5',
       }),
     ]);
     const sources = rows.filter((row) => row[0] === 'DataAccessService/dev');
-    expect(sources).toHaveLength(15);
+    expect(sources).toHaveLength(18);
     expect(sources).toContainEqual([
       'DataAccessService/dev',
       'errors',
@@ -263,7 +283,7 @@ describe('alarms', () => {
       AlarmName: 'data-access-service-dev-lambda-throttles',
       Threshold: 1,
       EvaluationPeriods: 1,
-      Metrics: Match.arrayWith([Match.objectLike({ Expression: 'm0 + m1 + m2 + m3 + m4' })]),
+      Metrics: Match.arrayWith([Match.objectLike({ Expression: 'm0 + m1 + m2 + m3 + m4 + m5' })]),
     });
   });
 

@@ -16,7 +16,7 @@ beforeAll(() => {
   template = service.statelessTemplate;
 });
 
-const OPERATIONS = ['get-list', 'get-one', 'create', 'update', 'execute-sql'] as const;
+const OPERATIONS = ['get-list', 'get-one', 'create', 'update', 'execute-sql', 'login-user-info'] as const;
 type Operation = (typeof OPERATIONS)[number];
 
 // biome-ignore lint/suspicious/noExplicitAny: a template resource is untyped JSON that the assertions read
@@ -66,8 +66,8 @@ const SHARED_STATEMENTS = [
 ];
 
 describe('one function per operation', () => {
-  it('deploys five operation functions plus the catalog deployer and the provider framework', () => {
-    template.resourceCountIs('AWS::Lambda::Function', 7);
+  it('deploys six operation functions plus the catalog deployer and the provider framework', () => {
+    template.resourceCountIs('AWS::Lambda::Function', 8);
   });
 
   it.each(OPERATIONS)('%s runs on Node.js 22, arm64, with tracing and a JSON log format', (operation) => {
@@ -86,6 +86,7 @@ describe('one function per operation', () => {
     ['create', 1024, 20],
     ['update', 1024, 10],
     ['execute-sql', 2048, 28],
+    ['login-user-info', 512, 10],
   ] as const)('%s has %i MB and a %i s timeout, under API Gateway’s 29 s', (operation, memory, timeout) => {
     expect(functionOf(operation).Properties).toMatchObject({ MemorySize: memory, Timeout: timeout });
   });
@@ -138,6 +139,11 @@ describe('least privilege', () => {
 
   it.each(['create', 'update'] as const)('%s may additionally put and update records', (operation) => {
     expect(dataStatementsOf(operation)).toEqual([QUERY_STATEMENT, READ_WRITE_ITEMS_STATEMENT, ...SHARED_STATEMENTS]);
+  });
+
+  it('login-user-info (client-key mode only) reads the catalog and updates its quota item — no record, no secret', () => {
+    expect(dataStatementsOf('login-user-info')).toEqual(SHARED_STATEMENTS.slice(0, -1));
+    expect(JSON.stringify(dataStatementsOf('login-user-info'))).not.toContain('secretsmanager');
   });
 
   it.each(['get-one', 'execute-sql'] as const)('%s has no write action on the records table', (operation) => {

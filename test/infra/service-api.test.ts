@@ -26,11 +26,11 @@ const ROUTE_PATHS = [
   ['execute-sql', '/api/custom/executeSql'],
 ] as const;
 
-function resourceIdForPath(path: string): string {
+function resourceIdForPath(path: string, from: Template = template): string {
   // Walk the resource tree from the root, one path part at a time.
-  const resources = template.findResources('AWS::ApiGateway::Resource');
+  const resources = from.findResources('AWS::ApiGateway::Resource');
   let parent: unknown = {
-    'Fn::GetAtt': [logicalIdOf(template, 'AWS::ApiGateway::RestApi', '/Api/Api/'), 'RootResourceId'],
+    'Fn::GetAtt': [logicalIdOf(from, 'AWS::ApiGateway::RestApi', '/Api/Api/'), 'RootResourceId'],
   };
   let found = '';
   for (const part of path.split('/').filter(Boolean)) {
@@ -45,16 +45,35 @@ function resourceIdForPath(path: string): string {
 }
 
 describe('routes', () => {
-  it('has one POST method per operation and nothing else', () => {
+  it('has one POST method per operation and its /client/ twin, GET loginUserInfo, and nothing else', () => {
     const methods = Object.values(template.findResources('AWS::ApiGateway::Method'));
-    expect(methods.map((m) => m.Properties.HttpMethod)).toEqual(['POST', 'POST', 'POST', 'POST', 'POST']);
+    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(10);
+    expect(methods.filter((m) => m.Properties.HttpMethod === 'GET')).toHaveLength(1);
+    expect(methods.filter((m) => !['POST', 'GET'].includes(m.Properties.HttpMethod))).toHaveLength(0);
   });
 
   it('adds a CORS preflight (OPTIONS) per resource when an origin is allowed', () => {
     const methods = Object.values(corsTemplate.findResources('AWS::ApiGateway::Method'));
-    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(5);
-    expect(methods.filter((m) => m.Properties.HttpMethod === 'OPTIONS').length).toBeGreaterThanOrEqual(5);
-    expect(methods.filter((m) => !['POST', 'OPTIONS'].includes(m.Properties.HttpMethod))).toHaveLength(0);
+    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(10);
+    expect(methods.filter((m) => m.Properties.HttpMethod === 'OPTIONS').length).toBeGreaterThanOrEqual(11);
+    expect(methods.filter((m) => !['POST', 'GET', 'OPTIONS'].includes(m.Properties.HttpMethod))).toHaveLength(0);
+  });
+
+  it.each([
+    ...ROUTE_PATHS.map(([operation, path]) => ['POST', operation, path.replace(/^\/[a-z]+\//, '/client/')] as const),
+    ['GET', 'login-user-info', '/client/user/loginUserInfo'] as const,
+  ])('sends %s %s at its /client/ path %s to the same function', (method, operation, path) => {
+    const functionId = logicalIdOf(template, 'AWS::Lambda::Function', `/Op-${operation}/Function/`);
+    template.hasResourceProperties('AWS::ApiGateway::Method', {
+      HttpMethod: method,
+      ResourceId: { Ref: resourceIdForPath(path) },
+      AuthorizationType: 'NONE',
+      Integration: {
+        Type: 'AWS_PROXY',
+        IntegrationHttpMethod: 'POST',
+        Uri: Match.objectLike({ 'Fn::Join': ['', Match.arrayWith([{ 'Fn::GetAtt': [functionId, 'Arn'] }])] }),
+      },
+    });
   });
 
   it.each(ROUTE_PATHS)('sends POST for %s at %s to its own function through a proxy integration', (operation, path) => {
@@ -74,7 +93,8 @@ describe('routes', () => {
   });
 
   it('lets API Gateway invoke each function on the deployed stage only (no console test-invoke)', () => {
-    template.resourceCountIs('AWS::Lambda::Permission', 5);
+    // One per method: five signed, six client-key.
+    template.resourceCountIs('AWS::Lambda::Permission', 11);
   });
 });
 
@@ -89,6 +109,23 @@ describe('CORS', () => {
     for (const response of Object.values(template.findResources('AWS::ApiGateway::GatewayResponse'))) {
       expect(JSON.stringify(response.Properties.ResponseParameters ?? {})).not.toContain('Access-Control');
     }
+  });
+
+  it('does not let a browser send a personal access key: X-User-AK is not an allowed header on /client/ paths', () => {
+    corsTemplate.hasResourceProperties('AWS::ApiGateway::Method', {
+      HttpMethod: 'OPTIONS',
+      ResourceId: { Ref: resourceIdForPath('/client/data/get-list', corsTemplate) },
+      Integration: Match.objectLike({
+        IntegrationResponses: [
+          Match.objectLike({
+            ResponseParameters: Match.objectLike({
+              'method.response.header.Access-Control-Allow-Headers':
+                "'X-Time-Stamp,X-App-Code,X-Dataset-Code,X-Token,Content-Type'",
+            }),
+          }),
+        ],
+      }),
+    });
   });
 
   it('answers the preflight with the signed-request headers and POST', () => {
@@ -253,7 +290,9 @@ describe('gateway responses', () => {
       envelope(
         1001,
         '"no operation at this path and method; the operations are POST /openapi/data/get-list, POST /openapi/data/get-one, ' +
-          'POST /openapi/data/create, POST /openapi/data/update, POST /api/custom/executeSql"',
+          'POST /openapi/data/create, POST /openapi/data/update, POST /api/custom/executeSql, POST /client/data/get-list, ' +
+          'POST /client/data/get-one, POST /client/data/create, POST /client/data/update, POST /client/custom/executeSql, ' +
+          'GET /client/user/loginUserInfo"',
       ),
     ],
     ['WAF_FILTERED', '403', envelope(1006, '"request refused by the web application firewall"')],

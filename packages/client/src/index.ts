@@ -9,16 +9,21 @@
  *   trusted server mints `{token, timeStamp, expiresAt}` (`das token`, or `mintBrowserToken`) and the client
  *   only sends it.
  *
+ * - Client-key mode, `createClient({ baseUrl, appCode, userKey })`: a person's access key (`das user-key create`)
+ *   sent in `X-User-AK` to the `/client/` paths, for tools and scripts acting as that person; no signing. Not
+ *   for browsers.
+ *
  * Failure envelopes become typed errors (`./errors`); 4001 is retried with backoff, honouring `Retry-After`,
  * a bounded number of times; each attempt is aborted after `timeoutMs` (30 s, as docs/interface.md §7 advises).
  */
 import { RequestTimeoutError, serviceCallError, TransportError } from './errors.js';
-import { type OperationName, routeFor } from './operations.js';
+import { LOGIN_USER_INFO_ROUTE, type OperationName, routeIn, USER_KEY_HEADER } from './operations.js';
 import type { SignatureInput } from './signature.js';
 import type {
   DataRecord,
   GetListParams,
   ListResult as ListResultShape,
+  LoginUserInfo,
   SqlParamValue,
   SqlResult as SqlResultShape,
 } from './types.js';
@@ -26,7 +31,17 @@ import type {
 // Signing needs node:crypto, so it is a subpath of its own (`/signature`, `/browser-token`): browser bundles of
 // this entry never load it.
 export * from './errors.js';
-export { OPERATIONS, type OperationName, type OperationRoute, routeFor } from './operations.js';
+export {
+  type AuthMode,
+  clientPathOf,
+  LOGIN_USER_INFO_ROUTE,
+  OPERATIONS,
+  type OperationName,
+  type OperationRoute,
+  routeFor,
+  routeIn,
+  USER_KEY_HEADER,
+} from './operations.js';
 export type { SignatureInput } from './signature.js';
 export type * from './types.js';
 
@@ -78,15 +93,27 @@ export interface KeyClientOptions extends CommonOptions {
    */
   signatureVersion?: 1 | 2;
   token?: never;
+  userKey?: never;
 }
 
 export interface TokenClientOptions extends CommonOptions {
   token: TokenProvider;
   accessKey?: never;
   signingSecret?: never;
+  signatureVersion?: never;
+  userKey?: never;
 }
 
-export type ClientOptions = KeyClientOptions | TokenClientOptions;
+/** Client-key mode: a personal access key, sent to the `/client/` paths (server-side tools only). */
+export interface UserKeyClientOptions extends CommonOptions {
+  userKey: string;
+  accessKey?: never;
+  signingSecret?: never;
+  signatureVersion?: never;
+  token?: never;
+}
+
+export type ClientOptions = KeyClientOptions | TokenClientOptions | UserKeyClientOptions;
 
 export interface CallOptions {
   signal?: AbortSignal;
@@ -160,6 +187,8 @@ export interface DataAccessClient {
     body: Record<string, unknown>,
     options?: CallOptions & { datasetCode?: string },
   ): Promise<ServiceResponse>;
+  /** Client-key mode only: the user the key belongs to (`GET /client/user/loginUserInfo`). */
+  loginUserInfo(options?: CallOptions): Promise<LoginUserInfo>;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -211,11 +240,15 @@ export function createClient(options: ClientOptions): DataAccessClient {
   const now = options.now ?? Date.now;
   const retry = { ...DEFAULT_RETRY, ...options.retry };
   if (!fetchImpl) throw new Error('no fetch available: pass options.fetch');
-  if (!options.token && !(options.accessKey && options.signingSecret)) {
-    throw new Error('createClient needs accessKey and signingSecret (server mode) or token (browser mode)');
+  if (!options.token && !options.userKey && !(options.accessKey && options.signingSecret)) {
+    throw new Error(
+      'createClient needs accessKey and signingSecret (server mode), token (browser mode) or userKey (client-key mode)',
+    );
   }
 
+  /** The request's authentication headers: a personal access key, or the four signed ones. */
   async function signedHeaders(operation: OperationName, datasetCode: string | undefined, payload: string) {
+    if (options.userKey) return { 'Content-Type': 'application/json', [USER_KEY_HEADER]: options.userKey };
     let timeStamp: string;
     let token: string;
     const extra: Record<string, string> = {};
@@ -225,21 +258,27 @@ export function createClient(options: ClientOptions): DataAccessClient {
       token = minted.token;
     } else {
       timeStamp = String(now());
-      const input = { accessKey: options.accessKey, appCode: options.appCode, datasetCode, timeStamp };
+      const input = {
+        accessKey: options.accessKey as string,
+        appCode: options.appCode,
+        datasetCode,
+        timeStamp,
+      };
       if (options.signatureVersion === 2) {
         // WebCrypto, no node:crypto: the same signer a browser page can use.
         const v2 = await import('./signature-v2.js');
         const nonce = v2.newNonce();
-        const route = routeFor(operation);
+        const route = routeIn(operation, 'signed');
+        if (!route) throw new Error(`${operation} has no signed path`);
         token = await v2.signRequestV2Web(
           { ...input, bodySha256: await v2.sha256Hex(payload), method: route.method, nonce, path: route.path },
-          options.signingSecret,
+          options.signingSecret as string,
         );
         extra[v2.SIGN_VERSION_HEADER] = '2';
         extra[v2.NONCE_HEADER] = nonce;
       } else {
         const sign = await loadSigner();
-        token = sign(input, options.signingSecret);
+        token = sign(input, options.signingSecret as string);
       }
     }
     const headers: Record<string, string> = {
@@ -305,7 +344,8 @@ export function createClient(options: ClientOptions): DataAccessClient {
     body: Record<string, unknown>,
     callOptions: CallOptions & { datasetCode?: string } = {},
   ): Promise<ServiceResponse> {
-    const route = routeFor(operation);
+    const route = routeIn(operation, options.userKey ? 'client' : 'signed');
+    if (!route) throw new Error(`${operation} has no ${options.userKey ? 'client-key' : 'signed'} path`);
     const datasetCode =
       callOptions.datasetCode ?? (typeof body.datasetCode === 'string' ? body.datasetCode : undefined);
     const payload = JSON.stringify({ appCode: options.appCode, ...body });
@@ -316,7 +356,7 @@ export function createClient(options: ClientOptions): DataAccessClient {
       const headers = await signedHeaders(operation, datasetCode, payload);
       const response = await attempt(
         `${baseUrl}${route.path}`,
-        { method: route.method, headers, body: payload },
+        route.method === 'GET' ? { method: 'GET', headers } : { method: route.method, headers, body: payload },
         timeoutMs,
         callOptions.signal,
       );
@@ -367,5 +407,10 @@ export function createClient(options: ClientOptions): DataAccessClient {
       return unwrap(await send('execute-sql', body, callOptions));
     },
     send,
+    async loginUserInfo(callOptions) {
+      if (!options.userKey)
+        throw new Error(`loginUserInfo needs a userKey: ${LOGIN_USER_INFO_ROUTE.path} is client-key mode only`);
+      return unwrap(await send('login-user-info', {}, callOptions));
+    },
   };
 }

@@ -48,3 +48,12 @@ export interface SqlResult {
   execResult?: Record<string, unknown>[];
   execError?: string;
 }
+
+/** Client-key mode: the user a personal access key belongs to (`GET /client/user/loginUserInfo`). */
+export interface LoginUserInfo {
+  id: string;
+  userName: string;
+  loginName: string;
+  appCode: string;
+  role: string | null;
+}

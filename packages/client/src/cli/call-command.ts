@@ -1,12 +1,13 @@
 /**
  * `das call <operation>`: sign and send one request with the TypeScript client (so the CLI exercises the same
- * code callers use), print the envelope, and exit non-zero when it is a failure.
+ * code callers use), print the envelope, and exit non-zero when it is a failure. With `--user-key` (or
+ * DAS_USER_KEY) it sends a personal access key to the `/client/` path instead of signing (client-key mode).
  */
 import { RequestTimeoutError, TransportError } from '../errors.js';
-import { createClient } from '../index.js';
+import { createClient, type ServiceResponse } from '../index.js';
 import { routeFor } from '../operations.js';
 import { CommandFailure, type CommandIo, integerOption, parseCommandArgs, UsageError } from './cli-io.js';
-import { CREDENTIAL_HELP, CREDENTIAL_OPTIONS, resolveCredentials } from './credentials.js';
+import { CREDENTIAL_HELP, CREDENTIAL_OPTIONS, type CredentialOptions, resolveCredentials } from './credentials.js';
 import { operationName } from './operation-names.js';
 import { connectionHint, serviceUrl, URL_HELP } from './service-url.js';
 
@@ -15,12 +16,14 @@ const HELP = 'das call --help';
 export const CALL_USAGE = `Usage: das call <operation> [--url <base>] [--app <appCode>] [--dataset <code>] [key options]
                 [--param name=value]... [--param name:=<json>]... [--json '<object>'] [--sql <code|id>]
 
-Operations: get-list, get-one, create, update, execute-sql (or getList, getOne, ..., executeSql).
-Prints the response envelope as JSON. Exit code 0 on success, 1 on a failure envelope or no answer, 2 on a
+Operations: get-list, get-one, create, update, execute-sql (or getList, getOne, ..., executeSql), and with a
+personal access key login-user-info. Prints the response envelope as JSON. Exit code 0 on success, 1 on a failure envelope or no answer, 2 on a
 wrong command line. A 4001 is retried (up to 3 attempts) after the Retry-After the service asks for.
 
 ${URL_HELP}
 ${CREDENTIAL_HELP}
+  --user-key <key>    client-key mode: a personal access key (env DAS_USER_KEY), sent to the /client/ paths
+                      instead of signing; --app (or DAS_APP_CODE) names its application
   --dataset <code>    the dataset (data operations; optional for execute-sql)
   --param name=value  a parameter as text; repeatable. Data operations: a paramMap entry;
                       execute-sql: a params entry
@@ -62,6 +65,7 @@ export async function runCall(args: string[], io: CommandIo): Promise<void> {
       json: { type: 'string' },
       sql: { type: 'string' },
       timeout: { type: 'string' },
+      'user-key': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     HELP,
@@ -78,6 +82,11 @@ export async function runCall(args: string[], io: CommandIo): Promise<void> {
         : `one operation only, not ${positionals.join(' ')}`,
       HELP,
     );
+  }
+  const userKey = values['user-key'] ?? (io.env.DAS_USER_KEY || undefined);
+  if (/^login-?user-?info$/i.test(positionals[0] as string)) {
+    await callLoginUserInfo(userKey, values, io);
+    return;
   }
   const route = routeFor(operationName(positionals[0] as string, HELP));
   if (route.requiresDataset && !values.dataset)
@@ -115,17 +124,49 @@ export async function runCall(args: string[], io: CommandIo): Promise<void> {
     }
   }
 
-  const credentials = resolveCredentials(values, io, HELP);
   const baseUrl = serviceUrl(values.url, io);
   const client = createClient({
     baseUrl,
-    appCode: credentials.appCode,
-    accessKey: credentials.accessKey,
-    signingSecret: credentials.secret,
+    ...callerOptions(userKey, values, io),
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
   });
+  await printEnvelope(() => client.send(route.operation, body, { datasetCode: values.dataset }), baseUrl, io);
+}
+
+/** Who calls: a personal access key (client-key mode) with its application, or an application's signing keys. */
+function callerOptions(
+  userKey: string | undefined,
+  values: CredentialOptions,
+  io: CommandIo,
+): { appCode: string; userKey: string } | { appCode: string; accessKey: string; signingSecret: string } {
+  if (userKey) {
+    const appCode = values.app ?? (io.env.DAS_APP_CODE || undefined);
+    if (!appCode) throw new UsageError('--user-key needs --app (or DAS_APP_CODE): the application of the key', HELP);
+    if (values.key !== undefined || values.secret !== undefined) {
+      throw new UsageError('--user-key replaces --key and --secret: use one or the other', HELP);
+    }
+    return { appCode, userKey };
+  }
+  const credentials = resolveCredentials(values, io, HELP);
+  return { appCode: credentials.appCode, accessKey: credentials.accessKey, signingSecret: credentials.secret };
+}
+
+/** GET /client/user/loginUserInfo: the key alone says who calls, so no --app is needed. */
+async function callLoginUserInfo(
+  userKey: string | undefined,
+  values: { url?: string | undefined },
+  io: CommandIo,
+): Promise<void> {
+  if (!userKey) throw new UsageError('login-user-info needs a personal access key: --user-key or DAS_USER_KEY', HELP);
+  const baseUrl = serviceUrl(values.url, io);
+  const client = createClient({ baseUrl, appCode: '', userKey });
+  await printEnvelope(() => client.send('login-user-info', {}), baseUrl, io);
+}
+
+/** Print the envelope; a failure envelope or no answer exits 1. */
+async function printEnvelope(call: () => Promise<ServiceResponse>, baseUrl: string, io: CommandIo): Promise<void> {
   try {
-    const response = await client.send(route.operation, body, { datasetCode: values.dataset });
+    const response = await call();
     io.out(`${JSON.stringify(response.envelope, null, 2)}\n`);
     if (!response.envelope.success) {
       throw new CommandFailure(

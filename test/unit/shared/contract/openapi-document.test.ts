@@ -13,16 +13,39 @@ function resolve(ref: string) {
 }
 
 describe('OpenAPI document', () => {
-  it('is OpenAPI 3.1 and lists exactly the routes of ROUTES, as POST', () => {
+  it('is OpenAPI 3.1 and lists exactly the routes of ROUTES, as POST, and their /client/ twins', () => {
     expect(doc.openapi).toBe('3.1.1');
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/api/custom/executeSql',
+      '/client/custom/executeSql',
+      '/client/data/create',
+      '/client/data/get-list',
+      '/client/data/get-one',
+      '/client/data/update',
+      '/client/user/loginUserInfo',
       '/openapi/data/create',
       '/openapi/data/get-list',
       '/openapi/data/get-one',
       '/openapi/data/update',
     ]);
     for (const route of ROUTES) expect(Object.keys(doc.paths[route.path])).toEqual(['post']);
+    expect(Object.keys(doc.paths['/client/user/loginUserInfo'])).toEqual(['get']);
+  });
+
+  it('a /client/ path takes the signed path’s body, answers the same data, and needs only X-User-AK', () => {
+    const signed = doc.paths['/openapi/data/get-one'].post;
+    const client = doc.paths['/client/data/get-one'].post;
+    expect(client.requestBody).toEqual(signed.requestBody);
+    expect(client.responses[200]).toEqual(signed.responses[200]);
+    expect(client.security).toEqual([{ userKey: [] }]);
+    expect(client.operationId).toBe('clientGetOne');
+    // No timestamp, and the key finds the application: 1003 and 1004 cannot happen.
+    expect(client.description).toMatch(/^Error codes: 1001 \(HTTP 400\), 1002 \(HTTP 401\), 1005 \(HTTP 404\), 1006/);
+    const info = doc.paths['/client/user/loginUserInfo'].get;
+    expect(info.requestBody).toBeUndefined();
+    expect(info.security).toEqual([{ userKey: [] }]);
+    const data = resolve(info.responses[200].content['application/json'].schema.$ref).properties.data;
+    expect(Object.keys(data.properties)).toEqual(['id', 'userName', 'loginName', 'appCode', 'role']);
   });
 
   it.each(ROUTES.map((r) => [r.operation, r.path]))('%s has a request body and a success envelope', (_op, path) => {
@@ -55,14 +78,16 @@ describe('OpenAPI document', () => {
     expect(doc.paths['/openapi/data/get-list'].post.description).not.toContain('2002');
   });
 
-  it('declares the four signed headers; data operations need all four, execute-sql the dataset optionally', () => {
+  it('declares the four signed headers and the personal access key; data operations need all four signed ones, execute-sql the dataset optionally', () => {
     const schemes = doc.components.securitySchemes;
     expect(Object.values(schemes).map((s) => (s as { name: string }).name)).toEqual([
       'X-Time-Stamp',
       'X-App-Code',
       'X-Dataset-Code',
       'X-Token',
+      'X-User-AK',
     ]);
+    expect(schemes.userKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-User-AK' });
     expect(doc.paths['/openapi/data/create'].post.security).toEqual([
       { timeStamp: [], appCode: [], token: [], datasetCode: [] },
     ]);

@@ -1,0 +1,62 @@
+/**
+ * The `/client/` paths of client-key mode (docs/interface.md §14), derived from the signed route table rather than listed:
+ * every signed operation gets the same operation under `/client/` (`/openapi/data/get-list` →
+ * `/client/data/get-list`, `/api/custom/executeSql` → `/client/custom/executeSql`), so an operation added to
+ * `ROUTES` is reachable both ways with nothing more to write. `GET /client/user/loginUserInfo` exists only here.
+ * The CDK stack, the local server, the OpenAPI document and the client all read these lists.
+ */
+import { type AuthMode, type OperationName, ROUTES, type RouteDefinition } from './routes';
+
+export const CLIENT_PATH_PREFIX = '/client/';
+
+/** The header that carries a personal access key. */
+export const USER_KEY_HEADER = 'X-User-AK';
+
+/** A signed path's client-mode twin: its first segment becomes `client`. */
+export function clientPathOf(signedPath: string): string {
+  const rest = signedPath.indexOf('/', 1);
+  if (!signedPath.startsWith('/') || rest < 0) throw new Error(`not an operation path: ${signedPath}`);
+  return `/client${signedPath.slice(rest)}`;
+}
+
+/** Answers the user a personal access key belongs to; there is no signed equivalent. */
+export const LOGIN_USER_INFO_ROUTE: RouteDefinition = {
+  operation: 'login-user-info',
+  method: 'GET',
+  path: '/client/user/loginUserInfo',
+  mode: 'client',
+  functionFile: 'login-user-info',
+  requiresDataset: false,
+  readsRecords: false,
+  writes: false,
+};
+
+/** Every `/client/` route: the signed operations under `/client/`, then loginUserInfo. */
+export function clientRoutes(signed: readonly RouteDefinition[] = ROUTES): RouteDefinition[] {
+  return [
+    ...signed.map((route): RouteDefinition => ({ ...route, path: clientPathOf(route.path), mode: 'client' })),
+    LOGIN_USER_INFO_ROUTE,
+  ];
+}
+
+/** Every route of the service, signed and client, each path once. */
+export function serviceRoutes(): RouteDefinition[] {
+  return [...ROUTES, ...clientRoutes()];
+}
+
+/** One route per operation, for what exists once per operation (a function, a handler): the signed one first. */
+export function operationRoutes(): RouteDefinition[] {
+  const byOperation = new Map<OperationName, RouteDefinition>();
+  for (const route of serviceRoutes()) if (!byOperation.has(route.operation)) byOperation.set(route.operation, route);
+  return [...byOperation.values()];
+}
+
+/** The route of an operation in one mode; `undefined` when the operation has no such path. */
+export function routeIn(operation: OperationName, mode: AuthMode): RouteDefinition | undefined {
+  return serviceRoutes().find((route) => route.operation === operation && (route.mode ?? 'signed') === mode);
+}
+
+/** The mode of a request path (API Gateway's resource path, or the local server's path). */
+export function modeOfPath(path: string | undefined | null): AuthMode {
+  return path?.startsWith(CLIENT_PATH_PREFIX) ? 'client' : 'signed';
+}

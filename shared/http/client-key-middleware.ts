@@ -1,0 +1,82 @@
+/**
+ * Authentication of client-key mode (docs/interface.md §14), the `/client/` paths: the personal access key in
+ * `X-User-AK` is looked up by its SHA-256 digest in the cached catalog (no key store, no Secrets Manager call, no
+ * table read beyond the catalog's refresh), the body's `appCode` must be the key's application, and then the
+ * dataset and the grant are checked as for a signed request (§3 from step 5) with the user's narrowed grants. It
+ * yields what signed authentication yields, a Caller (here with its user and the user's grants), the application,
+ * dataset and grant, so everything after it (quota, operation, log) is shared. Signed headers open nothing here;
+ * `X-User-AK` opens nothing on signed paths.
+ */
+import type middy from '@middy/core';
+import { USER_KEY_PATTERN } from '../auth/user-key';
+import type { CatalogProvider } from '../catalog/catalog-provider';
+import { USER_KEY_HEADER } from '../contract/client-routes';
+import {
+  AccessDeniedError,
+  DatasetNotFoundError,
+  InvalidParameterError,
+  SignatureMismatchError,
+} from '../contract/errors';
+import { codeSchema } from '../contract/operation-schemas';
+import { grantFor } from '../permissions/permissions';
+import { userCallerForKey } from '../permissions/user-callers';
+import type { ApiEvent, ApiResult, ServiceContext } from './request-state';
+
+export interface ClientKeyAuthOptions {
+  catalog: CatalogProvider;
+}
+
+function bodyCode(body: Record<string, unknown>, name: string, required: boolean): string | undefined {
+  const value = body[name];
+  if (value === undefined || value === null) {
+    if (required) throw new InvalidParameterError(`${name} is required in the request body`);
+    return undefined;
+  }
+  if (!codeSchema.safeParse(value).success) {
+    throw new InvalidParameterError(`${name} must be 1 to 64 letters, digits, "_" or "-"`);
+  }
+  return value as string;
+}
+
+export function authenticateClientKey(
+  options: ClientKeyAuthOptions,
+): middy.MiddlewareObj<ApiEvent, ApiResult, Error, ServiceContext> {
+  const checkRequest: middy.MiddlewareFn<ApiEvent, ApiResult, Error, ServiceContext> = async (request) => {
+    const state = request.context.state;
+    const route = state.route;
+    const body = state.body ?? {};
+
+    // A key, known by its digest: missing, malformed, unknown and revoked all answer 1002, and alike.
+    const key = state.headers[USER_KEY_HEADER.toLowerCase()];
+    if (key === undefined || key === '') {
+      throw new SignatureMismatchError(
+        `header ${USER_KEY_HEADER} is required on /client/ paths: a personal access key`,
+      );
+    }
+    const catalog = await options.catalog.current();
+    state.catalog = catalog;
+    const caller = USER_KEY_PATTERN.test(key) ? userCallerForKey(catalog, key) : undefined;
+    if (!caller) throw new SignatureMismatchError(`${USER_KEY_HEADER} is not an active personal access key`);
+    state.caller = caller;
+
+    // The key's application, which the body names (a GET has no body: the key alone says it).
+    if (route.method === 'POST') {
+      const appCode = bodyCode(body, 'appCode', true);
+      if (appCode !== caller.application.appCode) {
+        throw new AccessDeniedError(`this personal access key does not belong to application '${appCode}'`);
+      }
+    }
+    state.application = caller.application;
+
+    // From here on as for a signed request (§3 steps 5 and 6), with the user's grants.
+    const datasetCode = bodyCode(body, 'datasetCode', route.requiresDataset);
+    if (!datasetCode) return;
+    const dataset = catalog.dataset(datasetCode);
+    if (!dataset) throw new DatasetNotFoundError(datasetCode);
+    state.dataset = dataset;
+    if (!route.grantOperation) return;
+    state.grant = grantFor(caller, datasetCode, route.grantOperation);
+  };
+
+  return { before: checkRequest };
+}
