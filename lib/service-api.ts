@@ -19,7 +19,15 @@ import { acknowledge } from './nag-acknowledgements';
 import type { OperationFunction } from './operation-function';
 
 /** Headers a browser sends on a signed request (contract §3), besides Content-Type. */
-export const SIGNED_REQUEST_HEADERS = ['X-Time-Stamp', 'X-App-Code', 'X-Dataset-Code', 'X-Token', 'Content-Type'];
+export const SIGNED_REQUEST_HEADERS = [
+  'X-Time-Stamp',
+  'X-App-Code',
+  'X-Dataset-Code',
+  'X-Token',
+  'Content-Type',
+  'X-Sign-Version',
+  'X-Nonce',
+];
 
 export interface ServiceApiProps {
   stage: string;
