@@ -8,6 +8,7 @@ const BENCHMARKS: Record<string, string> = {
   list: './list',
   sql: './sql',
   capacity: './capacity',
+  hardening: './hardening',
 };
 
 interface BenchmarkModule {
