@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- capacity`: the DynamoDB capacity each operation consumes, as its request log line reports
- * it (contract §11), through the real local service with the demo configuration. These are product figures:
+ * it (docs/interface.md §11), through the real local service with the demo configuration. These are product figures:
  * what a partner pays per request.
  */
 

@@ -16,16 +16,18 @@ import { createDocumentClient } from '../shared/aws/dynamodb';
 import type { Dataset } from '../shared/catalog/catalog';
 import type { FieldConfig } from '../shared/catalog/schema';
 import { CapacityMeter } from '../shared/observability/capacity-meter';
+import { DatasetBookkeeping } from '../shared/records/dataset-bookkeeping';
 import { matchesFilter, sortItems } from '../shared/records/filter-matcher';
 import { parseListParams } from '../shared/records/filter-parser';
 import { indexLayout, withDerivedAttributes } from '../shared/records/index-attributes';
+import { datasetPartitionKey } from '../shared/records/item-keys';
 import { executeListPlan } from '../shared/records/list-executor';
+import { ListReader } from '../shared/records/list-reader';
 import { PageStartCache } from '../shared/records/page-start-cache';
 import { planListQuery } from '../shared/records/query-planner';
 import { validateChanges } from '../shared/records/record-codec';
 import { countRecords } from '../shared/records/record-counter';
-import { RecordStore } from '../shared/records/record-store';
-import { datasetPartitionKey, RecordAttr } from '../shared/records/table-definitions';
+import { RecordAttr } from '../shared/records/table-definitions';
 import { formatTimestamp } from '../shared/records/timestamps';
 
 const FIELDS: FieldConfig[] = [
@@ -79,7 +81,8 @@ export async function run(): Promise<void> {
   await ensureTables(dynamo.client, names);
   const table = names.Records as string;
   const doc = createDocumentClient(dynamo.client);
-  const store = new RecordStore(doc, table, { listReadBudget: 1e9 });
+  const store = new ListReader(doc, table, { listReadBudget: 1e9 });
+  const bookkeeping = new DatasetBookkeeping(doc, table);
   const sections: string[] = [];
   const started = Date.now();
 
@@ -99,13 +102,13 @@ export async function run(): Promise<void> {
     };
     const pageStarts = new PageStartCache();
     const list = (params: Record<string, unknown>) => (meter: CapacityMeter) =>
-      runList(store, dataset, params, meter, pageStarts);
+      runList(store, bookkeeping, dataset, params, meter, pageStarts);
     const baseline = (params: Record<string, unknown>) => (meter: CapacityMeter) =>
       runBaseline(store, dataset, params, meter);
 
     // One-time: the first count after a bulk load reads the partition once and writes the checkpoint.
     const firstCount = await measure(async (meter) => {
-      const total = await countRecords(store, dataset.datasetCode, Date.now(), meter);
+      const total = await countRecords(store, bookkeeping, dataset.datasetCode, Date.now(), meter);
       return { rows: 0, total };
     });
 
@@ -174,7 +177,8 @@ function row(label: string, ours: Measure, base: Measure): string {
 }
 
 async function runList(
-  store: RecordStore,
+  store: ListReader,
+  bookkeeping: DatasetBookkeeping,
   dataset: Dataset,
   params: Record<string, unknown>,
   meter: CapacityMeter,
@@ -186,6 +190,7 @@ async function runList(
   const plan = planListQuery(query, indexLayout(dataset));
   const result = await executeListPlan(plan, query, {
     store,
+    bookkeeping,
     datasetCode: dataset.datasetCode,
     meter,
     now: Date.now(),
@@ -196,12 +201,7 @@ async function runList(
 }
 
 /** The naive way: read everything, filter, sort and page in memory. */
-async function runBaseline(
-  store: RecordStore,
-  dataset: Dataset,
-  params: Record<string, unknown>,
-  meter: CapacityMeter,
-) {
+async function runBaseline(store: ListReader, dataset: Dataset, params: Record<string, unknown>, meter: CapacityMeter) {
   const parsed = parseListParams(params, dataset);
   const page = Number(params.currentPage ?? 1);
   const { items } = await store.queryPartition(dataset.datasetCode, { direction: 'asc' }, meter);

@@ -16,10 +16,12 @@ import { createDocumentClient } from '../shared/aws/dynamodb';
 import { Catalog, toDataset } from '../shared/catalog/catalog';
 import type { FieldConfig } from '../shared/catalog/schema';
 import { CapacityMeter } from '../shared/observability/capacity-meter';
+import { DatasetBookkeeping } from '../shared/records/dataset-bookkeeping';
 import { withDerivedAttributes } from '../shared/records/index-attributes';
+import { datasetPartitionKey } from '../shared/records/item-keys';
+import { ListReader } from '../shared/records/list-reader';
 import { validateChanges } from '../shared/records/record-codec';
-import { RecordStore } from '../shared/records/record-store';
-import { datasetPartitionKey, RecordAttr } from '../shared/records/table-definitions';
+import { RecordAttr } from '../shared/records/table-definitions';
 import { DatasetCache, type DatasetRecord, type DatasetRowSource } from '../shared/sql/dataset-cache';
 import { RecordStoreRowSource } from '../shared/sql/record-store-row-source';
 import { SqlJsEngine } from '../shared/sql/sqljs-engine';
@@ -168,7 +170,8 @@ async function coldFromDynamo(): Promise<void> {
   const names = localTableNames('bench-sql');
   await ensureTables(dynamo.client, names);
   const doc = createDocumentClient(dynamo.client);
-  const store = new RecordStore(doc, names.Records as string);
+  const reader = new ListReader(doc, names.Records as string);
+  const bookkeeping = new DatasetBookkeeping(doc, names.Records as string);
   const rows: string[][] = [];
   try {
     for (const size of sizes) {
@@ -204,7 +207,7 @@ async function coldFromDynamo(): Promise<void> {
       const engine = new SqlJsEngine();
       await engine.warm();
       const meter = new CapacityMeter();
-      const source = new RecordStoreRowSource(store, catalog, meter);
+      const source = new RecordStoreRowSource(reader, bookkeeping, catalog, meter);
       const cache = new DatasetCache();
       const view = { datasetCode, fields };
       const sql = SQL.replace('FROM orders', `FROM ${datasetCode}`);
@@ -214,7 +217,7 @@ async function coldFromDynamo(): Promise<void> {
       );
       const coldUnits = meter.readUnits;
       const warmMeter = new CapacityMeter();
-      const warmSource = new RecordStoreRowSource(store, catalog, warmMeter);
+      const warmSource = new RecordStoreRowSource(reader, bookkeeping, catalog, warmMeter);
       const warm = await time(async () =>
         engine.run({ tables: await cache.tables([view], warmSource), sql, params, timeoutMs: 20_000 }),
       );

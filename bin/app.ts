@@ -8,7 +8,7 @@ import { App } from 'aws-cdk-lib';
 import { DeploymentSettingsError, readDeploymentSettings } from '../lib/deployment-settings';
 import { createServiceStacks } from '../lib/service-stacks';
 import { MissingHandlerError } from '../lib/stateless-stack';
-import { ConfigError, loadConfigFile } from '../shared/catalog/load-config';
+import { ConfigError, loadConfigFile } from '../shared/catalog-store/load-config';
 
 const projectRoot = resolve(__dirname, '..');
 const app = new App();

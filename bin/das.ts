@@ -3,7 +3,7 @@
  * configuration, sign requests, mint browser tokens, call an operation, print the OpenAPI document.
  * `bin/das.js` is the executable (`npx das`); it loads this file through tsx, as `npm start` does.
  */
-import { ConfigError } from '../shared/catalog/load-config';
+import { ConfigError } from '../shared/catalog-store/load-config';
 import { CommandFailure, type CommandIo, processIo, UsageError } from './cli/cli-io';
 
 export const USAGE = `Usage: das <command> [options]      (das <command> --help for its options)

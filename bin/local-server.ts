@@ -1,5 +1,5 @@
 /**
- * `npm start`: the whole service on this machine with no cloud account (contract §10). The same operation
+ * `npm start`: the whole service on this machine with no cloud account (docs/interface.md §10). The same operation
  * handlers as in Lambda, behind an HTTP server that speaks API Gateway's proxy events, over an embedded
  * DynamoDB-compatible store (dynalite) and the file-backed key store.
  *
@@ -10,10 +10,10 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createDocumentClient } from '../shared/aws/dynamodb';
-import { writeCatalog } from '../shared/catalog/catalog-store';
-import { ConfigError, loadConfigFile } from '../shared/catalog/load-config';
 import type { CatalogConfig } from '../shared/catalog/schema';
-import { ROUTES } from '../shared/http/routes';
+import { writeCatalog } from '../shared/catalog-store/catalog-store';
+import { ConfigError, loadConfigFile } from '../shared/catalog-store/load-config';
+import { ROUTES } from '../shared/contract/routes';
 import { setLogSink } from '../shared/observability/request-log';
 import { DEFAULT_CONFIG } from './local/default-config';
 import { docsPages } from './local/docs-pages';

@@ -3,7 +3,7 @@
  * so callers can `catch (e) { if (e instanceof NotFoundError) … }` or switch on `e.errorCode`; a call that never
  * got an envelope (timeout, network, a proxy's HTML page) gets its own class without an error code.
  */
-import { ErrorCode, type ErrorCodeValue } from '../shared/http/errors';
+import { ErrorCode, type ErrorCodeValue } from '../shared/contract/errors';
 
 export interface ServiceCallErrorDetails {
   errorCode: number;

@@ -10,7 +10,7 @@
  *   only sends it.
  *
  * Failure envelopes become typed errors (`./errors`); 4001 is retried with backoff, honouring `Retry-After`,
- * a bounded number of times; each attempt is aborted after `timeoutMs` (30 s, as the interface spec advises).
+ * a bounded number of times; each attempt is aborted after `timeoutMs` (30 s, as docs/interface.md §7 advises).
  */
 import type { SignatureInput } from '../shared/auth/signature';
 import type {
@@ -19,12 +19,12 @@ import type {
   ListResult as ListResultShape,
   SqlParamValue,
   SqlResult as SqlResultShape,
-} from '../shared/http/operation-schemas';
-import { type OperationName, routeFor } from '../shared/http/routes';
+} from '../shared/contract/operation-schemas';
+import { type OperationName, routeFor } from '../shared/contract/routes';
 import { RequestTimeoutError, serviceCallError, TransportError } from './errors';
 
-export type { GetListParams, SortEntry, SqlParamValue } from '../shared/http/operation-schemas';
-export type { OperationName } from '../shared/http/routes';
+export type { GetListParams, SortEntry, SqlParamValue } from '../shared/contract/operation-schemas';
+export type { OperationName } from '../shared/contract/routes';
 export * from './errors';
 
 /** A token minted by a trusted server for one application (and dataset), valid for 10 minutes. */

@@ -1,5 +1,5 @@
 /** Lambda handler of POST /api/custom/executeSql. Its bundle needs SQL_BUNDLE_ASSETS (shared/sql/bundle-assets.ts) beside it. */
-import { createHandler } from '../shared/http/pipeline';
+import { createHandler } from '../shared/composition/pipeline';
 import { executeSqlOperation } from '../shared/operations/execute-sql';
 
 export const handler = createHandler(executeSqlOperation);

@@ -1,5 +1,5 @@
 /** Lambda handler of POST /openapi/data/update. */
-import { createHandler } from '../shared/http/pipeline';
+import { createHandler } from '../shared/composition/pipeline';
 import { updateOperation } from '../shared/operations/update';
 
 export const handler = createHandler(updateOperation);

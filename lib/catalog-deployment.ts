@@ -10,8 +10,8 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Provider } from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
-import { withoutSecrets } from '../shared/catalog/catalog-store';
 import type { CatalogConfig } from '../shared/catalog/schema';
+import { withoutSecrets } from '../shared/catalog-store/catalog-store';
 import { acknowledge } from './nag-acknowledgements';
 import { FUNCTION_BUNDLING } from './operation-function';
 

@@ -1,13 +1,13 @@
 /**
  * API Gateway's own refusals (body too large, throttled, unknown route, its default 4xx/5xx) rewritten into the
- * contract's failure envelope and codes (contract §2), so a caller never has to parse a second error format.
+ * contract's failure envelope and codes (docs/interface.md §2), so a caller never has to parse a second error format.
  * The statuses come from the same code → status table the functions use.
  */
 import { ResponseType, type RestApi } from 'aws-cdk-lib/aws-apigateway';
-import { ErrorCode, type ErrorCodeValue, httpStatusFor } from '../shared/http/errors';
-import type { RouteDefinition } from '../shared/http/routes';
+import { ErrorCode, type ErrorCodeValue, httpStatusFor } from '../shared/contract/errors';
+import type { RouteDefinition } from '../shared/contract/routes';
 
-/** Headers a browser caller may read from any response (contract §2: request id and rate-limit state). */
+/** Headers a browser caller may read from any response (docs/interface.md §2: request id and rate-limit state). */
 export const EXPOSED_HEADERS = [
   'X-Request-Id',
   'RateLimit-Limit',
@@ -84,7 +84,7 @@ export function gatewayRefusals(routes: readonly RouteDefinition[]): GatewayRefu
   ];
 }
 
-/** The failure envelope of contract §2 as a mapping template. */
+/** The failure envelope of docs/interface.md §2 as a mapping template. */
 export function envelopeTemplate(refusal: GatewayRefusal): string {
   return `{"success":false,"msg":null,"data":null,"errorCode":${refusal.errorCode},"errorMsg":${refusal.errorMsgTemplate}}`;
 }

@@ -10,8 +10,8 @@ import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-l
 import { type BundlingOptions, type ICommandHooks, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import type { RouteDefinition } from '../shared/http/routes';
-import { DATASET_META_PREFIX } from '../shared/records/table-definitions';
+import type { RouteDefinition } from '../shared/contract/routes';
+import { DATASET_META_PREFIX } from '../shared/records/item-keys';
 import { acknowledge } from './nag-acknowledgements';
 import type { TableResource } from './stateful-stack';
 

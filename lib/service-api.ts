@@ -18,7 +18,7 @@ import { addGatewayRefusals, EXPOSED_HEADERS } from './gateway-responses';
 import { acknowledge } from './nag-acknowledgements';
 import type { OperationFunction } from './operation-function';
 
-/** Headers a browser sends on a signed request (contract §3), besides Content-Type. */
+/** Headers a browser sends on a signed request (docs/interface.md §3, §16), besides Content-Type. */
 export const SIGNED_REQUEST_HEADERS = [
   'X-Time-Stamp',
   'X-App-Code',

@@ -14,7 +14,7 @@ import {
   TextWidget,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
-import { ErrorCode } from '../shared/http/errors';
+import { ErrorCode } from '../shared/contract/errors';
 import { ERROR_CODE_DIMENSION } from '../shared/observability/request-log';
 import {
   AUTH_FAILURE_CODES,

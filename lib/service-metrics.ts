@@ -1,18 +1,18 @@
 /**
  * The metrics the dashboard and the alarms share: Lambda, API Gateway and DynamoDB metrics of this stage, and
- * the business metrics the request log publishes in CloudWatch embedded metric format (contract §11).
+ * the business metrics the request log publishes in CloudWatch embedded metric format (docs/interface.md §11).
  * Defined once so an alarm watches exactly the line the dashboard draws.
  */
 import { Duration } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { MathExpression, Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { ErrorCode } from '../shared/http/errors';
+import { ErrorCode } from '../shared/contract/errors';
 import type { OperationFunction } from './operation-function';
 
 export const METRIC_PERIOD = Duration.minutes(5);
 
-/** Error codes the auth step answers with (contract §3): signature, timestamp, unknown application. */
+/** Error codes the auth step answers with (docs/interface.md §3): signature, timestamp, unknown application. */
 export const AUTH_FAILURE_CODES = [
   ErrorCode.SignatureMismatch,
   ErrorCode.TimestampExpired,

@@ -13,7 +13,7 @@ import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import type { CatalogConfig } from '../shared/catalog/schema';
-import { type OperationName, ROUTES, type RouteDefinition } from '../shared/http/routes';
+import { type OperationName, ROUTES, type RouteDefinition } from '../shared/contract/routes';
 import { CatalogDeployment } from './catalog-deployment';
 import type { DeploymentSettings } from './deployment-settings';
 import { acknowledge } from './nag-acknowledgements';
@@ -44,7 +44,7 @@ export interface StatelessStackProps extends StackProps {
 export const OPERATION_SIZING: Record<OperationName, { memorySize: number; timeout: Duration }> = {
   'get-list': { memorySize: 1024, timeout: Duration.seconds(15) },
   'get-one': { memorySize: 1024, timeout: Duration.seconds(10) },
-  // Batch create writes up to 1,000 records in one request.
+  // One record per request, and the dataset's version when custom SQL reads the dataset.
   create: { memorySize: 1024, timeout: Duration.seconds(20) },
   update: { memorySize: 1024, timeout: Duration.seconds(10) },
   // Registered queries may run up to 25 s (schema: timeoutMs ≤ 25000), after loading their datasets in memory.

@@ -3,7 +3,7 @@
  * code callers use), print the envelope, and exit non-zero when it is a failure.
  */
 import { createClient, RequestTimeoutError, TransportError } from '../../client';
-import { routeFor } from '../../shared/http/routes';
+import { routeFor } from '../../shared/contract/routes';
 import { CommandFailure, type CommandIo, integerOption, parseCommandArgs, UsageError } from './cli-io';
 import { CREDENTIAL_HELP, CREDENTIAL_OPTIONS, resolveCredentials } from './credentials';
 import { operationName } from './operation-names';

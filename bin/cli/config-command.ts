@@ -1,12 +1,12 @@
 /** `das config validate <file>`: check a configuration file the way the service loads it; every problem, by path. */
-import { ConfigError, loadConfigFile } from '../../shared/catalog/load-config';
+import { ConfigError, loadConfigFile } from '../../shared/catalog-store/load-config';
 import { CommandFailure, type CommandIo, parseCommandArgs, UsageError } from './cli-io';
 
 const HELP = 'das config --help';
 
 export const CONFIG_USAGE = `Usage: das config validate <file> [--json]
 
-Checks a configuration file (contract section 9) as the service does when it loads it: the structure, and the
+Checks a configuration file (docs/interface.md §9) as the service does when it loads it: the structure, and the
 references between applications, datasets, grants and queries. Every problem is listed with its path, e.g.
   datasets[0].fields[1].options: an enum field needs options
 Exit code 0 when valid, 1 when not.

@@ -3,8 +3,9 @@
  * and DAS_SIGNING_SECRET environment variables, which keep the secret out of the process list), else the local
  * keys of the application in a configuration file (--config, default the demo configuration), as `npm start` uses.
  */
-import { loadConfigFile } from '../../shared/catalog/load-config';
+
 import type { CatalogConfig } from '../../shared/catalog/schema';
+import { loadConfigFile } from '../../shared/catalog-store/load-config';
 import { DEFAULT_CONFIG } from '../local/default-config';
 import { type CommandIo, UsageError } from './cli-io';
 

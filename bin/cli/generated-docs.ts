@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { buildConfigJsonSchema } from '../../shared/catalog/config-json-schema';
-import { buildOpenApiDocument } from '../../shared/http/openapi-document';
+import { buildOpenApiDocument } from '../../shared/contract/openapi-document';
 
 export const REPOSITORY_ROOT = path.join(__dirname, '..', '..');
 

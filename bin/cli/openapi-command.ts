@@ -1,7 +1,7 @@
 /** `das openapi`: print the OpenAPI document, or (--write) refresh the generated documents under docs/. */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { buildOpenApiDocument } from '../../shared/http/openapi-document';
+import { buildOpenApiDocument } from '../../shared/contract/openapi-document';
 import { type CommandIo, parseCommandArgs } from './cli-io';
 import { GENERATED_DOCUMENTS, PACKAGE_VERSION, REPOSITORY_ROOT } from './generated-docs';
 

@@ -1,5 +1,5 @@
 /** Operation names on the command line: the route names (`get-list`) or their camelCase (`getList`). */
-import { type OperationName, ROUTES } from '../../shared/http/routes';
+import { type OperationName, ROUTES } from '../../shared/contract/routes';
 import { UsageError } from './cli-io';
 
 export function operationName(text: string, helpCommand: string): OperationName {

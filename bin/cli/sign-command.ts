@@ -2,7 +2,7 @@
  * `das sign`: the four signed headers of a request, for curl, Postman or a hand-written client; with --curl a
  * complete signed curl command (what `npm run sign` prints).
  */
-import { ROUTES, routeFor } from '../../shared/http/routes';
+import { ROUTES, routeFor } from '../../shared/contract/routes';
 import { signedCurl, signedHeaders } from '../local/signed-curl';
 import { type CommandIo, integerOption, parseCommandArgs, UsageError } from './cli-io';
 import { CREDENTIAL_HELP, CREDENTIAL_OPTIONS, resolveCredentials } from './credentials';

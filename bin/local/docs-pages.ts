@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { buildOpenApiDocument } from '../../shared/http/openapi-document';
+import { buildOpenApiDocument } from '../../shared/contract/openapi-document';
 import { PACKAGE_VERSION } from '../cli/generated-docs';
 
 export interface Page {

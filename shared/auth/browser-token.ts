@@ -1,10 +1,10 @@
 /**
- * Pre-generated tokens (interface spec "Token lifetime and modes"): a trusted server that holds the access key
+ * Pre-generated tokens (docs/interface.md §3): a trusted server that holds the access key
  * mints `{token, timeStamp, expiresAt}`, and a browser sends token and timestamp without ever seeing the key.
  * The token is an ordinary signature, so the service verifies it like any other; `expiresAt` only tells the
  * browser when to ask for a new one.
  */
-import { TIMESTAMP_WINDOW_MS } from '../http/auth-middleware';
+import { TIMESTAMP_WINDOW_MS } from '../contract/signed-headers';
 import { type SignatureInput, signRequest } from './signature';
 
 export interface BrowserToken {

@@ -4,7 +4,7 @@
  * its nonce must not have been used within the timestamp window. Anything else is 1002, a version-1 token
  * included; the nonce is claimed only after the signature is valid, so unsigned traffic writes nothing.
  */
-import { SignatureMismatchError } from '../http/errors';
+import { SignatureMismatchError } from '../contract/errors';
 import type { CapacityMeter } from '../observability/capacity-meter';
 import type { NonceStore } from './nonce-store';
 import { bodySha256Hex, verifySignatureV2 } from './signature';

@@ -1,5 +1,5 @@
 /**
- * Request signing (interface spec "Signature rule", contract §3). The same module signs in clients and the
+ * Request signing (docs/interface.md §3). The same module signs in clients and the
  * command-line tool and verifies in the service, so the two cannot drift.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';

@@ -13,7 +13,7 @@ export function buildConfigJsonSchema(): Record<string, unknown> {
     ...schema,
     title: 'Data access service configuration',
     description:
-      'Applications, datasets, grants and registered queries (contract section 9). The loader also checks ' +
+      'Applications, datasets, grants and registered queries (docs/interface.md §9). The loader also checks ' +
       'references between them: grants to known datasets, known fields, unique codes.',
   };
 }

@@ -1,12 +1,18 @@
 /**
- * The configuration file (contract §9): one schema that validates the file, gives the code its types and
+ * The configuration file (docs/interface.md §9): one schema that validates the file, gives the code its types and
  * documents the format (its JSON Schema is generated from this module). Cross-references (grants to known
  * datasets, fields that exist, unique codes) are checked here too, so a wrong file is refused at load with
  * every problem listed by path.
  */
 // A namespace import, not `{ z }`: esbuild can then drop what is unused (zod's 40 locales alone are ~250 KB per bundle).
 import * as z from 'zod';
-import { CODE_PATTERN, FIELD_NAME_PATTERN, isSystemField } from './codes';
+import {
+  CODE_PATTERN,
+  FIELD_NAME_PATTERN,
+  GRANT_OPERATIONS,
+  type GrantOperation,
+  isSystemField,
+} from '../contract/codes';
 
 export const FIELD_TYPES = [
   'string',
@@ -24,8 +30,9 @@ export type FieldType = (typeof FIELD_TYPES)[number];
 /** How many fields of one dataset can be `indexed`: one per generic index of the records table. */
 export const MAX_INDEXED_FIELDS = 5;
 
-export const OPERATIONS = ['read', 'create', 'update'] as const;
-export type GrantOperation = (typeof OPERATIONS)[number];
+/** What a grant may allow (defined with the contract's codes, since every route names the one it needs). */
+export const OPERATIONS = GRANT_OPERATIONS;
+export type { GrantOperation };
 
 const code = z.string().regex(CODE_PATTERN, 'must be 1 to 64 letters, digits, "_" or "-"');
 const fieldName = z
@@ -61,7 +68,7 @@ export const datasetSchema = z
   })
   .strict();
 
-/** A filter in get-list syntax (contract §5): `{"region": "EU", "amount_start": 10}`. */
+/** A filter in get-list syntax (docs/interface.md §5): `{"region": "EU", "amount_start": 10}`. */
 export const rowFilterSchema = z.record(z.string(), z.unknown());
 
 export const grantSchema = z

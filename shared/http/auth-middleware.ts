@@ -1,5 +1,5 @@
 /**
- * Authentication and access, in the contract's order (§3): headers well formed and agreeing with the body,
+ * Authentication and access, in the order of docs/interface.md §3: headers well formed and agreeing with the body,
  * application known, timestamp within 10 minutes, signature valid for an active key, dataset known, grant
  * covering the dataset and the operation. The first failure answers.
  */
@@ -9,23 +9,26 @@ import type { NonceStore } from '../auth/nonce-store';
 import { verifySignature } from '../auth/signature';
 import { NONCE_PATTERN } from '../auth/signature-v2';
 import { verifyVersionTwo } from '../auth/signature-v2-request';
-import { grantAllows } from '../catalog/catalog';
 import type { CatalogProvider } from '../catalog/catalog-provider';
-import { CODE_PATTERN } from '../catalog/codes';
+import { CODE_PATTERN } from '../contract/codes';
 import {
-  AccessDeniedError,
   ApplicationNotFoundError,
   DatasetNotFoundError,
   InvalidParameterError,
   ServiceUnavailableError,
   SignatureMismatchError,
   TimestampExpiredError,
-} from './errors';
-import { codeSchema } from './operation-schemas';
+} from '../contract/errors';
+import { codeSchema } from '../contract/operation-schemas';
+import { TIMESTAMP_WINDOW_MS } from '../contract/signed-headers';
+import { applicationCaller } from '../permissions/caller';
+import { grantFor } from '../permissions/permissions';
 import type { ApiEvent, ApiResult, ServiceContext } from './request-state';
 
-/** A token may be this far from the server clock, either way. */
-export const TIMESTAMP_WINDOW_MS = 10 * 60 * 1000;
+/** Without a nonce store, a version-2 request cannot be verified: a failure of ours (3001). */
+const noNonceStore: NonceStore = {
+  claim: () => Promise.reject(new Error('no nonce store is configured')),
+};
 
 const TIMESTAMP = /^\d{1,16}$/;
 const BASE64 = /^[A-Za-z0-9+/]{1,200}={0,2}$/;
@@ -33,8 +36,8 @@ const BASE64 = /^[A-Za-z0-9+/]{1,200}={0,2}$/;
 export interface AuthOptions {
   catalog: CatalogProvider;
   keys: KeyStore;
-  /** Single-use nonces of signature version 2 (contract §16). */
-  nonces: NonceStore;
+  /** Single-use nonces of signature version 2 (contract §16); required once an application uses it. */
+  nonces?: NonceStore;
   now?: () => number;
 }
 
@@ -81,6 +84,8 @@ export function authenticate(options: AuthOptions): middy.MiddlewareObj<ApiEvent
     const application = catalog.application(appCode);
     if (!application) throw new ApplicationNotFoundError(appCode);
     state.application = application;
+    const caller = applicationCaller(application);
+    state.caller = caller;
 
     // 3. Timestamp within the window, either direction.
     if (Math.abs(now() - Number(timeStamp)) > TIMESTAMP_WINDOW_MS) throw new TimestampExpiredError();
@@ -116,7 +121,7 @@ export function authenticate(options: AuthOptions): middy.MiddlewareObj<ApiEvent
         },
         keys.accessKeys,
         secret,
-        options.nonces,
+        options.nonces ?? noNonceStore,
       );
     } else if (!verifySignature(token, { appCode, datasetCode, timeStamp }, keys.accessKeys, secret)) {
       throw new SignatureMismatchError();
@@ -131,14 +136,7 @@ export function authenticate(options: AuthOptions): middy.MiddlewareObj<ApiEvent
 
     // 6. A grant covering the dataset and the operation.
     if (!route.grantOperation) return;
-    const grant = application.grants.get(datasetCode);
-    if (!grant) throw new AccessDeniedError(`application '${appCode}' has no access to dataset '${datasetCode}'`);
-    if (!grantAllows(grant, route.grantOperation)) {
-      throw new AccessDeniedError(
-        `application '${appCode}' may not ${route.grantOperation} records of dataset '${datasetCode}'`,
-      );
-    }
-    state.grant = grant;
+    state.grant = grantFor(caller, datasetCode, route.grantOperation);
   };
 
   return { before: checkRequest };

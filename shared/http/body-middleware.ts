@@ -1,9 +1,9 @@
 /**
  * Reads the request: header names lower-cased, body size limit (checked before any parsing work), JSON
- * parsing and the object check (contract §2, §7).
+ * parsing and the object check (docs/interface.md §2, §7).
  */
 import type middy from '@middy/core';
-import { InvalidParameterError } from './errors';
+import { InvalidParameterError } from '../contract/errors';
 import type { ApiEvent, ApiResult, ServiceContext } from './request-state';
 
 export const MAX_BODY_BYTES = 1024 * 1024;

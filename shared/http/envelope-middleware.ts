@@ -1,10 +1,9 @@
 /**
  * The outermost middleware: gives every request an id, turns the operation's result into the success envelope
- * and every error into the failure envelope with its HTTP status (contract §2), refuses responses too large
+ * and every error into the failure envelope with its HTTP status (docs/interface.md §2), refuses responses too large
  * for the platform, and writes the request's log line. The only place where errors become responses.
  */
 import type middy from '@middy/core';
-import { logRequest } from '../observability/request-log';
 import {
   ErrorCode,
   httpStatusFor,
@@ -12,9 +11,10 @@ import {
   RateLimitedError,
   ServiceError,
   ServiceUnavailableError,
-} from './errors';
+} from '../contract/errors';
+import type { RouteDefinition } from '../contract/routes';
+import { logRequest } from '../observability/request-log';
 import { type ApiEvent, type ApiResult, newRequestState, type ServiceContext } from './request-state';
-import type { RouteDefinition } from './routes';
 
 /** Lambda's synchronous response limit is 6 MB for the whole proxy result; keep room for headers. */
 export const MAX_RESPONSE_BYTES = 6 * 1024 * 1024 - 64 * 1024;

@@ -2,8 +2,10 @@
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { Application, Catalog, Dataset } from '../catalog/catalog';
 import type { GrantConfig } from '../catalog/schema';
+import type { RouteDefinition } from '../contract/routes';
 import { CapacityMeter } from '../observability/capacity-meter';
-import type { RouteDefinition } from './routes';
+import type { Telemetry } from '../observability/telemetry';
+import type { Caller } from '../permissions/caller';
 
 export type ApiEvent = APIGatewayProxyEvent;
 export type ApiResult = APIGatewayProxyResult;
@@ -21,6 +23,8 @@ export interface RequestState {
   rawBody?: Buffer;
   catalog?: Catalog;
   application?: Application;
+  /** Who calls, once authentication has resolved it. */
+  caller?: Caller;
   dataset?: Dataset;
   grant?: GrantConfig;
   /** Headers every response carries once known (request id, rate-limit state). */
@@ -31,6 +35,19 @@ export interface RequestState {
   logDetail: Record<string, string>;
   /** Work to run when the request ends, whatever the outcome (e.g. releasing a concurrency lease). */
   cleanups: (() => Promise<void>)[];
+}
+
+/** The telemetry sink an operation writes to: it fills this request's log line. */
+export function requestTelemetry(state: RequestState): Telemetry {
+  return {
+    capacity: state.capacity,
+    metric(name, milliseconds) {
+      state.extraMetrics[name] = milliseconds;
+    },
+    detail(name, value) {
+      state.logDetail[name] = value;
+    },
+  };
 }
 
 export type ServiceContext = Context & { state: RequestState };

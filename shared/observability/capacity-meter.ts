@@ -1,4 +1,4 @@
-/** Adds up the DynamoDB capacity one request consumes, for its log line and metrics (contract §11). */
+/** Adds up the DynamoDB capacity one request consumes, for its log line and metrics (docs/interface.md §11). */
 import type { ConsumedCapacity } from '@aws-sdk/client-dynamodb';
 
 export class CapacityMeter {

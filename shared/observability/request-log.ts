@@ -1,5 +1,5 @@
 /**
- * One JSON line per request (contract §11): the request log and, in CloudWatch embedded metric format, the
+ * One JSON line per request (docs/interface.md §11): the request log and, in CloudWatch embedded metric format, the
  * metrics the dashboards read. One line serves both, so a request costs one write to the log stream.
  * Keys, tokens, secrets and record contents never appear here.
  */
@@ -42,7 +42,7 @@ export function writeLogLine(record: Record<string, unknown>): void {
   sink(JSON.stringify(record));
 }
 
-/** Write the request's line: the fields of contract §11 plus the `_aws` block that makes them metrics. */
+/** Write the request's line: the fields of docs/interface.md §11 plus the `_aws` block that makes them metrics. */
 export function logRequest(entry: RequestLogEntry, namespace: string, now = Date.now()): void {
   const metrics = [
     { Name: 'requests', Unit: 'Count' },

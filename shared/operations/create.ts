@@ -1,19 +1,21 @@
-/** create: one new record with generated id and timestamps (contract §4). */
+/** create: one new record with generated id and timestamps (docs/interface.md §4). */
+
+import { assertCreateInScope, assertWritable, rowScope, visibleFields } from '../permissions/permissions';
 import { withDerivedAttributes } from '../records/index-attributes';
 import { itemSize, MAX_RECORD_BYTES, recordTooLargeError, toApiRecord, validateChanges } from '../records/record-codec';
 import { newRecordId } from '../records/record-ids';
 import { formatTimestamp } from '../records/timestamps';
 import { recordDatasetWrite } from './dataset-version';
-import { assertCreateInScope, assertWritable, rowScope, visibleFields } from './grant-scope';
 import { dataContext, type Operation } from './operation';
 import { readParamMap } from './param-map';
 
 export const createOperation: Operation = {
   name: 'create',
   async run(context, body) {
-    const { dataset, grant, application, ports, capacity, catalog, now } = dataContext(context);
+    const { dataset, grant, caller, ports, telemetry, catalog, now } = dataContext(context);
+    const appCode = caller.application.appCode;
     const changes = validateChanges(dataset, readParamMap(body), 'create', visibleFields(grant));
-    assertWritable(grant, changes, application.appCode, dataset.datasetCode);
+    assertWritable(grant, changes, appCode, dataset.datasetCode);
     const createdAt = now();
     // The id carries the creation time, so gmt_create and the id's order agree.
     const id = newRecordId(createdAt);
@@ -22,8 +24,8 @@ export const createOperation: Operation = {
     const derived = withDerivedAttributes(dataset, id, changes, 'create');
     const fields = { ...derived.set, gmt_create: timestamp, gmt_modified: timestamp };
     if (itemSize(fields) > MAX_RECORD_BYTES) throw recordTooLargeError();
-    assertCreateInScope(rowScope(grant, dataset), { ...fields, id }, application.appCode, dataset.datasetCode);
-    const item = await ports.records.create(dataset.datasetCode, id, fields, capacity);
+    assertCreateInScope(rowScope(grant, dataset), { ...fields, id }, appCode, dataset.datasetCode);
+    const item = await ports.records.create(dataset.datasetCode, id, fields, telemetry.capacity);
     await recordDatasetWrite(dataContext(context));
     return toApiRecord(dataset, item, visibleFields(grant));
   },

@@ -10,8 +10,11 @@ export async function recordDatasetWrite(context: DataOperationContext): Promise
   const code = context.dataset.datasetCode;
   if (!datasetsReadBySql(context.catalog).has(code)) return;
   try {
-    await context.ports.records.bumpVersion(code, context.capacity);
+    await context.ports.bookkeeping.bumpVersion(code, context.telemetry.capacity);
   } catch (error) {
-    context.state.logDetail.versionBumpFailed = error instanceof Error ? `${error.name}: ${error.message}` : 'unknown';
+    context.telemetry.detail(
+      'versionBumpFailed',
+      error instanceof Error ? `${error.name}: ${error.message}` : 'unknown',
+    );
   }
 }

@@ -1,15 +1,16 @@
 /**
- * execute-sql: run a registered query of the calling application (contract §8). The query is found by
+ * execute-sql: run a registered query of the calling application (docs/interface.md §8). The query is found by
  * `sqlCode` or numeric `id` among the caller's own queries, its `params` are checked against the declared ones,
  * each dataset it reads is loaded as the caller may read it (visible fields, row filter), and the statement runs
  * read-only with a time limit. A statement that fails answers `execSuccess: false` inside a successful envelope;
  * everything else about the request is checked like any other operation's.
  */
-import type { Application, Catalog, Dataset } from '../catalog/catalog';
-import { grantAllows } from '../catalog/catalog';
-import { CODE_PATTERN } from '../catalog/codes';
+import type { Catalog, Dataset } from '../catalog/catalog';
 import type { QueryConfig } from '../catalog/schema';
-import { AccessDeniedError, InvalidParameterError } from '../http/errors';
+import { CODE_PATTERN } from '../contract/codes';
+import { AccessDeniedError, InvalidParameterError } from '../contract/errors';
+import type { Caller } from '../permissions/caller';
+import { readableGrant, visibleFields } from '../permissions/permissions';
 import { DatasetCache, type DatasetRowSource, type DatasetView } from '../sql/dataset-cache';
 import { type QueryEngine, type ResultRow, SqlStatementError } from '../sql/query-engine';
 import { checkQueryParams } from '../sql/query-params';
@@ -40,10 +41,10 @@ export function createExecuteSqlOperation(dependencies: ExecuteSqlDependencies):
   return {
     name: 'execute-sql',
     async run(context, body): Promise<ExecuteSqlAnswer> {
-      const { application, catalog } = context;
-      const query = findQuery(catalog, application.appCode, body);
+      const { caller, catalog } = context;
+      const query = findQuery(catalog, caller.application.appCode, body);
       const params = checkQueryParams(query.params, body.params);
-      const views = datasetViews(catalog, application, query);
+      const views = datasetViews(catalog, caller, query);
       const tables = await dependencies.cache.tables(views, dependencies.rowSource(context));
       const started = Date.now();
       try {
@@ -59,7 +60,7 @@ export function createExecuteSqlOperation(dependencies: ExecuteSqlDependencies):
         if (error instanceof SqlStatementError) return { execSuccess: false, execError: error.message };
         throw error;
       } finally {
-        context.state.extraMetrics.sqlDurationMs = Date.now() - started;
+        context.telemetry.metric('sqlDurationMs', Date.now() - started);
       }
     },
   };
@@ -96,17 +97,14 @@ export function findQuery(catalog: Catalog, appCode: string, body: Record<string
  * those, and each must be readable (1006 otherwise). A query that does not gets every readable dataset whose
  * code its text mentions; a dataset the application cannot read is simply not there ("no such table").
  */
-export function datasetViews(catalog: Catalog, application: Application, query: QueryConfig): DatasetView[] {
-  const readable = (dataset: Dataset) => {
-    const grant = application.grants.get(dataset.datasetCode);
-    return grant && grantAllows(grant, 'read') ? grant : undefined;
-  };
+export function datasetViews(catalog: Catalog, caller: Caller, query: QueryConfig): DatasetView[] {
+  const readable = (dataset: Dataset) => readableGrant(caller, dataset.datasetCode);
   let datasets: Dataset[];
   if (query.datasets) {
     datasets = query.datasets.map((code) => {
       const dataset = catalog.dataset(code);
       if (!dataset || !readable(dataset)) {
-        throw new AccessDeniedError(`application '${application.appCode}' may not read dataset '${code}'`);
+        throw new AccessDeniedError(`application '${caller.application.appCode}' may not read dataset '${code}'`);
       }
       return dataset;
     });
@@ -116,7 +114,7 @@ export function datasetViews(catalog: Catalog, application: Application, query: 
   }
   return datasets.map((dataset) => {
     const grant = readable(dataset);
-    const visible = grant?.readFields ? new Set(grant.readFields) : undefined;
+    const visible = grant ? visibleFields(grant) : undefined;
     const view: DatasetView = {
       datasetCode: dataset.datasetCode,
       fields: dataset.fields.filter((field) => !visible || visible.has(field.name)),
@@ -135,5 +133,11 @@ export const executeSqlOperation = createExecuteSqlOperation({
     return engine;
   },
   cache: new DatasetCache(),
-  rowSource: (context) => new RecordStoreRowSource(context.ports.records, context.catalog, context.capacity),
+  rowSource: (context) =>
+    new RecordStoreRowSource(
+      context.ports.lists,
+      context.ports.bookkeeping,
+      context.catalog,
+      context.telemetry.capacity,
+    ),
 });

@@ -1,6 +1,6 @@
 /**
- * get-list: a page of a dataset's records with the exact total and the column definitions (contract §5),
- * narrowed by the caller's grant (contract §6): the grant's row filter is ANDed into the query itself, so
+ * get-list: a page of a dataset's records with the exact total and the column definitions (docs/interface.md §5),
+ * narrowed by the caller's grant (docs/interface.md §6): the grant's row filter is ANDed into the query itself, so
  * `totalCount` counts only the rows the caller may see, and fields outside `readFields` are neither returned
  * nor usable in filters, sorts or `select` (1001, exactly as a field the dataset does not have).
  *
@@ -8,7 +8,8 @@
  * always returned.
  */
 import type { Dataset } from '../catalog/catalog';
-import { InvalidParameterError } from '../http/errors';
+import { InvalidParameterError } from '../contract/errors';
+import { rowScope, visibleFields } from '../permissions/permissions';
 import { assertEvaluable } from '../records/filter-expression';
 import { parseListParams } from '../records/filter-parser';
 import { indexLayout } from '../records/index-attributes';
@@ -17,7 +18,6 @@ import { allOf, filterFields, type ListQuery, MATCH_ALL } from '../records/list-
 import { pageStartCache } from '../records/page-start-cache';
 import { planListQuery } from '../records/query-planner';
 import { type ApiRecord, toApiRecord } from '../records/record-codec';
-import { rowScope, visibleFields } from './grant-scope';
 import { dataContext, type Operation } from './operation';
 import { readParamMap } from './param-map';
 
@@ -61,7 +61,7 @@ export function tableColumns(dataset: Dataset, visible?: ReadonlySet<string>) {
 export const getListOperation: Operation = {
   name: 'get-list',
   async run(context, body) {
-    const { dataset, grant, ports, capacity, catalog, now } = dataContext(context);
+    const { dataset, grant, ports, telemetry, catalog, now } = dataContext(context);
     const params = readParamMap(body, true);
     const paging = readPaging(params, catalog.defaultPageSize);
     const readable = visibleFields(grant);
@@ -76,11 +76,12 @@ export const getListOperation: Operation = {
     assertEvaluable(query.filter);
     const plan = planListQuery(query, indexLayout(dataset));
     const result = await executeListPlan(plan, query, {
-      store: ports.records,
+      store: ports.lists,
+      bookkeeping: ports.bookkeeping,
       datasetCode: dataset.datasetCode,
-      meter: capacity,
+      meter: telemetry.capacity,
       now: now(),
-      readBudget: ports.records.listReadBudget,
+      readBudget: ports.lists.listReadBudget,
       pageStarts: pageStartCache,
       nameable: new Set([...filterFields(parsed.filter), ...parsed.sort.map((key) => key.field.name)]),
     });

@@ -1,20 +1,18 @@
-/** get-one: one record by id (contract §4). */
-import { DataNotFoundError } from '../http/errors';
-import { matchesFilter } from '../records/filter-matcher';
+/** get-one: one record by id (docs/interface.md §4). */
+import { DataNotFoundError } from '../contract/errors';
+import { rowInScope, rowScope, visibleFields } from '../permissions/permissions';
 import { toApiRecord } from '../records/record-codec';
-import { rowScope, visibleFields } from './grant-scope';
 import { dataContext, type Operation } from './operation';
 import { readParamMap, readRecordId } from './param-map';
 
 export const getOneOperation: Operation = {
   name: 'get-one',
   async run(context, body) {
-    const { dataset, grant, ports, capacity } = dataContext(context);
+    const { dataset, grant, ports, telemetry } = dataContext(context);
     const id = readRecordId(readParamMap(body));
-    const item = await ports.records.get(dataset.datasetCode, id, capacity);
-    const scope = rowScope(grant, dataset);
+    const item = await ports.records.get(dataset.datasetCode, id, telemetry.capacity);
     // A row outside the caller's row filter is not found: its existence is not revealed.
-    if (!item || (scope && !matchesFilter(item, scope)))
+    if (!item || !rowInScope(rowScope(grant, dataset), item))
       throw new DataNotFoundError(`record '${id}' not found in dataset '${dataset.datasetCode}'`);
     return toApiRecord(dataset, item, visibleFields(grant));
   },

@@ -1,6 +1,6 @@
-/** Reading `paramMap`, the business parameters of a data operation (contract §1). */
-import { InvalidParameterError } from '../http/errors';
-import { paramMapSchema } from '../http/operation-schemas';
+/** Reading `paramMap`, the business parameters of a data operation (docs/interface.md §1). */
+import { InvalidParameterError } from '../contract/errors';
+import { paramMapSchema } from '../contract/operation-schemas';
 import { normalizeRecordId } from '../records/record-ids';
 
 /** `paramMap` as an object; absent is an empty object when `optional` (get-list), else 1001. */
@@ -16,7 +16,7 @@ export function readParamMap(body: Record<string, unknown>, optional = false): R
   return value as Record<string, unknown>;
 }
 
-/** The record id in `paramMap.id`: a string or a number (contract §4). */
+/** The record id in `paramMap.id`: a string or a number (docs/interface.md §4). */
 export function readRecordId(params: Record<string, unknown>): string {
   if (params.id === undefined || params.id === null) throw new InvalidParameterError('paramMap.id is required');
   const id = normalizeRecordId(params.id);

@@ -1,24 +1,25 @@
-/** update: a partial update of one record, atomic and without a read-modify-write (contract §4). */
-import { DataNotFoundError, InvalidParameterError } from '../http/errors';
+/** update: a partial update of one record, atomic and without a read-modify-write (docs/interface.md §4). */
+import { DataNotFoundError, InvalidParameterError } from '../contract/errors';
+import { assertWritable, rowScope, updateScopeCondition, visibleFields } from '../permissions/permissions';
 import { withDerivedAttributes } from '../records/index-attributes';
 import { toApiRecord, validateChanges } from '../records/record-codec';
 import { formatTimestamp } from '../records/timestamps';
 import { recordDatasetWrite } from './dataset-version';
-import { assertWritable, rowScope, updateScopeCondition, visibleFields } from './grant-scope';
 import { dataContext, type Operation } from './operation';
 import { readParamMap, readRecordId } from './param-map';
 
 export const updateOperation: Operation = {
   name: 'update',
   async run(context, body) {
-    const { dataset, grant, application, ports, capacity, catalog, now } = dataContext(context);
+    const { dataset, grant, caller, ports, telemetry, catalog, now } = dataContext(context);
+    const appCode = caller.application.appCode;
     const params = readParamMap(body);
     const id = readRecordId(params);
     const changes = validateChanges(dataset, params, 'update', visibleFields(grant));
     if (Object.keys(changes.set).length === 0 && changes.remove.length === 0) {
       throw new InvalidParameterError('nothing to update: send at least one dataset field besides id');
     }
-    assertWritable(grant, changes, application.appCode, dataset.datasetCode);
+    assertWritable(grant, changes, appCode, dataset.datasetCode);
     const modifiedAt = formatTimestamp(new Date(now()), catalog.timeZone);
     // Index keys and lower-cased shadows change in the same UpdateItem as the fields they derive from.
     const derived = withDerivedAttributes(dataset, id, changes, 'update');
@@ -26,11 +27,18 @@ export const updateOperation: Operation = {
       rowScope(grant, dataset),
       { ...derived.set, gmt_modified: modifiedAt },
       new Set([...Object.keys(changes.set), ...changes.remove, 'gmt_modified']),
-      application.appCode,
+      appCode,
       dataset.datasetCode,
     );
     // Not found covers a row outside the caller's scope too: its existence is not revealed.
-    const item = await ports.records.update(dataset.datasetCode, id, derived, modifiedAt, capacity, condition);
+    const item = await ports.records.update(
+      dataset.datasetCode,
+      id,
+      derived,
+      modifiedAt,
+      telemetry.capacity,
+      condition,
+    );
     if (!item) throw new DataNotFoundError(`record '${id}' not found in dataset '${dataset.datasetCode}'`);
     await recordDatasetWrite(dataContext(context));
     return toApiRecord(dataset, item, visibleFields(grant));

@@ -3,12 +3,13 @@
  * no I/O (the store in `quota-store.ts` sends what these build). See `quota-store.ts` for why the design is
  * exact under concurrency.
  *
- *   pk         'app#<appCode>'
+ *   pk         'app#<appCode>' (the key is defined with every other in records/item-keys.ts)
  *   leases     map lease id -> expiry (epoch ms): the requests in flight
  *   m#<start>  count of the minute window that starts at <start> (likewise h#, d#)
  *   expiresAt  epoch seconds after which nothing in the item matters any more (DynamoDB TTL may tidy up)
  */
 import type { Quota } from '../catalog/catalog';
+import { quotaPartitionKey } from '../records/item-keys';
 import { LIMIT_OF_WINDOW, type LimitName, type WindowUsage } from './rate-limit';
 import { currentWindows, parseWindowAttribute, type QuotaWindow, secondsUntil, WINDOW_LENGTH_MS } from './windows';
 
@@ -17,11 +18,6 @@ export const QuotaAttr = {
   leases: 'leases',
   expiresAt: 'expiresAt',
 } as const;
-
-/** The key of an application's quota item. */
-export function quotaKey(appCode: string): Record<string, string> {
-  return { [QuotaAttr.partitionKey]: `app#${appCode}` };
-}
 
 /**
  * A window counter is removed only once its window ended this long ago, so that a container whose clock lags
@@ -234,7 +230,7 @@ export function admitExpression(plan: AdmitPlan): UpdateExpressionParts {
 export function estimateWriteUnits(appCode: string, item: QuotaItem | undefined): number {
   if (!item) return 1;
   const numberBytes = (value: number) => Math.ceil(String(Math.abs(value)).length / 2) + 1;
-  let bytes = QuotaAttr.partitionKey.length + `app#${appCode}`.length;
+  let bytes = QuotaAttr.partitionKey.length + quotaPartitionKey(appCode).length;
   bytes += QuotaAttr.expiresAt.length + 6;
   for (const [name, count] of Object.entries(item.counters)) bytes += name.length + numberBytes(count);
   if (item.leases) {

@@ -1,6 +1,6 @@
 /**
  * The quota store: admits or refuses a request with ONE conditional UpdateItem on the application's quota item,
- * and releases its concurrency lease with one more write when the request ends (contract §7).
+ * and releases its concurrency lease with one more write when the request ends (docs/interface.md §7).
  *
  * Why it is exact without transactions, reads or TTL:
  * - Admission is a single conditional UpdateItem. DynamoDB evaluates the condition and applies the update
@@ -37,6 +37,7 @@ import { randomBytes } from 'node:crypto';
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Quota } from '../catalog/catalog';
 import type { CapacityMeter } from '../observability/capacity-meter';
+import { quotaKey } from '../records/item-keys';
 import {
   admitExpression,
   decodeQuotaItem,
@@ -48,7 +49,6 @@ import {
   planPurge,
   QuotaAttr,
   type QuotaItem,
-  quotaKey,
   windowUsage,
 } from './quota-item';
 import type { LimitName, WindowUsage } from './rate-limit';

@@ -1,5 +1,5 @@
 /**
- * What a caller is told about its quota (contract §2, §7): the `RateLimit-*` headers for the tightest window
+ * What a caller is told about its quota (docs/interface.md §2, §7): the `RateLimit-*` headers for the tightest window
  * and the words of a 4001. Pure functions over the counters the quota store returns.
  */
 import type { Quota } from '../catalog/catalog';

@@ -1,5 +1,5 @@
 /**
- * Quota windows (contract §7): calendar minute, hour and day in UTC. A window is named by its kind and its
+ * Quota windows (docs/interface.md §7): calendar minute, hour and day in UTC. A window is named by its kind and its
  * start, and that name is the attribute of the quota item that counts the window's requests
  * (`m#2026-11-22T04:10`, `h#2026-11-22T04`, `d#2026-11-22`). Because the name carries the start, a new window
  * starts counting from zero by itself: no reset write and no timer is ever needed.

@@ -1,9 +1,9 @@
 /**
- * Type validation of record values (contract §4): every field type's rules, one place. A value that passes is
+ * Type validation of record values (docs/interface.md §4): every field type's rules, one place. A value that passes is
  * returned in its stored form; one that does not is a 1001 naming the field.
  */
 import type { FieldConfig, FieldType } from '../catalog/schema';
-import { InvalidParameterError } from '../http/errors';
+import { InvalidParameterError } from '../contract/errors';
 
 /** A value as stored in a record item (json values are stored as their JSON text). */
 export type StoredValue = string | number | boolean;

@@ -19,7 +19,7 @@
  * The compiled expression also reports its size and its count of operators and functions, so that a filter
  * DynamoDB could not evaluate (contract §7) is refused before anything is read (`assertEvaluable`).
  */
-import { InvalidParameterError } from '../http/errors';
+import { InvalidParameterError } from '../contract/errors';
 
 import { lowerCaseAttribute } from './index-attributes';
 import type { Condition, Filter } from './list-query';

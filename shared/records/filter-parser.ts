@@ -1,5 +1,5 @@
 /**
- * Get-list parameters (contract §5) into a `ListQuery`: the suffix filters, the structured `where`, `select`
+ * Get-list parameters (docs/interface.md §5) into a `ListQuery`: the suffix filters, the structured `where`, `select`
  * and `ytSortList`, checked against the dataset and the caller's readable fields.
  *
  * - An unknown field, a suffix or operator the field's type does not support, or a malformed value is 1001
@@ -17,7 +17,7 @@
  */
 import type { Dataset } from '../catalog/catalog';
 import { filterKeyField } from '../catalog/schema';
-import { InvalidParameterError } from '../http/errors';
+import { InvalidParameterError } from '../contract/errors';
 import { type StoredValue, toStoredValue } from './field-values';
 import {
   allOf,
@@ -43,7 +43,7 @@ export const RESERVED_LIST_PARAMS = new Set(['currentPage', 'pageSize', 'ytSortL
 
 type Operator = 'eq' | 'like' | 'range' | 'in' | 'is_null';
 
-/** Which operators each type supports (contract §5's table; the system fields behave as `id` and `datetime`). */
+/** Which operators each type supports (docs/interface.md §5's table; the system fields behave as `id` and `datetime`). */
 const SUPPORT: Record<FieldRef['type'], ReadonlySet<Operator>> = {
   string: new Set(['eq', 'like', 'range', 'in', 'is_null']),
   text: new Set(['eq', 'like', 'in', 'is_null']),

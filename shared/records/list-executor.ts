@@ -13,20 +13,24 @@
  * Every read that can grow with the dataset runs under the read budget; crossing it answers 2001 and names
  * the fields an index would serve.
  */
-import { QueryTimeoutError } from '../http/errors';
+import { QueryTimeoutError } from '../contract/errors';
 import type { CapacityMeter } from '../observability/capacity-meter';
+import type { DatasetBookkeeping } from './dataset-bookkeeping';
 import { compileFilterExpression } from './filter-expression';
 import { matchesFilter, sortItems } from './filter-matcher';
 import { allOf, type Filter, type ListQuery } from './list-query';
+import { type IndexKey, type ListReader, ReadCapExceeded, type ReadGuard } from './list-reader';
 import type { PageStartCache } from './page-start-cache';
 import type { IndexPath, ListPlan } from './query-planner';
 import type { RecordItem } from './record-codec';
 import { countRecords } from './record-counter';
-import { type IndexKey, ReadCapExceeded, type ReadGuard, type RecordStore } from './record-store';
 import { compareCodePoints, fullInterval, isTruncatedKey } from './value-encoding';
 
 export interface ListExecution {
-  store: RecordStore;
+  /** Where the list's reads go. */
+  store: ListReader;
+  /** Where the record count's checkpoint is kept. */
+  bookkeeping: DatasetBookkeeping;
   datasetCode: string;
   meter: CapacityMeter;
   now: number;
@@ -94,8 +98,8 @@ class PlanExecutor {
 
   /** No filter: count from the counter, read only up to the page. */
   async unfiltered(): Promise<ListResult> {
-    const { store, datasetCode, meter, now } = this.run;
-    const totalCount = await countRecords(store, datasetCode, now, meter);
+    const { store, bookkeeping, datasetCode, meter, now } = this.run;
+    const totalCount = await countRecords(store, bookkeeping, datasetCode, now, meter);
     this.budget.start = meter.readUnits;
     if (this.query.offset >= totalCount) return { items: [], totalCount };
     const { path, order } = this.plan;

@@ -8,7 +8,7 @@
  * is unchanged: an entry whose count differs from the current one is stale and ignored. Only id-ordered
  * reads are cached for that reason; index orders move when a value is updated.
  */
-import type { ReadPosition } from './record-store';
+import type { ReadPosition } from './query-pages';
 
 interface PageStart {
   recordCount: number;

@@ -4,8 +4,8 @@
  * timestamps; absent fields as null).
  */
 import type { Dataset } from '../catalog/catalog';
-import { isSystemField } from '../catalog/codes';
-import { InvalidParameterError } from '../http/errors';
+import { isSystemField } from '../contract/codes';
+import { InvalidParameterError } from '../contract/errors';
 import { fromStoredValue, type StoredValue, toStoredValue } from './field-values';
 import { RecordAttr } from './table-definitions';
 

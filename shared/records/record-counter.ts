@@ -25,7 +25,8 @@
  */
 import { encodeTime } from 'ulid';
 import type { CapacityMeter } from '../observability/capacity-meter';
-import type { RecordStore } from './record-store';
+import type { DatasetBookkeeping } from './dataset-bookkeeping';
+import type { ListReader } from './list-reader';
 
 /** How long after its id's time a record is guaranteed to have been written (Lambda's timeout cap is 15 min). */
 export const SETTLE_MS = 16 * 60 * 1000;
@@ -39,18 +40,19 @@ export function lastIdAt(ms: number): string {
 
 /** The exact record count of a dataset; may move the checkpoint forward (one conditional write). */
 export async function countRecords(
-  store: RecordStore,
+  reader: ListReader,
+  bookkeeping: DatasetBookkeeping,
   datasetCode: string,
   now: number,
   meter: CapacityMeter,
 ): Promise<number> {
-  const checkpoint = await store.readCountCheckpoint(datasetCode, meter);
-  const tail = await store.idsAfter(datasetCode, checkpoint?.through, meter);
+  const checkpoint = await bookkeeping.readCountCheckpoint(datasetCode, meter);
+  const tail = await reader.idsAfter(datasetCode, checkpoint?.through, meter);
   const total = (checkpoint?.count ?? 0) + tail.length;
   const settledThrough = lastIdAt(now - SETTLE_MS);
   const settled = tail.filter((id) => id <= settledThrough).length;
   if (settled >= CHECKPOINT_MIN_ADVANCE) {
-    await store.advanceCountCheckpoint(
+    await bookkeeping.advanceCountCheckpoint(
       datasetCode,
       { count: (checkpoint?.count ?? 0) + settled, through: settledThrough },
       meter,

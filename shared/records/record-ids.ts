@@ -15,7 +15,7 @@ export function recordIdTime(id: string): number {
   return decodeTime(id);
 }
 
-/** Ids arrive as strings or numbers (contract §4); either form names the same record. */
+/** Ids arrive as strings or numbers (docs/interface.md §4); either form names the same record. */
 export function normalizeRecordId(value: unknown): string | undefined {
   if (typeof value === 'string') {
     const id = value.trim();

@@ -1,94 +1,27 @@
 /**
- * The record store: DynamoDB calls for records, each asking for its consumed capacity, which goes to the
- * request's meter. Writes are single conditional calls (no read-modify-write), so concurrent updates of
- * different fields of one record all survive.
+ * The record store: one record at a time (create, read, partial update), each call asking for its consumed
+ * capacity, which goes to the request's meter. Writes are single conditional calls (no read-modify-write), so
+ * concurrent updates of different fields of one record all survive. Reads for lists are in `list-reader.ts`,
+ * a dataset's bookkeeping items in `dataset-bookkeeping.ts`.
  */
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import {
-  BatchGetCommand,
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { CapacityMeter } from '../observability/capacity-meter';
 import type { CompiledExpression } from './filter-expression';
+import { recordKey } from './item-keys';
 import type { RecordChanges, RecordItem } from './record-codec';
 import { recordTooLargeError } from './record-codec';
-import { datasetCounterKey, datasetPartitionKey, datasetVersionKey, RecordAttr } from './table-definitions';
-import type { KeyInterval } from './value-encoding';
-
-/** A position to continue a read from (DynamoDB's LastEvaluatedKey). */
-export type ReadPosition = Record<string, unknown>;
-
-export interface IndexKey {
-  id: string;
-  /** The index sort key: the encoded value and the id. */
-  key: string;
-}
-
-export interface PartitionRead {
-  direction: 'asc' | 'desc';
-  /** Inclusive id bounds. */
-  idRange?: { lower?: string; upper?: string };
-  /** A FilterExpression with its names and values (placeholders must not start with `#k` or `:k`). */
-  filter?: { expression: string; names: Record<string, string>; values: Record<string, unknown> };
-  /** Stop after this many items (the page read of an unfiltered list). */
-  limit?: number;
-  startAfter?: ReadPosition;
-}
-
-export interface RecordCountCheckpoint {
-  /** The number of records whose id is at most `through`. */
-  count: number;
-  through: string;
-}
-
-/** Called after every page of a multi-page read; may throw to stop it (the list's read budget). */
-export type ReadGuard = () => void;
-
-/** A keys read given `maxUnits` stopped before the end: the caller takes another way. */
-export class ReadCapExceeded extends Error {
-  constructor() {
-    super('read stopped at its unit cap');
-    this.name = 'ReadCapExceeded';
-  }
-}
-
-/** BatchGetItem takes at most 100 keys per call. */
-const BATCH_GET_SIZE = 100;
-const MAX_BATCH_ATTEMPTS = 8;
-
-export interface RecordStoreOptions {
-  /**
-   * Read units one get-list may spend before it is answered with 2001 (a read no index narrows).
-   * Default `DEFAULT_LIST_READ_BUDGET`.
-   */
-  listReadBudget?: number;
-}
-
-/** About 8 MB of records read eventually consistent: a few seconds of DynamoDB paging at most. */
-export const DEFAULT_LIST_READ_BUDGET = 1000;
+import { RecordAttr } from './table-definitions';
 
 export class RecordStore {
-  readonly listReadBudget: number;
-
   constructor(
     private readonly client: DynamoDBDocumentClient,
     private readonly table: string,
-    options: RecordStoreOptions = {},
-  ) {
-    this.listReadBudget = options.listReadBudget ?? DEFAULT_LIST_READ_BUDGET;
-  }
-
-  private key(datasetCode: string, id: string) {
-    return { [RecordAttr.partitionKey]: datasetPartitionKey(datasetCode), [RecordAttr.sortKey]: id };
-  }
+  ) {}
 
   /** Store a new record; the id must be new (a ULID collision fails instead of overwriting). */
   async create(datasetCode: string, id: string, fields: RecordItem, meter: CapacityMeter): Promise<RecordItem> {
-    const item = { ...fields, ...this.key(datasetCode, id) };
+    const item = { ...fields, ...recordKey(datasetCode, id) };
     try {
       const result = await this.client.send(
         new PutCommand({
@@ -111,7 +44,7 @@ export class RecordStore {
     const result = await this.client.send(
       new GetCommand({
         TableName: this.table,
-        Key: this.key(datasetCode, id),
+        Key: recordKey(datasetCode, id),
         ConsistentRead: true,
         ReturnConsumedCapacity: 'TOTAL',
       }),
@@ -150,7 +83,7 @@ export class RecordStore {
       const result = await this.client.send(
         new UpdateCommand({
           TableName: this.table,
-          Key: this.key(datasetCode, id),
+          Key: recordKey(datasetCode, id),
           UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
           ConditionExpression: scope?.expression
             ? `attribute_exists(#sk) AND (${scope.expression})`
@@ -170,237 +103,6 @@ export class RecordStore {
         return undefined;
       }
       throw translateWriteError(error);
-    }
-  }
-
-  /**
-   * Count one more write of a dataset (custom SQL's cache key). Called after the record write: a failure in
-   * between leaves the version behind, which the cache's maximum age bounds.
-   */
-  async bumpVersion(datasetCode: string, meter: CapacityMeter): Promise<void> {
-    const result = await this.client.send(
-      new UpdateCommand({
-        TableName: this.table,
-        Key: datasetVersionKey(datasetCode),
-        UpdateExpression: 'ADD #version :one',
-        ExpressionAttributeNames: { '#version': 'version' },
-        ExpressionAttributeValues: { ':one': 1 },
-        ReturnConsumedCapacity: 'TOTAL',
-      }),
-    );
-    meter.addWrite(result.ConsumedCapacity);
-  }
-
-  /** The dataset's write count (0 before the first write), read consistently so a caller sees its own writes. */
-  async readVersion(datasetCode: string, meter: CapacityMeter): Promise<number> {
-    const result = await this.client.send(
-      new GetCommand({
-        TableName: this.table,
-        Key: datasetVersionKey(datasetCode),
-        ConsistentRead: true,
-        ReturnConsumedCapacity: 'TOTAL',
-      }),
-    );
-    meter.addRead(result.ConsumedCapacity);
-    return (result.Item?.version as number | undefined) ?? 0;
-  }
-
-  /**
-   * Keys of a generic index within one interval, in key order (`desc`: reversed). Keys-only, so a read
-   * costs about 0.5 units per 4 KB of keys however large the records are.
-   */
-  async queryIndexKeys(
-    datasetCode: string,
-    index: { indexName: string; attribute: string },
-    interval: KeyInterval,
-    direction: 'asc' | 'desc',
-    options: { limit?: number; guard?: ReadGuard; maxUnits?: number },
-    meter: CapacityMeter,
-  ): Promise<IndexKey[]> {
-    const keys: IndexKey[] = [];
-    let startKey: ReadPosition | undefined;
-    let spent = 0;
-    do {
-      if (options.maxUnits !== undefined && spent > options.maxUnits) throw new ReadCapExceeded();
-      const result = await this.client.send(
-        new QueryCommand({
-          TableName: this.table,
-          IndexName: index.indexName,
-          KeyConditionExpression: '#pk = :pk AND #ix BETWEEN :lower AND :upper',
-          ExpressionAttributeNames: { '#pk': RecordAttr.partitionKey, '#ix': index.attribute },
-          ExpressionAttributeValues: {
-            ':pk': datasetPartitionKey(datasetCode),
-            ':lower': interval.lower,
-            ':upper': interval.upper,
-          },
-          ScanIndexForward: direction === 'asc',
-          Limit: options.limit === undefined ? undefined : Math.max(1, options.limit - keys.length),
-          ExclusiveStartKey: startKey,
-          ReturnConsumedCapacity: 'TOTAL',
-        }),
-      );
-      meter.addRead(result.ConsumedCapacity);
-      spent += result.ConsumedCapacity?.CapacityUnits ?? 0;
-      for (const item of result.Items ?? []) {
-        keys.push({ id: item[RecordAttr.sortKey] as string, key: item[index.attribute] as string });
-      }
-      startKey = result.LastEvaluatedKey;
-      options.guard?.();
-    } while (startKey && (options.limit === undefined || keys.length < options.limit));
-    return keys;
-  }
-
-  /**
-   * Records by id (eventually consistent, like the index reads that found the ids), in parallel batches of
-   * 100, retrying what DynamoDB leaves unprocessed. Ids that do not exist are absent from the map.
-   */
-  async batchGet(
-    datasetCode: string,
-    ids: readonly string[],
-    meter: CapacityMeter,
-    guard?: ReadGuard,
-  ): Promise<Map<string, RecordItem>> {
-    const found = new Map<string, RecordItem>();
-    const batches: string[][] = [];
-    for (let i = 0; i < ids.length; i += BATCH_GET_SIZE) batches.push(ids.slice(i, i + BATCH_GET_SIZE));
-    await Promise.all(
-      batches.map(async (batch) => {
-        let keys: Record<string, unknown>[] = batch.map((id) => this.key(datasetCode, id));
-        for (let attempt = 0; keys.length > 0; attempt++) {
-          if (attempt === MAX_BATCH_ATTEMPTS) throw new Error('BatchGetItem left keys unprocessed after retries');
-          if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 2 ** attempt * 10));
-          const result = await this.client.send(
-            new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys } }, ReturnConsumedCapacity: 'TOTAL' }),
-          );
-          meter.addRead(result.ConsumedCapacity);
-          for (const item of result.Responses?.[this.table] ?? []) found.set(item[RecordAttr.sortKey] as string, item);
-          keys = result.UnprocessedKeys?.[this.table]?.Keys ?? [];
-          guard?.();
-        }
-      }),
-    );
-    return found;
-  }
-
-  /**
-   * Records of a dataset's partition in id order, optionally within an id range and through a
-   * FilterExpression. Returns the items and, when `limit` stopped the read, where to continue.
-   */
-  async queryPartition(
-    datasetCode: string,
-    read: PartitionRead,
-    meter: CapacityMeter,
-    guard?: ReadGuard,
-  ): Promise<{ items: RecordItem[]; next?: ReadPosition }> {
-    const names: Record<string, string> = { '#kpk': RecordAttr.partitionKey };
-    const values: Record<string, unknown> = { ':kpk': datasetPartitionKey(datasetCode) };
-    let keyCondition = '#kpk = :kpk';
-    const { lower, upper } = read.idRange ?? {};
-    if (lower !== undefined || upper !== undefined) names['#ksk'] = RecordAttr.sortKey;
-    if (lower !== undefined && upper !== undefined) {
-      keyCondition += ' AND #ksk BETWEEN :klower AND :kupper';
-      Object.assign(values, { ':klower': lower, ':kupper': upper });
-    } else if (lower !== undefined) {
-      keyCondition += ' AND #ksk >= :klower';
-      values[':klower'] = lower;
-    } else if (upper !== undefined) {
-      keyCondition += ' AND #ksk <= :kupper';
-      values[':kupper'] = upper;
-    }
-    if (lower !== undefined && upper !== undefined && lower > upper) return { items: [] };
-    const items: RecordItem[] = [];
-    let startKey = read.startAfter;
-    do {
-      const result = await this.client.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: keyCondition,
-          FilterExpression: read.filter?.expression,
-          ExpressionAttributeNames: { ...names, ...read.filter?.names },
-          ExpressionAttributeValues: { ...values, ...read.filter?.values },
-          ScanIndexForward: read.direction === 'asc',
-          // With a filter, Limit counts items read, not matches: only limit unfiltered reads.
-          Limit: read.limit !== undefined && !read.filter ? read.limit - items.length : undefined,
-          ExclusiveStartKey: startKey,
-          ReturnConsumedCapacity: 'TOTAL',
-        }),
-      );
-      meter.addRead(result.ConsumedCapacity);
-      items.push(...(result.Items ?? []));
-      startKey = result.LastEvaluatedKey;
-      guard?.();
-    } while (startKey && (read.limit === undefined || items.length < read.limit));
-    if (read.limit !== undefined && items.length > read.limit) items.length = read.limit;
-    return startKey ? { items, next: startKey } : { items };
-  }
-
-  /** The ids of a dataset's records after `afterId` (all of them without it), in id order. */
-  async idsAfter(datasetCode: string, afterId: string | undefined, meter: CapacityMeter): Promise<string[]> {
-    const ids: string[] = [];
-    let startKey: ReadPosition | undefined;
-    do {
-      const result = await this.client.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: afterId === undefined ? '#pk = :pk' : '#pk = :pk AND #sk > :after',
-          ExpressionAttributeNames: { '#pk': RecordAttr.partitionKey, '#sk': RecordAttr.sortKey },
-          ExpressionAttributeValues: {
-            ':pk': datasetPartitionKey(datasetCode),
-            ...(afterId === undefined ? {} : { ':after': afterId }),
-          },
-          ProjectionExpression: '#sk',
-          // Consistent: a record-count checkpoint must never miss a record that was already written.
-          ConsistentRead: true,
-          ExclusiveStartKey: startKey,
-          ReturnConsumedCapacity: 'TOTAL',
-        }),
-      );
-      meter.addRead(result.ConsumedCapacity);
-      for (const item of result.Items ?? []) ids.push(item[RecordAttr.sortKey] as string);
-      startKey = result.LastEvaluatedKey;
-    } while (startKey);
-    return ids;
-  }
-
-  /** The dataset's record-count checkpoint, if one was written. */
-  async readCountCheckpoint(datasetCode: string, meter: CapacityMeter): Promise<RecordCountCheckpoint | undefined> {
-    const result = await this.client.send(
-      new GetCommand({ TableName: this.table, Key: datasetCounterKey(datasetCode), ReturnConsumedCapacity: 'TOTAL' }),
-    );
-    meter.addRead(result.ConsumedCapacity);
-    const item = result.Item;
-    if (!item) return undefined;
-    return { count: item[RecordAttr.counterCount] as number, through: item[RecordAttr.counterThrough] as string };
-  }
-
-  /**
-   * Move the checkpoint forward; a checkpoint that is already further (another container got there first)
-   * is kept. Every checkpoint is true on its own, so whichever write wins, the stored one is true.
-   */
-  async advanceCountCheckpoint(
-    datasetCode: string,
-    checkpoint: RecordCountCheckpoint,
-    meter: CapacityMeter,
-  ): Promise<void> {
-    try {
-      const result = await this.client.send(
-        new PutCommand({
-          TableName: this.table,
-          Item: {
-            ...datasetCounterKey(datasetCode),
-            [RecordAttr.counterCount]: checkpoint.count,
-            [RecordAttr.counterThrough]: checkpoint.through,
-          },
-          ConditionExpression: 'attribute_not_exists(#through) OR #through < :through',
-          ExpressionAttributeNames: { '#through': RecordAttr.counterThrough },
-          ExpressionAttributeValues: { ':through': checkpoint.through },
-          ReturnConsumedCapacity: 'TOTAL',
-        }),
-      );
-      meter.addWrite(result.ConsumedCapacity);
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      meter.writeUnits += 1;
     }
   }
 }

@@ -2,6 +2,8 @@
  * The DynamoDB tables and indexes, defined once: the CDK stack and the local bootstrap both build their tables
  * from these definitions, so the deployed and the local tables cannot drift.
  *
+ * Every item key of these tables is defined beside them, in `item-keys.ts`.
+ *
  * Records: one partition per dataset (see `datasetPartitionKey`), sort key = the record id (a ULID, so the base
  * table's order is creation order). System attribute names start with `@`, outside the field-name alphabet,
  * so they can never collide with a dataset's fields.
@@ -81,37 +83,3 @@ export const QUOTA_TABLE: TableDefinition = {
 };
 
 export const TABLES = [RECORDS_TABLE, CATALOG_TABLE, QUOTA_TABLE] as const;
-
-/**
- * The partition that holds a dataset's records. Computed here and nowhere else, so that write sharding
- * (several partitions per dataset) can come later without touching callers.
- */
-export function datasetPartitionKey(datasetCode: string): string {
-  return `ds#${datasetCode}`;
-}
-
-/**
- * The key of a dataset's record-count checkpoint. It lives in a partition of its own, so that it never shows
- * up in a read of the dataset's records.
- */
-/**
- * The item whose `version` every write of a dataset read by custom SQL bumps: loaded copies of the dataset
- * (custom SQL's cache) are reused while it is unchanged.
- */
-export function datasetVersionKey(datasetCode: string): Record<string, string> {
-  return { [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode), [RecordAttr.sortKey]: 'version' };
-}
-
-/** Bookkeeping items of a dataset live in their own partition, never among its records. */
-export const DATASET_META_PREFIX = 'meta#';
-
-function datasetMetaPartitionKey(datasetCode: string): string {
-  return `${DATASET_META_PREFIX}${datasetPartitionKey(datasetCode)}`;
-}
-
-export function datasetCounterKey(datasetCode: string): Record<string, string> {
-  return {
-    [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode),
-    [RecordAttr.sortKey]: 'record-count',
-  };
-}

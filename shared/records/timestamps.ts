@@ -1,4 +1,4 @@
-/** Record timestamps: text `YYYY-MM-DD HH:MM:SS` in the configuration's time zone (contract §4). */
+/** Record timestamps: text `YYYY-MM-DD HH:MM:SS` in the configuration's time zone (docs/interface.md §4). */
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
 

@@ -2,18 +2,18 @@
  * The container-level cache of datasets loaded for custom SQL. Loading a dataset reads its whole partition, so
  * a loaded table is kept and reused while the dataset's version (bumped by every write) is unchanged. Entries
  * are per caller view: the same dataset seen with other visible fields or another row filter is another table,
- * because a table only ever holds what its caller may read (contract §6, §8).
+ * because a table only ever holds what its caller may read (docs/interface.md §6, §8).
  *
  * Two bounds: a row budget per query (more rows than that would exhaust the function's memory and time, so the
  * query answers 2001 with a message saying why), and a least-recently-used bound on the rows kept in total.
  */
 import { createHash } from 'node:crypto';
 import type { FieldConfig } from '../catalog/schema';
-import { QueryTimeoutError } from '../http/errors';
+import { QueryTimeoutError } from '../contract/errors';
 import { datasetColumns, toTableRow } from './dataset-table';
 import type { EngineTable } from './query-engine';
 
-/** A filter in get-list syntax (contract §5), as in a grant's `rowFilter`. */
+/** A filter in get-list syntax (docs/interface.md §5), as in a grant's `rowFilter`. */
 export type RowFilter = Readonly<Record<string, unknown>>;
 
 /** A stored record: system fields (`id`, `gmt_create`, `gmt_modified`) and field values by name. */

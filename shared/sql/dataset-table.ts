@@ -1,5 +1,5 @@
 /**
- * How a dataset looks to custom SQL (contract §8): a table named by its dataset code with `id`, one column per
+ * How a dataset looks to custom SQL (docs/interface.md §8): a table named by its dataset code with `id`, one column per
  * visible field in definition order, then `gmt_create` and `gmt_modified`. Field types map to SQLite storage
  * types so that comparisons, sums and sorts behave as the field's type says: numbers as INTEGER/REAL, booleans
  * as 0/1, dates and datetimes as their text (which sorts in time order), JSON as its text (for json_extract).
@@ -22,7 +22,7 @@ const COLUMN_TYPES: Record<FieldType, ColumnType> = {
 /** The table's columns for the given visible fields. */
 export function datasetColumns(fields: readonly FieldConfig[]): TableColumn[] {
   return [
-    // Ids may be strings or numbers (contract §4): an untyped column keeps each as it came.
+    // Ids may be strings or numbers (docs/interface.md §4): an untyped column keeps each as it came.
     { name: 'id', type: 'ANY' },
     ...fields.map((field) => ({ name: field.name, type: COLUMN_TYPES[field.type] })),
     { name: 'gmt_create', type: 'TEXT' },

@@ -1,6 +1,6 @@
 /**
  * Turns the MyBatis-style `#{name}` placeholders of a registered query into SQLite's numbered parameters
- * (`?1`, `?2`, ...) so that every value is bound by the engine and never spliced into the text (contract §8).
+ * (`?1`, `?2`, ...) so that every value is bound by the engine and never spliced into the text (docs/interface.md §8).
  * Only code is rewritten: a `#{x}` inside a string literal, a quoted identifier or a comment stays as written.
  * The engine's own parameter markers (`?`, `:x`, `@x`, `$x`, `#x`) are refused in the registered text,
  * because a value for them could never be supplied and SQLite would quietly bind NULL.

@@ -13,7 +13,7 @@ export type SqlParamValue = string | number | boolean | null;
 
 /**
  * Storage type of a column. `ANY` declares no type, so a value keeps the type it came with (record ids may be
- * strings or numbers, contract §4).
+ * strings or numbers, docs/interface.md §4).
  */
 export type ColumnType = 'TEXT' | 'INTEGER' | 'REAL' | 'ANY';
 

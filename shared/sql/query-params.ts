@@ -1,10 +1,10 @@
 /**
- * Checks the caller's `params` against the parameters a registered query declares (contract §8) and coerces
+ * Checks the caller's `params` against the parameters a registered query declares (docs/interface.md §8) and coerces
  * them to the declared types, so the engine binds values of the type the query's author expected. Every
  * problem is 1001 naming the parameter; a declared optional parameter that is absent binds as NULL.
  */
 import type { QueryParamConfig } from '../catalog/schema';
-import { InvalidParameterError } from '../http/errors';
+import { InvalidParameterError } from '../contract/errors';
 import type { SqlParamValue } from './query-engine';
 
 /** Decimal numbers as people write them: `12`, `-3.5`, `.5`, `1e3`; not `0x10`, `Infinity` or ''. */

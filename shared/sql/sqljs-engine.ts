@@ -13,7 +13,7 @@
  * statement is at fault, exactly as with a syntax error, and the caller's request itself was valid.
  */
 import { Worker } from 'node:worker_threads';
-import { InternalError, QueryTimeoutError } from '../http/errors';
+import { InternalError, QueryTimeoutError } from '../contract/errors';
 import { locateSqlAssets, type SqlAssetPaths } from './bundle-assets';
 import { compilePlaceholders, orderParams } from './placeholders';
 import {

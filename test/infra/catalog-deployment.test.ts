@@ -11,7 +11,7 @@ import type { Context } from 'aws-lambda';
 import dynalite from 'dynalite';
 import { CatalogDeployment } from '../../lib/catalog-deployment';
 import { createDocumentClient } from '../../shared/aws/dynamodb';
-import { readCatalog, withoutSecrets } from '../../shared/catalog/catalog-store';
+import { readCatalog, withoutSecrets } from '../../shared/catalog-store/catalog-store';
 import { arnOf, type BuiltService, buildService, logicalIdOf, PROJECT_ROOT, TEST_CONFIG } from './service-fixture';
 
 let service: BuiltService;

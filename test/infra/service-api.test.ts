@@ -4,7 +4,7 @@
  */
 import type { Template } from 'aws-cdk-lib/assertions';
 import { Match } from 'aws-cdk-lib/assertions';
-import { EXPOSED_HEADERS as RUNTIME_EXPOSED_HEADERS } from '../../shared/runtime/ports';
+import { EXPOSED_HEADERS as RUNTIME_EXPOSED_HEADERS } from '../../shared/composition/ports';
 import { type BuiltService, buildService, logicalIdOf } from './service-fixture';
 
 let service: BuiltService;

@@ -8,8 +8,8 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { readDeploymentSettings } from '../../lib/deployment-settings';
 import { createServiceStacks, type ServiceStacks } from '../../lib/service-stacks';
-import { parseConfig } from '../../shared/catalog/load-config';
 import type { CatalogConfig } from '../../shared/catalog/schema';
+import { parseConfig } from '../../shared/catalog-store/load-config';
 
 export const PROJECT_ROOT = join(__dirname, '..', '..');
 

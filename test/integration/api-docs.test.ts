@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { GENERATED_DOCUMENTS, PACKAGE_VERSION, REPOSITORY_ROOT } from '../../bin/cli/generated-docs';
-import { buildOpenApiDocument } from '../../shared/http/openapi-document';
+import { buildOpenApiDocument } from '../../shared/contract/openapi-document';
 import { ServiceHarness } from '../support/service-harness';
 
 const harness = new ServiceHarness();

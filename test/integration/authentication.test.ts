@@ -1,5 +1,6 @@
-/** Contract §1–§3 over HTTP: request checks, authentication order, error envelopes and their HTTP statuses. */
-import { failureWith, MAIN_APP, ServiceHarness } from '../support/service-harness';
+/** docs/interface.md §1–§3 over HTTP: request checks, authentication order, error envelopes and their HTTP statuses. */
+import { expectFailure, failureWith } from '../support/failure-envelope';
+import { MAIN_APP, ServiceHarness } from '../support/service-harness';
 
 const harness = new ServiceHarness();
 beforeAll(() => harness.start());
@@ -65,7 +66,7 @@ describe('timestamp window (±10 minutes)', () => {
     const res = await harness.call(LIST, listBody, { timeStamp: Date.now() + offset });
     expect(res.status).toBe(status);
     if (status === 401) {
-      expect(res.body).toEqual(failureWith(1003));
+      expectFailure(res, 1003);
       expect(res.body.errorMsg).toContain('10 minutes');
     }
   });
@@ -75,7 +76,7 @@ describe('timestamp window (±10 minutes)', () => {
       timeStamp: Date.now() - 20 * MINUTE,
       headers: { 'X-Token': 'AAAA' },
     });
-    expect(res.body.errorCode).toBe(1003);
+    expectFailure(res, 1003);
   });
 });
 
@@ -87,15 +88,14 @@ describe('signature (1002, HTTP 401)', () => {
     ['a token that is not base64 of a digest', { headers: { 'X-Token': 'c2hvcnQ=' } }],
   ])('%s is refused', async (_label, options) => {
     const res = await harness.call(LIST, listBody, options);
-    expect(res.status).toBe(401);
-    expect(res.body).toEqual(failureWith(1002));
+    expectFailure(res, 1002);
   });
 
   it('is refused when the default secret signs for an application that has its own', async () => {
     const res = await harness.call(LIST, listBody, {
       app: { ...MAIN_APP, secret: 'default-secret-of-the-deployment' },
     });
-    expect(res.body.errorCode).toBe(1002);
+    expectFailure(res, 1002);
   });
 
   it('is refused when the signed timestamp differs from the header', async () => {
@@ -103,39 +103,24 @@ describe('signature (1002, HTTP 401)', () => {
       timeStamp: Date.now(),
       headers: { 'X-Time-Stamp': String(Date.now() - 1000) },
     });
-    expect(res.body.errorCode).toBe(1002);
+    expectFailure(res, 1002);
   });
 });
 
 describe('applications, datasets and grants', () => {
   it('answers 1004 (HTTP 404) for an unknown application', async () => {
     const res = await harness.call(LIST, listBody, { app: { ...MAIN_APP, appCode: 'app-nobody' } });
-    expect(res.status).toBe(404);
-    expect(res.body).toEqual({
-      success: false,
-      msg: null,
-      data: null,
-      errorCode: 1004,
-      errorMsg: "application 'app-nobody' not found",
-    });
+    expectFailure(res, 1004, "application 'app-nobody' not found");
   });
 
   it('answers 1005 (HTTP 404) for an unknown dataset', async () => {
     const res = await harness.call(LIST, { datasetCode: 'no_such_dataset' });
-    expect(res.status).toBe(404);
-    expect(res.body).toEqual({
-      success: false,
-      msg: null,
-      data: null,
-      errorCode: 1005,
-      errorMsg: "dataset 'no_such_dataset' not found",
-    });
+    expectFailure(res, 1005, "dataset 'no_such_dataset' not found");
   });
 
   it('answers 1006 (HTTP 403) for a dataset of another application without a grant', async () => {
     const res = await harness.call(LIST, { datasetCode: 'other_data' });
-    expect(res.status).toBe(403);
-    expect(res.body).toEqual(failureWith(1006));
+    expectFailure(res, 1006);
     expect(res.body.errorMsg).toBe("application 'app-main' has no access to dataset 'other_data'");
   });
 
@@ -151,7 +136,7 @@ describe('applications, datasets and grants', () => {
       { datasetCode: 'no_such_dataset' },
       { app: { ...MAIN_APP, secret: 'wrong-secret' } },
     );
-    expect(res.body.errorCode).toBe(1002);
+    expectFailure(res, 1002);
   });
 });
 
@@ -178,8 +163,7 @@ describe('request checks (1001, HTTP 400)', () => {
     ],
   ])('%s', async (_label, options, message) => {
     const res = await harness.call(LIST, listBody, options);
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ success: false, msg: null, data: null, errorCode: 1001, errorMsg: message });
+    expectFailure(res, 1001, message);
   });
 
   it.each([
@@ -202,14 +186,7 @@ describe('request checks (1001, HTTP 400)', () => {
 
   it('refuses a body that is not JSON', async () => {
     const res = await harness.call(LIST, listBody, { rawBody: '{"appCode": "app-main",' });
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({
-      success: false,
-      msg: null,
-      data: null,
-      errorCode: 1001,
-      errorMsg: 'request body is not valid JSON',
-    });
+    expectFailure(res, 1001, 'request body is not valid JSON');
   });
 
   it.each([['[]'], ['"text"'], ['42'], ['null']])('refuses the JSON body %s that is not an object', async (raw) => {
@@ -219,7 +196,7 @@ describe('request checks (1001, HTTP 400)', () => {
 
   it('refuses an empty body', async () => {
     const res = await harness.call(LIST, listBody, { rawBody: '' });
-    expect(res.body.errorCode).toBe(1001);
+    expectFailure(res, 1001);
   });
 
   it('refuses a body over 1 MB and accepts one just under', async () => {
@@ -234,13 +211,7 @@ describe('request checks (1001, HTTP 400)', () => {
 
   it('refuses a paramMap that is not an object', async () => {
     const res = await harness.call('/openapi/data/get-one', { datasetCode: 'notes', paramMap: ['id'] });
-    expect(res.body).toEqual({
-      success: false,
-      msg: null,
-      data: null,
-      errorCode: 1001,
-      errorMsg: 'paramMap must be a JSON object',
-    });
+    expectFailure(res, 1001, 'paramMap must be a JSON object');
   });
 });
 
@@ -248,13 +219,7 @@ describe('the local gateway', () => {
   it('answers an unknown path with the envelope', async () => {
     const res = await fetch(`${harness.url}/openapi/data/delete`, { method: 'POST', body: '{}' });
     expect(res.status).toBe(400);
-    expect(await res.json()).toEqual({
-      success: false,
-      msg: null,
-      data: null,
-      errorCode: 1001,
-      errorMsg: 'no operation at POST /openapi/data/delete',
-    });
+    expect(await res.json()).toEqual(failureWith(1001, 'no operation at POST /openapi/data/delete'));
   });
 
   it('answers the CORS preflight and lets a browser read the response headers', async () => {

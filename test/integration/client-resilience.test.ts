@@ -141,7 +141,7 @@ describe('timeout and transport', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
-  it('the default timeout is the 30 seconds the interface spec recommends', async () => {
+  it('the default timeout is the 30 seconds docs/interface.md §7 recommends', async () => {
     script = () => undefined;
     const timers: number[] = [];
     const realSetTimeout = global.setTimeout;

@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { verifySignature } from '../../shared/auth/signature';
+import { failureWith } from '../support/failure-envelope';
 import { FIXTURE_CONFIG, MAIN_APP, ServiceHarness } from '../support/service-harness';
 
 const DAS = path.join(__dirname, '..', '..', 'bin', 'das.js');
@@ -263,13 +264,9 @@ describe('das call', () => {
       'id=01ARZ3NDEKTSV4RRFFQ69G5FAV',
     ]);
     expect(run.code).toBe(1);
-    expect(JSON.parse(run.stdout)).toEqual({
-      success: false,
-      msg: null,
-      data: null,
-      errorCode: 2002,
-      errorMsg: "record '01ARZ3NDEKTSV4RRFFQ69G5FAV' not found in dataset 'typed'",
-    });
+    expect(JSON.parse(run.stdout)).toEqual(
+      failureWith(2002, "record '01ARZ3NDEKTSV4RRFFQ69G5FAV' not found in dataset 'typed'"),
+    );
     expect(run.stderr).toMatch(/^HTTP 404, request id \S+/);
   });
 

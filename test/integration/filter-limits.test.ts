@@ -4,7 +4,8 @@
  * condition on `id` beside an unindexed one, numbers next to DynamoDB's bound) answer what they mean.
  */
 import path from 'node:path';
-import { failureWith, ServiceHarness } from '../support/service-harness';
+import { failureWith } from '../support/failure-envelope';
+import { ServiceHarness } from '../support/service-harness';
 
 const harness = new ServiceHarness(path.join(__dirname, '..', 'fixtures', 'list-config.json'));
 const ids: string[] = [];

@@ -1,8 +1,9 @@
 /**
- * Get-list filters over HTTP (contract §5): every suffix filter on every type that supports it, system
+ * Get-list filters over HTTP (docs/interface.md §5): every suffix filter on every type that supports it, system
  * fields, combinations, the structured `where`, `select`, and the 1001 answers for what is not supported.
  */
 import path from 'node:path';
+import { expectFailure } from '../support/failure-envelope';
 import { ServiceHarness } from '../support/service-harness';
 
 const harness = new ServiceHarness(path.join(__dirname, '..', 'fixtures', 'list-config.json'));
@@ -309,8 +310,7 @@ describe('1001 for what a filter cannot say', () => {
     ['currentPage as text', { currentPage: 'two' }, 'currentPage'],
   ])('%s', async (_label, paramMap, key) => {
     const res = await harness.getList('items', paramMap);
-    expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ success: false, data: null, errorCode: 1001 });
+    expectFailure(res, 1001);
     expect(res.body.errorMsg).toContain(key);
   });
 

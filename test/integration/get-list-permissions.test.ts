@@ -1,10 +1,11 @@
 /**
- * Get-list under a grant (contract §6): the row filter narrows the list inside the query (exact totalCount),
+ * Get-list under a grant (docs/interface.md §6): the row filter narrows the list inside the query (exact totalCount),
  * readFields hide fields from records and columns, and filtering, sorting or selecting a hidden field is
  * answered exactly as for a field the dataset does not have (1001).
  */
 import path from 'node:path';
-import { type AppCredentials, failureWith, ServiceHarness } from '../support/service-harness';
+import { failureWith } from '../support/failure-envelope';
+import { type AppCredentials, ServiceHarness } from '../support/service-harness';
 
 const harness = new ServiceHarness(path.join(__dirname, '..', 'fixtures', 'list-config.json'));
 const SCOPED: AppCredentials = {

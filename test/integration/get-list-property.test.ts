@@ -16,9 +16,11 @@ import { createDocumentClient } from '../../shared/aws/dynamodb';
 import type { Dataset } from '../../shared/catalog/catalog';
 import type { FieldConfig } from '../../shared/catalog/schema';
 import { CapacityMeter } from '../../shared/observability/capacity-meter';
+import { DatasetBookkeeping } from '../../shared/records/dataset-bookkeeping';
 import { parseListParams } from '../../shared/records/filter-parser';
 import { indexLayout, withDerivedAttributes } from '../../shared/records/index-attributes';
 import { executeListPlan } from '../../shared/records/list-executor';
+import { ListReader } from '../../shared/records/list-reader';
 import { PageStartCache } from '../../shared/records/page-start-cache';
 import { planListQuery } from '../../shared/records/query-planner';
 import { validateChanges } from '../../shared/records/record-codec';
@@ -39,13 +41,18 @@ type Row = Raw & { id: string; gmt_create: string };
 
 let dynamo: EmbeddedDynamo;
 let store: RecordStore;
+let reader: ListReader;
+let bookkeeping: DatasetBookkeeping;
 let datasetNumber = 0;
 
 beforeAll(async () => {
   dynamo = await startEmbeddedDynamo();
   const names = localTableNames('prop');
   await ensureTables(dynamo.client, names);
-  store = new RecordStore(createDocumentClient(dynamo.client), names.Records as string, { listReadBudget: 1e9 });
+  const client = createDocumentClient(dynamo.client);
+  store = new RecordStore(client, names.Records as string);
+  reader = new ListReader(client, names.Records as string, { listReadBudget: 1e9 });
+  bookkeeping = new DatasetBookkeeping(client, names.Records as string);
 });
 afterAll(() => dynamo.close());
 
@@ -172,7 +179,8 @@ it('planner + store results equal a brute-force evaluation (random datasets and 
         };
         const plan = planListQuery(query, indexLayout(dataset));
         const result = await executeListPlan(plan, query, {
-          store,
+          store: reader,
+          bookkeeping,
           datasetCode: dataset.datasetCode,
           meter: new CapacityMeter(),
           now: Date.now(),
@@ -199,10 +207,10 @@ it('keeps the record count exact across checkpoints, reading only the tail after
     hourAgo - 200_000,
   );
   const first = new CapacityMeter();
-  expect(await countRecords(store, 'counted', Date.now(), first)).toBe(100);
+  expect(await countRecords(reader, bookkeeping, 'counted', Date.now(), first)).toBe(100);
   await load(dataset, [{ a: 1 }, { a: 2 }, { a: 3 }], Date.now());
   const second = new CapacityMeter();
-  expect(await countRecords(store, 'counted', Date.now(), second)).toBe(103);
+  expect(await countRecords(reader, bookkeeping, 'counted', Date.now(), second)).toBe(103);
   // The checkpoint covers the first 100: the second count reads the checkpoint and a 3-record tail.
   expect(second.readUnits).toBeLessThan(first.readUnits);
   expect(first.writeUnits).toBe(1);

@@ -1,5 +1,5 @@
 /**
- * Get-list order and paging over HTTP (contract §5): multi-key sorts with many ties paged through to the
+ * Get-list order and paging over HTTP (docs/interface.md §5): multi-key sorts with many ties paged through to the
  * end (every record exactly once, in order), nulls first ascending and last descending, the default newest
  * first, pageSize clamping and pages past the end.
  */

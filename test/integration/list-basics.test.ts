@@ -1,4 +1,5 @@
-/** Contract §5 basics over HTTP: paging, exact totals, newest first, columns, pageSize rules. */
+/** docs/interface.md §5 basics over HTTP: paging, exact totals, newest first, columns, pageSize rules. */
+import { expectFailure } from '../support/failure-envelope';
 import { ServiceHarness } from '../support/service-harness';
 
 const harness = new ServiceHarness();
@@ -64,8 +65,7 @@ describe('get-list paging', () => {
     [{ currentPage: -1 }, 'currentPage must be an integer of at least 1'],
   ])('refuses %j with 1001', async (paramMap, message) => {
     const res = await harness.getList('notes', paramMap);
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ success: false, msg: null, data: null, errorCode: 1001, errorMsg: message });
+    expectFailure(res, 1001, message);
   });
 
   it('treats a missing paramMap as an empty one', async () => {

@@ -1,5 +1,5 @@
 /**
- * A property of contract §6 over HTTP: for random records, random grants (readFields and rowFilter) and random
+ * A property of docs/interface.md §6 over HTTP: for random records, random grants (readFields and rowFilter) and random
  * requests, no response ever carries a field outside the grant's readFields or a row outside its rowFilter.
  * The scope is judged here by an oracle of its own, from the records as the unrestricted application sees them.
  */
@@ -7,6 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
+import { expectFailure } from '../support/failure-envelope';
 import { type AppCredentials, ServiceHarness } from '../support/service-harness';
 
 const FIELDS = ['region', 'status', 'amount', 'flag', 'note'] as const;
@@ -167,7 +168,7 @@ it('never returns a field outside readFields or a row outside rowFilter', async 
         const full = await truth(id);
         const res = await harness.getOne('orders', id, { app });
         if (inScope(full, app.rowFilter)) checkRecord(app, res.body.data, full);
-        else expect(res.body.errorCode).toBe(2002);
+        else expectFailure(res, 2002);
       } else {
         const before = await truth(id);
         const res = await harness.update('orders', { id, status: request.status }, { app });

@@ -1,9 +1,10 @@
 /**
- * Contract §6 over HTTP: two applications share one dataset, one unrestricted, one with readFields,
+ * docs/interface.md §6 over HTTP: two applications share one dataset, one unrestricted, one with readFields,
  * writeFields and a rowFilter; the owner has no grant and so no access.
  */
 import path from 'node:path';
-import { type AppCredentials, failureWith, ServiceHarness } from '../support/service-harness';
+import { expectFailure, failureWith } from '../support/failure-envelope';
+import { type AppCredentials, ServiceHarness } from '../support/service-harness';
 
 const harness = new ServiceHarness(path.join(__dirname, '..', 'fixtures', 'permissions-config.json'));
 const FULL: AppCredentials = { appCode: 'app-full', accessKey: 'ak-full-00000001', secret: 'sk-full-secret' };
@@ -55,8 +56,7 @@ describe('grants', () => {
     ['update', '/openapi/data/update', { id: 'x', status: 'paid' }],
   ])('an unknown dataset is 1005 on %s', async (_op, route, paramMap) => {
     const res = await harness.call(route, { datasetCode: 'invoices', paramMap }, { app: FULL });
-    expect(res.status).toBe(404);
-    expect(res.body.errorCode).toBe(1005);
+    expectFailure(res, 1005);
   });
 
   it.each([
@@ -164,26 +164,18 @@ describe('the unrestricted application', () => {
 describe('rowFilter', () => {
   it('answers 2002 for get-one of a row outside the scope, as for a missing one', async () => {
     const res = await harness.getOne('orders', usOrder.id, { app: LIMITED });
-    expect(res.status).toBe(404);
-    expect(res.body).toEqual({
-      success: false,
-      msg: null,
-      data: null,
-      errorCode: 2002,
-      errorMsg: `record '${usOrder.id}' not found in dataset 'orders'`,
-    });
+    expectFailure(res, 2002, `record '${usOrder.id}' not found in dataset 'orders'`);
   });
 
   it('answers 2002 for an update of a row outside the scope and changes nothing', async () => {
     const res = await harness.update('orders', { id: usOrder.id, status: 'paid' }, { app: LIMITED });
-    expect(res.status).toBe(404);
-    expect(res.body.errorCode).toBe(2002);
+    expectFailure(res, 2002);
     expect((await harness.getOne('orders', usOrder.id, { app: FULL })).body.data.status).toBe('new');
   });
 
   it('answers 2002 for an update that would move a row into the scope from outside it', async () => {
     const res = await harness.update('orders', { id: usOrder.id, region: 'EU' }, { app: LIMITED });
-    expect(res.body.errorCode).toBe(2002);
+    expectFailure(res, 2002);
     expect((await harness.getOne('orders', usOrder.id, { app: FULL })).body.data.region).toBe('US');
   });
 
@@ -205,7 +197,7 @@ describe('rowFilter', () => {
       "the record would be outside the rows application 'app-limited' may write in dataset 'orders'",
     );
     const noRegion = await harness.create('orders', { customer: 'c-none' }, { app: LIMITED });
-    expect(noRegion.body.errorCode).toBe(1006);
+    expectFailure(noRegion, 1006);
     expect((await harness.getList('orders', {}, { app: FULL })).body.data.paging.totalCount).toBe(before);
   });
 

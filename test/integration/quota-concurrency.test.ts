@@ -1,12 +1,13 @@
 /**
- * Contract §7 requests in flight over HTTP: a test-only operation, registered through the real pipeline
+ * docs/interface.md §7 requests in flight over HTTP: a test-only operation, registered through the real pipeline
  * (envelope, body, authentication, quota), holds its requests open until the test lets them finish, so the
  * number in flight is exact rather than a matter of timing.
  */
 import path from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { createHandler } from '../../shared/http/pipeline';
+import { createHandler } from '../../shared/composition/pipeline';
 import type { Operation } from '../../shared/operations/operation';
+import { expectFailure } from '../support/failure-envelope';
 import { type AppCredentials, type CallResult, ServiceHarness } from '../support/service-harness';
 
 const QUOTA_CONFIG = path.join(__dirname, '..', 'fixtures', 'quota-config.json');
@@ -75,13 +76,7 @@ describe('requests in flight', () => {
     const refused = results.filter((res) => res.status === 429);
     expect(refused).toHaveLength(5);
     for (const res of refused) {
-      expect(res.body).toEqual({
-        success: false,
-        msg: null,
-        data: null,
-        errorCode: 4001,
-        errorMsg: 'limit of 3 requests in flight reached; retry after 1 s',
-      });
+      expectFailure(res, 4001, 'limit of 3 requests in flight reached; retry after 1 s');
       expect(res.headers.get('retry-after')).toBe('1');
       expect(res.headers.get('ratelimit-limit')).toBe('600');
     }

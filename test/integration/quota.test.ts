@@ -1,15 +1,16 @@
 /**
- * Contract §7 limits and §2 rate-limit headers over HTTP: the real handlers (real pipeline, real operations,
+ * docs/interface.md §7 limits and §2 rate-limit headers over HTTP: the real handlers (real pipeline, real operations,
  * real quota store over dynalite), built on a clock the test drives so that windows can end on demand.
  */
 import path from 'node:path';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { createHandler } from '../../shared/http/pipeline';
+import { createHandler } from '../../shared/composition/pipeline';
 import { createOperation } from '../../shared/operations/create';
 import { getListOperation } from '../../shared/operations/get-list';
 import { getOneOperation } from '../../shared/operations/get-one';
 import type { Operation } from '../../shared/operations/operation';
 import { updateOperation } from '../../shared/operations/update';
+import { expectFailure } from '../support/failure-envelope';
 import { type AppCredentials, type CallResult, ServiceHarness } from '../support/service-harness';
 
 const QUOTA_CONFIG = path.join(__dirname, '..', 'fixtures', 'quota-config.json');
@@ -71,13 +72,7 @@ describe('per-minute limit', () => {
       0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
     ]);
     for (const res of refused) {
-      expect(res.body).toEqual({
-        success: false,
-        msg: null,
-        data: null,
-        errorCode: 4001,
-        errorMsg: 'per-minute limit of 10 requests reached; retry after 23 s',
-      });
+      expectFailure(res, 4001, 'per-minute limit of 10 requests reached; retry after 23 s');
       expect(res.headers.get('retry-after')).toBe('23');
     }
     // Refusals did not count, and every lease was released when its request ended.
@@ -97,14 +92,7 @@ describe('per-minute limit', () => {
       expect(rateLimit(res)).toEqual({ limit: '3', remaining, reset: '23' });
     }
     const refused = await list('app-seq');
-    expect(refused.status).toBe(429);
-    expect(refused.body).toEqual({
-      success: false,
-      msg: null,
-      data: null,
-      errorCode: 4001,
-      errorMsg: 'per-minute limit of 3 requests reached; retry after 23 s',
-    });
+    expectFailure(refused, 4001, 'per-minute limit of 3 requests reached; retry after 23 s');
     expect(refused.headers.get('retry-after')).toBe('23');
     expect(rateLimit(refused)).toEqual({ limit: '3', remaining: '0', reset: '23' });
     expect(refused.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
@@ -228,7 +216,7 @@ describe('rate-limit headers', () => {
     expect(rateLimit(ok)).toEqual({ limit: '600', remaining: '599', reset: '23' });
 
     const notFound = await harness.getOne('notes', 'no-such-id', { app: app('app-open'), timeStamp: clock });
-    expect(notFound.body.errorCode).toBe(2002);
+    expectFailure(notFound, 2002);
     expect(rateLimit(notFound)).toEqual({ limit: '600', remaining: '598', reset: '23' });
   });
 
@@ -237,7 +225,7 @@ describe('rate-limit headers', () => {
       app: { ...app('app-open'), secret: 'not-the-secret' },
       timeStamp: clock,
     });
-    expect(res.body.errorCode).toBe(1002);
+    expectFailure(res, 1002);
     expect(rateLimit(res)).toEqual({ limit: null, remaining: null, reset: null });
   });
 

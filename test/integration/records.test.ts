@@ -1,5 +1,6 @@
-/** Contract §4 over HTTP: create, get-one and update, every field type, system fields and concurrency. */
-import { failureWith, ServiceHarness } from '../support/service-harness';
+/** docs/interface.md §4 over HTTP: create, get-one and update, every field type, system fields and concurrency. */
+import { expectFailure } from '../support/failure-envelope';
+import { ServiceHarness } from '../support/service-harness';
 
 const harness = new ServiceHarness();
 beforeAll(() => harness.start());
@@ -105,19 +106,12 @@ describe('create', () => {
     ],
   ])('refuses %s with 1001', async (_label, paramMap, message) => {
     const res = await harness.create('typed', paramMap);
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ success: false, msg: null, data: null, errorCode: 1001, errorMsg: message });
+    expectFailure(res, 1001, message);
   });
 
   it('refuses a missing paramMap', async () => {
     const res = await harness.call('/openapi/data/create', { datasetCode: 'typed' });
-    expect(res.body).toEqual({
-      success: false,
-      msg: null,
-      data: null,
-      errorCode: 1001,
-      errorMsg: 'paramMap is required',
-    });
+    expectFailure(res, 1001, 'paramMap is required');
   });
 });
 
@@ -193,8 +187,7 @@ describe('field types', () => {
     ['json nested 31 levels', 'j', nest(31), "field 'j' nests deeper than 30 levels"],
   ])('refuses %s with 1001 naming the field', async (_label, field, value, message) => {
     const res = await harness.create('typed', { s: 'required', [field]: value });
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({ success: false, msg: null, data: null, errorCode: 1001, errorMsg: message });
+    expectFailure(res, 1001, message);
   });
 
   it('refuses a record larger than the store allows, saying so', async () => {
@@ -208,7 +201,7 @@ describe('field types', () => {
   it('refuses an update that would make the record too large, and keeps the record', async () => {
     const created = await harness.create('typed', { s: 'x', t: 'a'.repeat(300 * 1024) });
     const res = await harness.update('typed', { id: created.body.data.id, s: 'b'.repeat(200 * 1024) });
-    expect(res.body).toEqual(failureWith(1001));
+    expectFailure(res, 1001);
     expect(res.body.errorMsg).toContain('too large');
     const read = await harness.getOne('typed', created.body.data.id);
     expect(read.body.data.s).toBe('x');
@@ -225,25 +218,18 @@ describe('get-one', () => {
 
   it('answers 2002 (HTTP 404) for an unknown id', async () => {
     const res = await harness.getOne('notes', '01ARZ3NDEKTSV4RRFFQ69G5FAV');
-    expect(res.status).toBe(404);
-    expect(res.body).toEqual({
-      success: false,
-      msg: null,
-      data: null,
-      errorCode: 2002,
-      errorMsg: "record '01ARZ3NDEKTSV4RRFFQ69G5FAV' not found in dataset 'notes'",
-    });
+    expectFailure(res, 2002, "record '01ARZ3NDEKTSV4RRFFQ69G5FAV' not found in dataset 'notes'");
   });
 
   it('accepts a numeric id and answers 2002 when no such record exists', async () => {
     const res = await harness.getOne('notes', 12345);
-    expect(res.body.errorCode).toBe(2002);
+    expectFailure(res, 2002);
   });
 
   it('does not find a record of one dataset through another', async () => {
     const created = await harness.create('notes', { title: 'mine' });
     const res = await harness.getOne('typed', created.body.data.id);
-    expect(res.body.errorCode).toBe(2002);
+    expectFailure(res, 2002);
   });
 
   it.each([
@@ -309,20 +295,13 @@ describe('update', () => {
 
   it('answers 2002 for an unknown id and creates nothing', async () => {
     const res = await harness.update('notes', { id: '01ARZ3NDEKTSV4RRFFQ69G5FAV', title: 'ghost' });
-    expect(res.status).toBe(404);
-    expect(res.body.errorCode).toBe(2002);
+    expectFailure(res, 2002);
     expect((await harness.getOne('notes', '01ARZ3NDEKTSV4RRFFQ69G5FAV')).body.errorCode).toBe(2002);
   });
 
   it('requires an id', async () => {
     const res = await harness.update('notes', { title: 'no id' });
-    expect(res.body).toEqual({
-      success: false,
-      msg: null,
-      data: null,
-      errorCode: 1001,
-      errorMsg: 'paramMap.id is required',
-    });
+    expectFailure(res, 1001, 'paramMap.id is required');
   });
 
   it('keeps all of 20 concurrent partial updates of different fields of one record', async () => {

@@ -1,7 +1,9 @@
 /**
- * Contract §7 size limits over HTTP: a response larger than the platform's payload limit is refused with a
+ * docs/interface.md §7 size limits over HTTP: a response larger than the platform's payload limit is refused with a
  * 1001 that tells the caller what to ask for instead, never cut short.
  */
+
+import { expectFailure } from '../support/failure-envelope';
 import { ServiceHarness } from '../support/service-harness';
 
 const harness = new ServiceHarness();
@@ -21,15 +23,11 @@ afterAll(() => harness.stop());
 describe('a response over the payload limit', () => {
   it('is refused with 1001 telling the caller to ask for fewer records or fields', async () => {
     const res = await harness.getList('notes', { pageSize: 100 });
-    expect(res.status).toBe(400);
-    expect(res.body).toEqual({
-      success: false,
-      msg: null,
-      data: null,
-      errorCode: 1001,
-      errorMsg:
-        'the response would exceed the 6 MB payload limit; ask for fewer records (pageSize) or fewer fields (select)',
-    });
+    expectFailure(
+      res,
+      1001,
+      'the response would exceed the 6 MB payload limit; ask for fewer records (pageSize) or fewer fields (select)',
+    );
     // The caller is authenticated: the refusal still says where its quota stands.
     expect(res.headers.get('ratelimit-limit')).toBe('600');
   });

@@ -13,7 +13,8 @@ import { DynamoNonceStore } from '../../shared/auth/nonce-store';
 import { bodySha256Hex, signRequestV2 } from '../../shared/auth/signature';
 import { newNonce } from '../../shared/auth/signature-v2';
 import { CapacityMeter } from '../../shared/observability/capacity-meter';
-import { type AppCredentials, failureWith, ServiceHarness } from '../support/service-harness';
+import { failureWith } from '../support/failure-envelope';
+import { type AppCredentials, ServiceHarness } from '../support/service-harness';
 
 const V2: AppCredentials = { appCode: 'app-v2', accessKey: 'ak-v2-application', secret: 'sk-v2-secret-value' };
 const V1: AppCredentials = { appCode: 'app-v1', accessKey: 'ak-v1-application', secret: 'sk-v1-secret-value' };

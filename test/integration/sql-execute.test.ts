@@ -1,9 +1,10 @@
-/** Contract §8 over HTTP: registered queries through the real pipeline, engine and record store (dynalite). */
+/** docs/interface.md §8 over HTTP: registered queries through the real pipeline, engine and record store (dynalite). */
 import { rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { READ_ONLY_MESSAGE, SINGLE_STATEMENT_MESSAGE } from '../../shared/sql/query-engine';
-import { type AppCredentials, failureWith, ServiceHarness } from '../support/service-harness';
+import { expectFailure, failureWith } from '../support/failure-envelope';
+import { type AppCredentials, ServiceHarness } from '../support/service-harness';
 
 const SQL_APP: AppCredentials = {
   appCode: 'app-sql',
@@ -169,8 +170,7 @@ describe('execute-sql', () => {
       datasetCode: null,
       headers: { 'X-Dataset-Code': 'orders' },
     });
-    expect(unsigned.status).toBe(401);
-    expect(unsigned.body.errorCode).toBe(1002);
+    expectFailure(unsigned, 1002);
   });
 
   it('runs an aggregate with GROUP BY and a parameter', async () => {

@@ -57,10 +57,14 @@ export interface HarnessOptions {
    * through the same pipeline. Default: the handlers under functions/.
    */
   loadHandler?: LocalServerOptions['loadHandler'];
+  /** A `cdk synth` output folder whose Lambda bundles to run. Default: HANDLER_BUNDLES_DIR, else the sources. */
+  bundlesDir?: string;
 }
 
 export class ServiceHarness {
   readonly logLines: Record<string, unknown>[] = [];
+  /** The synthesized bundle files the server loaded (when it runs bundles). */
+  readonly loadedBundles: string[] = [];
   private server: LocalServer | undefined;
   private store: DynamoDBDocumentClient | undefined;
   private restoreStdout: (() => void) | undefined;
@@ -74,13 +78,15 @@ export class ServiceHarness {
     const sink = (line: string) => this.logLines.push(JSON.parse(line));
     // `npm run test:bundles`: the synthesized Lambda bundles instead of the sources, unless a test brings its
     // own handlers (a driven clock, a test-only operation).
-    const bundles = this.options.loadHandler ? undefined : process.env.HANDLER_BUNDLES_DIR;
+    const bundles = this.options.loadHandler ? undefined : (this.options.bundlesDir ?? process.env.HANDLER_BUNDLES_DIR);
     if (bundles) this.restoreStdout = captureLogLines(sink);
     this.server = await startLocalServer({
       configFile: this.configFile,
       port: 0,
       logSink: sink,
-      loadHandler: this.options.loadHandler ?? (bundles ? bundleLoader(bundles) : undefined),
+      loadHandler:
+        this.options.loadHandler ??
+        (bundles ? bundleLoader(bundles, (file) => this.loadedBundles.push(file)) : undefined),
     });
     return this;
   }
@@ -154,9 +160,4 @@ export class ServiceHarness {
   getList(datasetCode: string, paramMap?: Record<string, unknown>, options?: CallOptions) {
     return this.call('/openapi/data/get-list', paramMap ? { datasetCode, paramMap } : { datasetCode }, options);
   }
-}
-
-/** The failure envelope of a code, as callers see it (the message is checked separately where it matters). */
-export function failureWith(errorCode: number) {
-  return { success: false, msg: null, data: null, errorCode, errorMsg: expect.any(String) };
 }

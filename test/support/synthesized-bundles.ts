@@ -1,9 +1,10 @@
 /**
- * Running the integration tests against what deploys: `npm run test:bundles` synthesizes the CDK app and sets
- * HANDLER_BUNDLES_DIR to its output; the harness then loads each route's handler from the esbuild bundle that
- * `cdk synth` produced for its Lambda function, instead of from the TypeScript sources.
+ * Running the service from what deploys: the one loader of synthesized bundles. `npm run test:bundles`
+ * synthesizes the CDK app and sets HANDLER_BUNDLES_DIR to its output, and test/infra/bundled-handlers.test.ts
+ * synthesizes its own; either way the harness loads each route's handler from the esbuild bundle `cdk synth`
+ * produced for its Lambda function, instead of from the TypeScript sources.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ProxyHandler } from '../../bin/local/lambda-http';
 
@@ -30,14 +31,25 @@ export function synthesizedBundles(outdir: string): Map<string, string> {
   return bundles;
 }
 
-/** A `loadHandler` for the local server that requires each function's synthesized bundle. */
-export function bundleLoader(outdir: string): (functionFile: string) => Promise<ProxyHandler | undefined> {
+const FUNCTIONS_DIR = path.join(__dirname, '..', '..', 'functions');
+
+/**
+ * A `loadHandler` for the local server that requires each function's synthesized bundle. A route whose handler
+ * is not written yet has only a stand-in bundle: it serves nothing. `onLoad` hears each bundle file loaded.
+ */
+export function bundleLoader(
+  outdir: string,
+  onLoad?: (bundleFile: string) => void,
+): (functionFile: string) => Promise<ProxyHandler | undefined> {
   const bundles = synthesizedBundles(path.resolve(outdir));
   if (bundles.size === 0) throw new Error(`no operation function bundles in ${outdir}; run cdk synth first`);
   return async (functionFile) => {
+    if (!existsSync(path.join(FUNCTIONS_DIR, `${functionFile}.ts`))) return undefined;
     const dir = bundles.get(functionFile);
     if (!dir) throw new Error(`no synthesized bundle for functions/${functionFile}.ts in ${outdir}`);
-    return (require(path.join(dir, 'index.js')) as { handler: ProxyHandler }).handler;
+    const file = path.join(dir, 'index.js');
+    onLoad?.(file);
+    return (require(file) as { handler: ProxyHandler }).handler;
   };
 }
 

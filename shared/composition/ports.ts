@@ -1,0 +1,73 @@
+/**
+ * The composition root of a container: builds the catalog provider, key store, record store and quota store
+ * once, from the environment, and hands them to every request.
+ */
+import { FileKeyStore } from '../auth/file-key-store';
+import type { KeyStore } from '../auth/key-store';
+import { DynamoNonceStore, type NonceStore } from '../auth/nonce-store';
+import { SecretsManagerKeyStore } from '../auth/secrets-manager-key-store';
+import { dynamoDocumentClient } from '../aws/dynamodb';
+import { secretsManagerClient } from '../aws/secrets-manager';
+import { CachedCatalogProvider, type CatalogProvider } from '../catalog/catalog-provider';
+import { readCatalog } from '../catalog-store/catalog-store';
+import { loadConfigFile } from '../catalog-store/load-config';
+import { QuotaStore } from '../quota/quota-store';
+import { DatasetBookkeeping } from '../records/dataset-bookkeeping';
+import { ListReader } from '../records/list-reader';
+import { RecordStore } from '../records/record-store';
+import { environment } from '../runtime/environment';
+
+export interface RuntimePorts {
+  catalog: CatalogProvider;
+  keys: KeyStore;
+  records: RecordStore;
+  lists: ListReader;
+  bookkeeping: DatasetBookkeeping;
+  quota: QuotaStore;
+  /** Single-use nonces of signature version 2; without it, version-2 requests cannot be verified (3001). */
+  nonces?: NonceStore;
+  metricNamespace: string;
+  /** Headers every response carries (CORS for browser callers). */
+  responseHeaders: Record<string, string>;
+}
+
+/** Response headers a browser may read. */
+export const EXPOSED_HEADERS = 'X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After';
+
+let ports: RuntimePorts | undefined;
+
+export function runtimePorts(): RuntimePorts {
+  if (ports) return ports;
+  const env = environment();
+  const client = dynamoDocumentClient();
+  const keys: KeyStore =
+    env.keyStore === 'file'
+      ? new FileKeyStore(loadConfigFile(env.keyFile as string))
+      : new SecretsManagerKeyStore({
+          client: secretsManagerClient(),
+          secretPrefix: env.secretPrefix as string,
+          defaultSecretId: env.defaultSecretId as string,
+        });
+  ports = {
+    catalog: new CachedCatalogProvider({ load: () => readCatalog(client, env.catalogTable) }),
+    keys,
+    records: new RecordStore(client, env.recordsTable),
+    lists: new ListReader(
+      client,
+      env.recordsTable,
+      env.listReadBudget === undefined ? {} : { listReadBudget: env.listReadBudget },
+    ),
+    bookkeeping: new DatasetBookkeeping(client, env.recordsTable),
+    quota: new QuotaStore(client, env.quotaTable),
+    nonces: new DynamoNonceStore(client, env.quotaTable),
+    metricNamespace: env.metricNamespace,
+    responseHeaders: env.corsAllowOrigin
+      ? {
+          'Access-Control-Allow-Origin': env.corsAllowOrigin,
+          'Access-Control-Expose-Headers': EXPOSED_HEADERS,
+          ...(env.corsAllowOrigin === '*' ? {} : { Vary: 'Origin' }),
+        }
+      : {},
+  };
+  return ports;
+}

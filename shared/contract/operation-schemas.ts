@@ -1,0 +1,228 @@
+/**
+ * The wire shapes of every operation (docs/interface.md §1, §2, §4, §5, §8), written once as zod schemas. They feed
+ * the OpenAPI document, give the TypeScript client its types, and validate the request envelope in the
+ * pipeline (`paramMap`, the body codes). The business parameters inside `paramMap` keep their hand-written
+ * checks in `shared/operations`, whose messages name the contract's rules; these schemas describe them.
+ */
+// A namespace import, as in catalog/schema.ts: esbuild can then drop what is unused of zod from the Lambda bundles.
+import * as z from 'zod';
+import { CODE_PATTERN } from './codes';
+import { ErrorCode, type ErrorCodeValue, httpStatusFor } from './errors';
+import type { OperationName } from './routes';
+
+/** `appCode`, `datasetCode`, `sqlCode`: the alphabet of docs/interface.md §6. */
+export const codeSchema = z
+  .string()
+  .regex(CODE_PATTERN, 'must be 1 to 64 letters, digits, "_" or "-"')
+  .describe('1 to 64 letters, digits, "_" or "-"');
+
+/** The business parameters of a data operation: a JSON object. */
+export const paramMapSchema = z.record(z.string(), z.unknown());
+
+export const recordIdSchema = z.union([z.string().min(1).max(128), z.number()]).meta({
+  description: 'Record id: a string (a time-ordered ULID) or a number; either form is accepted back',
+  examples: ['01JD5Y0RZ6W8Q4N3V2M1K0H9G8'],
+});
+
+/** `YYYY-MM-DD HH:MM:SS` in the configuration's time zone. */
+const timestampText = z.string().regex(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+
+export const dataRecordSchema = z
+  .object({
+    id: recordIdSchema,
+    gmt_create: timestampText.meta({
+      description: 'Creation time, YYYY-MM-DD HH:MM:SS, set by the service',
+      examples: ['2024-05-01 09:30:00'],
+    }),
+    gmt_modified: timestampText.meta({
+      description: 'Last change, YYYY-MM-DD HH:MM:SS, set by the service',
+      examples: ['2024-05-02 14:05:12'],
+    }),
+  })
+  .catchall(z.unknown())
+  .describe('A record: the system fields plus the dataset-defined fields the grant lets the caller read');
+
+export const sortEntrySchema = z
+  .record(z.string(), z.enum(['asc', 'desc']))
+  .describe('One key, the field name, mapped to asc or desc');
+
+export const getListParamsSchema = z
+  .object({
+    currentPage: z.int().min(1).optional().describe('Page number, from 1 (default 1)'),
+    pageSize: z
+      .int()
+      .min(1)
+      .optional()
+      .describe('Records per page (default 20, configurable); above 100 is served as 100'),
+    ytSortList: z
+      .array(sortEntrySchema)
+      .optional()
+      .describe('Sort order; earlier entries win. Default: newest first. Ties are broken by id'),
+    where: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('Structured filter: $eq $ne $gt $gte $lt $lte $contain $startWith $endWith $in $notNull, $and, $or'),
+    select: z.array(z.string()).optional().describe('Field names that narrow tableData'),
+  })
+  .catchall(z.unknown())
+  .meta({
+    description:
+      'Paging, sorting and filters, combined with AND: <field> (equals), <field>_like, <field>_start, <field>_end, <field>_in, <field>_is_null',
+    examples: [{ currentPage: 1, pageSize: 10, ytSortList: [{ amount: 'desc' }], status: 'new', amount_start: 10 }],
+  });
+
+export const getOneParamsSchema = z.object({ id: recordIdSchema }).catchall(z.unknown());
+
+export const createParamsSchema = z.record(z.string(), z.unknown()).meta({
+  description: 'The dataset fields of the new record; system fields sent are ignored',
+  examples: [{ customer_id: 'c-1', amount: 12.5, status: 'new' }],
+});
+
+export const updateParamsSchema = z
+  .object({ id: recordIdSchema })
+  .catchall(z.unknown())
+  .meta({
+    description: 'id plus only the fields to change; null clears an optional field',
+    examples: [{ id: '01JD5Y0RZ6W8Q4N3V2M1K0H9G8', status: 'paid' }],
+  });
+
+const envelopeCodes = {
+  appCode: codeSchema.meta({ description: 'The application code; equal to X-App-Code', examples: ['app-demo'] }),
+  datasetCode: codeSchema.meta({ description: 'The dataset code; equal to X-Dataset-Code', examples: ['orders'] }),
+};
+
+/** The request body of a data operation around its `paramMap`. */
+function dataRequestSchema<P extends z.ZodType>(paramMap: P, optional: boolean) {
+  return z.object({ ...envelopeCodes, paramMap: optional ? paramMap.optional() : paramMap });
+}
+
+export const getListRequestSchema = dataRequestSchema(getListParamsSchema, true);
+export const getOneRequestSchema = dataRequestSchema(getOneParamsSchema, false);
+export const createRequestSchema = dataRequestSchema(createParamsSchema, false);
+export const updateRequestSchema = dataRequestSchema(updateParamsSchema, false);
+
+export const sqlParamValueSchema = z.union([z.string(), z.number(), z.boolean(), z.null()]);
+
+const executeSqlCommon = {
+  appCode: envelopeCodes.appCode,
+  datasetCode: codeSchema.optional().describe('Optional; signed like any other when sent'),
+  params: z
+    .record(z.string(), sqlParamValueSchema)
+    .optional()
+    .meta({ description: "Values of the query's declared #{name} parameters", examples: [{ since: '2024-01-01' }] }),
+};
+
+export const executeSqlRequestSchema = z.union([
+  z
+    .object({
+      ...executeSqlCommon,
+      sqlCode: codeSchema.meta({ description: 'The registered query', examples: ['revenue-by-status'] }),
+    })
+    .meta({ title: 'By sqlCode' }),
+  z
+    .object({ ...executeSqlCommon, id: z.int().positive().describe('The numeric id of the registered query') })
+    .meta({ title: 'By numeric id' }),
+]);
+
+export const tableColumnSchema = z.object({
+  title: z.string().describe("The field's title, else its name"),
+  dataIndex: z.string().describe('The field name'),
+});
+
+export const listResultSchema = z.object({
+  paging: z.object({
+    pageSize: z.int().describe('Records per page as served (at most 100)'),
+    totalCount: z.int().describe('Exact number of records matching the filters'),
+    currentPage: z.int().describe('From 1'),
+  }),
+  tableData: z.array(dataRecordSchema),
+  tableColumns: z.array(tableColumnSchema),
+});
+
+export const sqlResultSchema = z.object({
+  execSuccess: z.boolean(),
+  execResult: z.array(z.record(z.string(), z.unknown())).optional().describe('Rows; present on success'),
+  execError: z.string().optional().describe('Why the SQL failed; present on failure'),
+});
+
+export function successEnvelopeSchema<D extends z.ZodType>(data: D) {
+  return z.object({ success: z.literal(true), msg: z.string().nullable(), data });
+}
+
+const ERROR_CODES = Object.values(ErrorCode) as ErrorCodeValue[];
+
+/** The failure envelope; `codes` narrows `errorCode` (e.g. to those of one HTTP status). */
+export function failureEnvelopeSchema(codes: readonly ErrorCodeValue[] = ERROR_CODES) {
+  return z.object({
+    success: z.literal(false),
+    msg: z.null(),
+    data: z.null(),
+    errorCode: z.literal(codes).describe('The contract error code'),
+    errorMsg: z.string().describe('What is wrong, in words a caller can act on'),
+  });
+}
+
+export const failureEnvelope = failureEnvelopeSchema();
+
+/** The error codes each operation can answer, in contract order. */
+const COMMON_CODES: ErrorCodeValue[] = [1001, 1002, 1003, 1004, 2001, 3001, 4001];
+const DATA_CODES: ErrorCodeValue[] = [...COMMON_CODES, 1005, 1006];
+
+export interface OperationSchemas {
+  request: z.ZodType;
+  data: z.ZodType;
+  errorCodes: readonly ErrorCodeValue[];
+  summary: string;
+}
+
+export const OPERATION_SCHEMAS = {
+  'get-list': {
+    request: getListRequestSchema,
+    data: listResultSchema,
+    errorCodes: DATA_CODES,
+    summary: 'A page of records, filtered and sorted, with the exact total',
+  },
+  'get-one': {
+    request: getOneRequestSchema,
+    data: dataRecordSchema,
+    errorCodes: [...DATA_CODES, 2002],
+    summary: 'One record by id',
+  },
+  create: {
+    request: createRequestSchema,
+    data: dataRecordSchema,
+    errorCodes: DATA_CODES,
+    summary: 'Create one record; id and timestamps are generated',
+  },
+  update: {
+    request: updateRequestSchema,
+    data: dataRecordSchema,
+    errorCodes: [...DATA_CODES, 2002],
+    summary: 'Partial update of one record: only the fields sent change',
+  },
+  'execute-sql': {
+    request: executeSqlRequestSchema,
+    data: sqlResultSchema,
+    errorCodes: COMMON_CODES,
+    summary: 'Run a registered SQL query over the datasets the caller may read',
+  },
+} as const satisfies Record<OperationName, OperationSchemas>;
+
+/** Error codes grouped by the HTTP status they answer with (docs/interface.md §2). */
+export function errorCodesByStatus(codes: readonly ErrorCodeValue[]): Map<number, ErrorCodeValue[]> {
+  const byStatus = new Map<number, ErrorCodeValue[]>();
+  for (const code of [...codes].sort((a, b) => a - b)) {
+    const status = httpStatusFor(code);
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return byStatus;
+}
+
+export type DataRecord = z.infer<typeof dataRecordSchema>;
+export type SortEntry = z.infer<typeof sortEntrySchema>;
+export type GetListParams = z.input<typeof getListParamsSchema>;
+export type ListResult = z.infer<typeof listResultSchema>;
+export type SqlParamValue = z.infer<typeof sqlParamValueSchema>;
+export type ExecuteSqlRequest = z.input<typeof executeSqlRequestSchema>;
+export type SqlResult = z.infer<typeof sqlResultSchema>;
+export type FailureEnvelope = z.infer<typeof failureEnvelope>;

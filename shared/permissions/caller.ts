@@ -1,0 +1,25 @@
+/**
+ * Who is calling, as authentication resolves it: an application, the user a personal access key acts for (if
+ * any), and the grants the call may use. Every way in (signed application requests, client keys, partner hooks)
+ * yields a caller, and everything after authentication works from it, so the permission code is the same for all.
+ */
+import type { Application } from '../catalog/catalog';
+import type { GrantConfig } from '../catalog/schema';
+
+export interface CallerUser {
+  /** The user's id as the key store knows it; shown in logs, never in answers to other callers. */
+  userId: string;
+}
+
+export interface Caller {
+  readonly application: Application;
+  /** The user a personal access key acts for; absent when the application itself signs. */
+  readonly user?: CallerUser;
+  /** The grants this caller holds, by dataset code: the application's, or a user's narrower set. */
+  readonly grants: ReadonlyMap<string, GrantConfig>;
+}
+
+/** An application calling on its own behalf: it holds exactly the application's grants. */
+export function applicationCaller(application: Application): Caller {
+  return { application, grants: application.grants };
+}

@@ -1,0 +1,115 @@
+/** The OpenAPI document lists every route with its request, success and failure shapes, auth and rate-limit headers. */
+import { buildOpenApiDocument } from '../../../../shared/contract/openapi-document';
+import { executeSqlRequestSchema, getListRequestSchema } from '../../../../shared/contract/operation-schemas';
+import { ROUTES } from '../../../../shared/contract/routes';
+
+// biome-ignore lint/suspicious/noExplicitAny: the test walks a JSON document
+const doc = buildOpenApiDocument() as any;
+
+function resolve(ref: string) {
+  const parts = ref.replace(/^#\//, '').split('/');
+  // biome-ignore lint/suspicious/noExplicitAny: the test walks a JSON document
+  return parts.reduce((node: any, part) => node?.[part], doc);
+}
+
+describe('OpenAPI document', () => {
+  it('is OpenAPI 3.1 and lists exactly the routes of ROUTES, as POST', () => {
+    expect(doc.openapi).toBe('3.1.1');
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      '/api/custom/executeSql',
+      '/openapi/data/create',
+      '/openapi/data/get-list',
+      '/openapi/data/get-one',
+      '/openapi/data/update',
+    ]);
+    for (const route of ROUTES) expect(Object.keys(doc.paths[route.path])).toEqual(['post']);
+  });
+
+  it.each(ROUTES.map((r) => [r.operation, r.path]))('%s has a request body and a success envelope', (_op, path) => {
+    const operation = doc.paths[path].post;
+    const request = resolve(operation.requestBody.content['application/json'].schema.$ref);
+    expect(request).toBeDefined();
+    const success = resolve(operation.responses[200].content['application/json'].schema.$ref);
+    expect(success.required).toEqual(['success', 'msg', 'data']);
+    expect(success.properties.success).toEqual({ type: 'boolean', const: true });
+  });
+
+  it('answers each error code with its contract HTTP status and the failure envelope', () => {
+    const getOne = doc.paths['/openapi/data/get-one'].post.responses;
+    expect(Object.keys(getOne).sort()).toEqual(['200', '400', '401', '403', '404', '429', '500', '504']);
+    const codesOf = (status: number) => resolve(`#/components/schemas/Failure${status}`).properties.errorCode;
+    expect(codesOf(400)).toMatchObject({ const: 1001 });
+    expect(codesOf(401)).toMatchObject({ enum: [1002, 1003] });
+    expect(codesOf(403)).toMatchObject({ const: 1006 });
+    expect(codesOf(404)).toMatchObject({ enum: [1004, 1005, 2002] });
+    expect(codesOf(429)).toMatchObject({ const: 4001 });
+    expect(codesOf(500)).toMatchObject({ const: 3001 });
+    expect(codesOf(504)).toMatchObject({ const: 2001 });
+    const failure = resolve('#/components/schemas/FailureEnvelope');
+    expect(failure.required).toEqual(['success', 'msg', 'data', 'errorCode', 'errorMsg']);
+    expect(failure.properties.errorCode.enum).toEqual([1001, 1002, 1003, 1004, 1005, 1006, 2001, 2002, 3001, 4001]);
+  });
+
+  it('execute-sql has no dataset-only failures; get-list has no 2002', () => {
+    expect(Object.keys(doc.paths['/api/custom/executeSql'].post.responses)).not.toContain('403');
+    expect(doc.paths['/openapi/data/get-list'].post.description).not.toContain('2002');
+  });
+
+  it('declares the four signed headers; data operations need all four, execute-sql the dataset optionally', () => {
+    const schemes = doc.components.securitySchemes;
+    expect(Object.values(schemes).map((s) => (s as { name: string }).name)).toEqual([
+      'X-Time-Stamp',
+      'X-App-Code',
+      'X-Dataset-Code',
+      'X-Token',
+    ]);
+    expect(doc.paths['/openapi/data/create'].post.security).toEqual([
+      { timeStamp: [], appCode: [], token: [], datasetCode: [] },
+    ]);
+    expect(doc.paths['/api/custom/executeSql'].post.security).toEqual([
+      { timeStamp: [], appCode: [], token: [] },
+      { timeStamp: [], appCode: [], token: [], datasetCode: [] },
+    ]);
+  });
+
+  it('names the request id and rate-limit headers on every response, and Retry-After on 429', () => {
+    for (const name of ['Failure400', 'Failure429']) {
+      expect(Object.keys(doc.components.responses[name].headers)).toEqual(
+        expect.arrayContaining(['X-Request-Id', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']),
+      );
+    }
+    expect(doc.components.responses.Failure429.headers['Retry-After']).toBeDefined();
+    expect(doc.components.responses.Failure400.headers['Retry-After']).toBeUndefined();
+    expect(Object.keys(doc.paths['/openapi/data/get-list'].post.responses[200].headers)).toContain('RateLimit-Limit');
+  });
+
+  it('every $ref resolves', () => {
+    const refs = JSON.stringify(doc).match(/"\$ref":"[^"]+"/g) ?? [];
+    expect(refs.length).toBeGreaterThan(20);
+    for (const ref of refs) expect(resolve(ref.slice(8, -1))).toBeDefined();
+  });
+});
+
+describe('operation schemas', () => {
+  it('accept the contract example bodies', () => {
+    expect(
+      getListRequestSchema.safeParse({
+        appCode: 'app-demo',
+        datasetCode: 'orders',
+        paramMap: { currentPage: 1, pageSize: 10, ytSortList: [{ amount: 'desc' }], status_in: ['new'] },
+      }).success,
+    ).toBe(true);
+    expect(
+      executeSqlRequestSchema.safeParse({ appCode: 'app-demo', sqlCode: 'q-1', params: { since: 'x' } }).success,
+    ).toBe(true);
+    expect(executeSqlRequestSchema.safeParse({ appCode: 'app-demo', id: 1001 }).success).toBe(true);
+  });
+
+  it('refuse a sort direction other than asc/desc, and a query without sqlCode or id', () => {
+    expect(
+      getListRequestSchema.safeParse({ appCode: 'a', datasetCode: 'd', paramMap: { ytSortList: [{ x: 'up' }] } })
+        .success,
+    ).toBe(false);
+    expect(executeSqlRequestSchema.safeParse({ appCode: 'app-demo', params: {} }).success).toBe(false);
+  });
+});

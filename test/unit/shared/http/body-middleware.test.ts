@@ -1,0 +1,57 @@
+/** The 1 MB body limit (docs/interface.md §7) is checked on the decoded size, before any decoding or parsing. */
+import type middy from '@middy/core';
+import fc from 'fast-check';
+import { InvalidParameterError } from '../../../../shared/contract/errors';
+import { routeFor } from '../../../../shared/contract/routes';
+import { base64DecodedBytes, MAX_BODY_BYTES, parseBody } from '../../../../shared/http/body-middleware';
+import {
+  type ApiEvent,
+  type ApiResult,
+  newRequestState,
+  type ServiceContext,
+} from '../../../../shared/http/request-state';
+
+function readBody(body: string, isBase64Encoded: boolean) {
+  const state = newRequestState(routeFor('get-list'), 'request-1', 0);
+  const request = {
+    event: { headers: {}, body, isBase64Encoded },
+    context: { state },
+  } as unknown as middy.Request<ApiEvent, ApiResult, Error, ServiceContext>;
+  (parseBody().before as middy.MiddlewareFn<ApiEvent, ApiResult, Error, ServiceContext>)(request);
+  return state.body;
+}
+
+/** A JSON object body of exactly `bytes` bytes. */
+function jsonOfSize(bytes: number): string {
+  const frame = '{"pad":""}';
+  return `{"pad":"${'x'.repeat(bytes - frame.length)}"}`;
+}
+
+describe('base64DecodedBytes', () => {
+  it('is the decoded length for any content, padded or not', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 300 }), (bytes) => {
+        expect(base64DecodedBytes(Buffer.from(bytes).toString('base64'))).toBe(bytes.length);
+      }),
+    );
+  });
+});
+
+describe('the 1 MB body limit', () => {
+  it.each([
+    ['plain', false],
+    ['base64', true],
+  ])('accepts a %s body of exactly 1 MB and refuses one byte more', (_label, base64) => {
+    const encode = (text: string) => (base64 ? Buffer.from(text).toString('base64') : text);
+    expect(readBody(encode(jsonOfSize(MAX_BODY_BYTES)), base64)).toEqual({ pad: expect.any(String) });
+    expect(() => readBody(encode(jsonOfSize(MAX_BODY_BYTES + 1)), base64)).toThrow(
+      new InvalidParameterError('request body is larger than 1 MB (1048576 bytes)'),
+    );
+  });
+
+  it('counts bytes, not characters', () => {
+    const multiByte = `{"pad":"${'é'.repeat(MAX_BODY_BYTES / 2)}"}`; // 2 bytes each: well over 1 MB
+    expect(multiByte.length).toBeLessThan(MAX_BODY_BYTES);
+    expect(() => readBody(multiByte, false)).toThrow('request body is larger than 1 MB');
+  });
+});

@@ -1,0 +1,114 @@
+/**
+ * The quota step in process, as middy tests its own: it admits through the quota gate, puts the rate-limit
+ * headers on the response either way, refuses with 4001 and Retry-After, fails closed (3001) when the gate
+ * cannot be reached, and leaves the lease's release to the request's cleanups.
+ */
+import middy from '@middy/core';
+import { Catalog } from '../../../../shared/catalog/catalog';
+import { routeFor } from '../../../../shared/contract/routes';
+import { enforceQuota } from '../../../../shared/http/quota-middleware';
+import {
+  type ApiEvent,
+  type ApiResult,
+  newRequestState,
+  type RequestState,
+  type ServiceContext,
+} from '../../../../shared/http/request-state';
+import type { AdmitRequest, QuotaDecision, QuotaGate, ReleaseRequest } from '../../../../shared/quota/quota-store';
+import type { WindowUsage } from '../../../../shared/quota/rate-limit';
+
+/** 2023-11-14 22:13:20 UTC: the minute window ends 40 s later. */
+const NOW = 1_700_000_000_000;
+
+const application = new Catalog({
+  applications: [{ appCode: 'app-a', quota: { perMinute: 5 } }],
+  datasets: [],
+}).application('app-a');
+
+const usage = (used: number): WindowUsage[] => [
+  { kind: 'minute', limit: 5, used, end: NOW + 40_000 },
+  { kind: 'hour', limit: 10_000, used, end: NOW + 400_000 },
+  { kind: 'day', limit: 100_000, used, end: NOW + 4_000_000 },
+];
+
+/** A gate that answers what the test decides and records what it was asked. */
+class ScriptedGate implements QuotaGate {
+  readonly admitted: AdmitRequest[] = [];
+  readonly released: ReleaseRequest[] = [];
+  constructor(private readonly decide: () => QuotaDecision) {}
+  async admit(request: AdmitRequest): Promise<QuotaDecision> {
+    this.admitted.push(request);
+    return this.decide();
+  }
+  async release(request: ReleaseRequest): Promise<void> {
+    this.released.push(request);
+  }
+}
+
+let state: RequestState;
+
+function withQuota(gate: QuotaGate, authenticated = true) {
+  return middy<ApiEvent, ApiResult, Error, ServiceContext>()
+    .before((request) => {
+      state = newRequestState(routeFor('get-one'), 'req-test', NOW);
+      if (authenticated) state.application = application;
+      request.context.state = state;
+    })
+    .use(enforceQuota({ gate, now: () => NOW }))
+    .handler(async () => ({ statusCode: 200, body: 'ok' }));
+}
+
+const call = (handler: ReturnType<typeof withQuota>) =>
+  handler({} as ApiEvent, { awsRequestId: 'aws' } as ServiceContext);
+
+describe('the quota step, in process', () => {
+  it('admits a request, shows the tightest window and leaves the release to the cleanups', async () => {
+    const gate = new ScriptedGate(() => ({ admitted: true, leaseId: 'lease-1', usage: usage(3) }));
+    await expect(call(withQuota(gate))).resolves.toEqual({ statusCode: 200, body: 'ok' });
+    expect(gate.admitted).toEqual([
+      {
+        appCode: 'app-a',
+        quota: { perMinute: 5, perHour: 10_000, perDay: 100_000, concurrent: 10 },
+        now: NOW,
+        capacity: state.capacity,
+      },
+    ]);
+    expect(state.responseHeaders).toMatchObject({
+      'RateLimit-Limit': '5',
+      'RateLimit-Remaining': '2',
+      'RateLimit-Reset': '40',
+    });
+    expect(gate.released).toEqual([]);
+    await Promise.all(state.cleanups.map((cleanup) => cleanup()));
+    expect(gate.released).toEqual([{ appCode: 'app-a', leaseId: 'lease-1', capacity: state.capacity }]);
+  });
+
+  it('refuses with 4001 and the seconds to wait, still showing the window', async () => {
+    const gate = new ScriptedGate(() => ({
+      admitted: false,
+      limit: 'perMinute',
+      value: 5,
+      retryAfterSeconds: 40,
+      usage: usage(5),
+    }));
+    await expect(call(withQuota(gate))).rejects.toMatchObject({ code: 4001, retryAfterSeconds: 40 });
+    expect(state.responseHeaders).toMatchObject({ 'RateLimit-Limit': '5', 'RateLimit-Remaining': '0' });
+    expect(state.cleanups).toEqual([]);
+  });
+
+  it('fails closed with 3001 when the quota store cannot be updated', async () => {
+    const gate = new ScriptedGate(() => {
+      throw new Error('ProvisionedThroughputExceededException');
+    });
+    await expect(call(withQuota(gate))).rejects.toMatchObject({
+      code: 3001,
+      message: 'the quota store could not be updated',
+    });
+  });
+
+  it('counts nobody before authentication has resolved an application', async () => {
+    const gate = new ScriptedGate(() => ({ admitted: true, leaseId: 'lease-1', usage: usage(1) }));
+    await call(withQuota(gate, false));
+    expect(gate.admitted).toEqual([]);
+  });
+});
