@@ -11,6 +11,7 @@ const BENCHMARKS: Record<string, string> = {
   throughput: './throughput',
   'cold-start': './cold-start',
   auth: './auth',
+  hardening: './hardening',
 };
 
 interface BenchmarkModule {

@@ -21,8 +21,16 @@ import { addGatewayRefusals, EXPOSED_HEADERS } from './gateway-responses';
 import { acknowledge } from './nag-acknowledgements';
 import type { OperationFunction } from './operation-function';
 
-/** Headers a browser sends on a signed request (docs/interface.md §3), besides Content-Type. */
-export const SIGNED_REQUEST_HEADERS = ['X-Time-Stamp', 'X-App-Code', 'X-Dataset-Code', 'X-Token', 'Content-Type'];
+/** Headers a browser sends on a signed request (docs/interface.md §3, §16), besides Content-Type. */
+export const SIGNED_REQUEST_HEADERS = [
+  'X-Time-Stamp',
+  'X-App-Code',
+  'X-Dataset-Code',
+  'X-Token',
+  'Content-Type',
+  'X-Sign-Version',
+  'X-Nonce',
+];
 
 /** A per-method throttle (requests per second, steady and burst). */
 export interface MethodThrottle {

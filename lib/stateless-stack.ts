@@ -52,7 +52,10 @@ export const OPERATION_SIZING: Record<OperationName, { memorySize: number; timeo
   create: { memorySize: 1024, timeout: Duration.seconds(20) },
   update: { memorySize: 1024, timeout: Duration.seconds(10) },
   // Registered queries may run up to 25 s (schema: timeoutMs ≤ 25000), after loading their datasets in memory.
-  'execute-sql': { memorySize: 2048, timeout: Duration.seconds(28) },
+  // Memory: the SQL worker is capped at 512 MB of SQLite heap plus 512 MB of JavaScript heap (sqljs-engine.ts),
+  // beside the main thread's loaded datasets; 3 GB leaves headroom so that a query ends as an answer, never
+  // by killing the function.
+  'execute-sql': { memorySize: 3072, timeout: Duration.seconds(28) },
   // Client-key mode's "who am I": a catalog lookup and the quota write.
   'login-user-info': { memorySize: 512, timeout: Duration.seconds(10) },
 };

@@ -25,14 +25,19 @@ import { applicationCaller } from '../permissions/caller';
 import { grantFor } from '../permissions/permissions';
 import type { ApiEvent, ApiResult, ServiceContext } from './request-state';
 
+/** Without a nonce store, a version-2 request cannot be verified: a failure of ours (3001). */
+const noNonceStore: NonceStore = {
+  claim: () => Promise.reject(new Error('no nonce store is configured')),
+};
+
 const TIMESTAMP = /^\d{1,16}$/;
 const BASE64 = /^[A-Za-z0-9+/]{1,200}={0,2}$/;
 
 export interface AuthOptions {
   catalog: CatalogProvider;
   keys: KeyStore;
-  /** Single-use nonces of signature version 2 (contract §16). */
-  nonces: NonceStore;
+  /** Single-use nonces of signature version 2 (contract §16); required once an application uses it. */
+  nonces?: NonceStore;
   now?: () => number;
 }
 
@@ -116,7 +121,7 @@ export function authenticate(options: AuthOptions): middy.MiddlewareObj<ApiEvent
         },
         keys.accessKeys,
         secret,
-        options.nonces,
+        options.nonces ?? noNonceStore,
       );
     } else if (!verifySignature(token, { appCode, datasetCode, timeStamp }, keys.accessKeys, secret)) {
       throw new SignatureMismatchError();

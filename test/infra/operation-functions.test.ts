@@ -85,7 +85,7 @@ describe('one function per operation', () => {
     ['get-one', 1024, 10],
     ['create', 1024, 20],
     ['update', 1024, 10],
-    ['execute-sql', 2048, 28],
+    ['execute-sql', 3072, 28],
     ['login-user-info', 512, 10],
   ] as const)('%s has %i MB and a %i s timeout, under API Gateway’s 29 s', (operation, memory, timeout) => {
     expect(functionOf(operation).Properties).toMatchObject({ MemorySize: memory, Timeout: timeout });

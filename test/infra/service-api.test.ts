@@ -138,7 +138,7 @@ describe('CORS', () => {
             StatusCode: '204',
             ResponseParameters: {
               'method.response.header.Access-Control-Allow-Headers':
-                "'X-Time-Stamp,X-App-Code,X-Dataset-Code,X-Token,Content-Type'",
+                "'X-Time-Stamp,X-App-Code,X-Dataset-Code,X-Token,Content-Type,X-Sign-Version,X-Nonce'",
               'method.response.header.Access-Control-Allow-Origin': "'*'",
               'method.response.header.Access-Control-Allow-Methods': "'POST,OPTIONS'",
               'method.response.header.Access-Control-Expose-Headers':

@@ -226,7 +226,7 @@ describe('the local gateway', () => {
     const preflight = await fetch(`${harness.url}${LIST}`, { method: 'OPTIONS' });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-headers')).toBe(
-      'Content-Type, X-Time-Stamp, X-App-Code, X-Dataset-Code, X-Token',
+      'Content-Type, X-Time-Stamp, X-App-Code, X-Dataset-Code, X-Token, X-Sign-Version, X-Nonce',
     );
     const res = await harness.call(LIST, listBody);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');

@@ -8,6 +8,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createClient } from '../../packages/client/src';
+import { runSign } from '../../packages/client/src/cli/sign-command';
 import { bodySha256Hex, signRequestV2 } from '../../packages/client/src/signature';
 import { newNonce } from '../../packages/client/src/signature-v2';
 import { DynamoNonceStore } from '../../shared/auth/nonce-store';
@@ -157,6 +158,32 @@ describe('the TypeScript client', () => {
   it('gets 1002 signing version 1 for a version-2 application', async () => {
     const client = createClient({ ...options, baseUrl: harness.url });
     await expect(client.getList('notes')).rejects.toMatchObject({ errorCode: 1002, httpStatus: 401 });
+  });
+});
+
+describe('das sign', () => {
+  function sign(args: string[]): string {
+    let out = '';
+    runSign(['--config', configFile, '--app', V2.appCode, ...args], { out: (t) => (out += t), err: () => {}, env: {} });
+    return out;
+  }
+
+  it('signs version 2 for an application whose configuration says so: headers plus the body they are good for', async () => {
+    const printed = JSON.parse(sign(['--op', 'get-list', '--dataset', 'notes', '--body', '{"text":"x"}', '--json']));
+    expect(printed.path).toBe('/openapi/data/get-list');
+    expect(printed.body).toBe('{"appCode":"app-v2","datasetCode":"notes","paramMap":{"text":"x"}}');
+    expect(printed.headers).toMatchObject({
+      'X-Sign-Version': '2',
+      'X-Nonce': expect.stringMatching(/^[0-9a-f]{32}$/),
+    });
+    const res = await send({ route: printed.path, body: printed.body, headers: printed.headers });
+    expect(res.status).toBe(200);
+  });
+
+  it('puts the version-2 headers in a signed curl command', () => {
+    const curl = sign(['--curl', '--op', 'create', '--dataset', 'notes', '--body', '{"text":"y"}']);
+    expect(curl).toContain("-H 'X-Sign-Version: 2'");
+    expect(curl).toMatch(/-H 'X-Nonce: [0-9a-f]{32}'/);
   });
 });
 

@@ -9,18 +9,18 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { signRequest } from '../../packages/client/src/signature';
-import { SecretsManagerKeyStore } from '../../shared/auth/secrets-manager-key-store';
-import { createDocumentClient } from '../../shared/aws/dynamodb';
-import { StaticCatalogProvider } from '../../shared/catalog/catalog-provider';
-import type { CatalogConfig } from '../../shared/catalog/schema';
-import { createHandler } from '../../shared/composition/pipeline';
-import { setLogSink } from '../../shared/observability/request-log';
-import { getOneOperation } from '../../shared/operations/get-one';
-import { QuotaStore } from '../../shared/quota/quota-store';
-import { DatasetBookkeeping } from '../../shared/records/dataset-bookkeeping';
-import { ListReader } from '../../shared/records/list-reader';
-import { RecordStore } from '../../shared/records/record-store';
+import { signRequest } from '../../../../packages/client/src/signature';
+import { SecretsManagerKeyStore } from '../../../../shared/auth/secrets-manager-key-store';
+import { createDocumentClient } from '../../../../shared/aws/dynamodb';
+import { StaticCatalogProvider } from '../../../../shared/catalog/catalog-provider';
+import type { CatalogConfig } from '../../../../shared/catalog/schema';
+import { createHandler } from '../../../../shared/composition/pipeline';
+import { setLogSink } from '../../../../shared/observability/request-log';
+import { getOneOperation } from '../../../../shared/operations/get-one';
+import { QuotaStore } from '../../../../shared/quota/quota-store';
+import { DatasetBookkeeping } from '../../../../shared/records/dataset-bookkeeping';
+import { ListReader } from '../../../../shared/records/list-reader';
+import { RecordStore } from '../../../../shared/records/record-store';
 
 const config: CatalogConfig = {
   applications: [{ appCode: 'app-a', grants: [{ datasetCode: 'orders', operations: ['read'] }] }],
@@ -49,17 +49,15 @@ const keys = new SecretsManagerKeyStore({
   callTimeoutMs: 100,
   now: () => clock,
 });
+const documentClient = createDocumentClient(new DynamoDBClient({ region: 'eu-west-1' }));
 const handler = createHandler(getOneOperation, {
   now: () => clock,
   ports: () => ({
     catalog: new StaticCatalogProvider(config),
     keys,
-    records: new RecordStore(createDocumentClient(new DynamoDBClient({ region: 'eu-west-1' })), 'records-table'),
-    lists: new ListReader(createDocumentClient(new DynamoDBClient({ region: 'eu-west-1' })), 'records-table'),
-    bookkeeping: new DatasetBookkeeping(
-      createDocumentClient(new DynamoDBClient({ region: 'eu-west-1' })),
-      'records-table',
-    ),
+    records: new RecordStore(documentClient, 'records-table'),
+    lists: new ListReader(documentClient, 'records-table'),
+    bookkeeping: new DatasetBookkeeping(documentClient, 'records-table'),
     quota: new QuotaStore(createDocumentClient(new DynamoDBClient({ region: 'eu-west-1' })), 'quota-table'),
     metricNamespace: 'Test',
     responseHeaders: {},

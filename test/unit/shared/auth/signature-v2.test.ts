@@ -6,7 +6,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
-import { bodySha256Hex, signRequest, signRequestV2, verifySignatureV2 } from '../../packages/client/src/signature';
+import {
+  bodySha256Hex,
+  signRequest,
+  signRequestV2,
+  verifySignatureV2,
+} from '../../../../packages/client/src/signature';
 import {
   buildStringToSignV2,
   NONCE_PATTERN,
@@ -14,7 +19,7 @@ import {
   type SignatureV2Input,
   sha256Hex,
   signRequestV2Web,
-} from '../../packages/client/src/signature-v2';
+} from '../../../../packages/client/src/signature-v2';
 
 interface Vector extends Omit<SignatureV2Input, 'method'> {
   name: string;
@@ -26,7 +31,7 @@ interface Vector extends Omit<SignatureV2Input, 'method'> {
 }
 
 const vectors: Vector[] = JSON.parse(
-  readFileSync(path.join(__dirname, '..', 'fixtures', 'signature-v2-vectors.json'), 'utf8'),
+  readFileSync(path.join(__dirname, '..', '..', '..', 'fixtures', 'signature-v2-vectors.json'), 'utf8'),
 ).vectors;
 
 describe('published version-2 vectors', () => {

@@ -3,8 +3,8 @@
  * ones), and the size and operator count that decide whether the store could evaluate a filter (contract §7).
  */
 import fc from 'fast-check';
-import { assertEvaluable, compileFilterExpression } from '../../shared/records/filter-expression';
-import type { Condition, FieldRef, Filter } from '../../shared/records/list-query';
+import { assertEvaluable, compileFilterExpression } from '../../../../shared/records/filter-expression';
+import type { Condition, FieldRef, Filter } from '../../../../shared/records/list-query';
 
 const A: FieldRef = { name: 'a', type: 'integer' };
 const B: FieldRef = { name: 'b', type: 'string' };
