@@ -108,7 +108,7 @@ export class ServiceAlarms extends Construct {
     add(
       'AuthFailureSpike',
       'auth-failures',
-      credentialFailures(props.metricNamespace, props.operations),
+      credentialFailures(props.metricNamespace),
       props.authFailureAlarmThreshold,
       `At least ${props.authFailureAlarmThreshold} requests answered 1002 (signature) or 1003 (timestamp) in ` +
         `${METRIC_PERIOD.toMinutes()} minutes: a guessed or leaked key, a client signing with a rotated key, or a ` +
