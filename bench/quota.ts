@@ -11,16 +11,21 @@
  * apart, as it does not happen against DynamoDB.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ensureTables, localTableNames, startEmbeddedDynamo } from '../bin/local/embedded-dynamo';
 import { createDocumentClient } from '../shared/aws/dynamodb';
 import type { Quota } from '../shared/catalog/catalog';
 import { CapacityMeter } from '../shared/observability/capacity-meter';
-import { QuotaStore } from '../shared/quota/quota-store';
+import { decodeQuotaItem, estimateItemBytes } from '../shared/quota/quota-item';
+import { type LeaseRef, QuotaStore } from '../shared/quota/quota-store';
+import { shareCount } from '../shared/quota/shares';
+import { currentWindows } from '../shared/quota/windows';
+import { quotaKey } from '../shared/records/item-keys';
 
 const ITERATIONS = 500;
 const NOW = Date.parse('2026-11-22T04:10:05Z');
-const ROOMY: Quota = { perMinute: 1_000_000, perHour: 1_000_000, perDay: 1_000_000, concurrent: 1_000 };
+/** Roomy limits that still fit one quota item (one share: shared/quota/shares.ts). */
+const ROOMY: Quota = { perMinute: 12_000, perHour: 1_000_000, perDay: 1_000_000, concurrent: 32 };
 
 interface Sample {
   ms: number;
@@ -140,17 +145,15 @@ export async function run(): Promise<void> {
     const admitted: Sample[] = [];
     const released: Sample[] = [];
     for (let k = 0; k < ITERATIONS; k += 1) {
-      let leaseId = '';
+      let lease: LeaseRef = { id: '', share: 0 };
       admitted.push(
         await measure(counter, async (meter) => {
           const decision = await store.admit({ appCode: 'bench-ok', quota: ROOMY, now: NOW, capacity: meter });
           if (!decision.admitted) throw new Error('benchmark setup: an admission was refused');
-          leaseId = decision.leaseId;
+          lease = decision.lease;
         }),
       );
-      released.push(
-        await measure(counter, (meter) => store.release({ appCode: 'bench-ok', leaseId, capacity: meter })),
-      );
+      released.push(await measure(counter, (meter) => store.release({ appCode: 'bench-ok', lease, capacity: meter })));
     }
 
     // Refusals: the minute's allowance is used up.
@@ -171,7 +174,7 @@ export async function run(): Promise<void> {
       }
     }
     const recovered = await repeat(crashes, async (meter, k) => {
-      const later = NOW + 31_000;
+      const later = NOW + 31_000; // the default lease: the longest function timeout (28 s) plus the 2 s margin
       const decision = await store.admit({ appCode: `bench-crash-${k}`, quota: crashed, now: later, capacity: meter });
       if (!decision.admitted) throw new Error('benchmark setup: expired leases were not purged');
     });
@@ -184,22 +187,59 @@ export async function run(): Promise<void> {
     }
     const coldContainer = new QuotaStore(client, table);
     const recoveredCold = await repeat(crashes, async (meter, k) => {
-      const later = NOW + 31_000;
+      const later = NOW + 31_000; // the default lease: the longest function timeout (28 s) plus the 2 s margin
       const appCode = `bench-cold-${k}`;
       const decision = await coldContainer.admit({ appCode, quota: crashed, now: later, capacity: meter });
       if (!decision.admitted) throw new Error('benchmark setup: expired leases were not purged');
     });
 
-    // A burst on one item: 4N concurrent admissions at a per-minute limit of N admit exactly N.
-    const burstLimit = 100;
+    // A burst on one item: 4N concurrent admissions at a per-minute limit of N admit exactly N (4N = 32, the
+    // most requests one item holds in flight).
+    const burstLimit = 8;
     const burstQuota: Quota = { ...ROOMY, perMinute: burstLimit };
-    const burstStart = process.hrtime.bigint();
-    const decisions = await Promise.all(
-      Array.from({ length: 4 * burstLimit }, () =>
-        store.admit({ appCode: 'bench-burst', quota: burstQuota, now: NOW, capacity: new CapacityMeter() }),
-      ),
+    await admitBurst(store, 'bench-burst', burstQuota, 4 * burstLimit, NOW - 60_000);
+    const burst = await admitBurst(store, 'bench-burst', burstQuota, 4 * burstLimit, NOW);
+
+    // Bursts over 4 and 8 shares (an application with 128 or 256 requests in flight: 32 leases a share).
+    const sharded = [];
+    for (const [shares, limit] of [
+      [4, 100],
+      [8, 200],
+    ] as const) {
+      const quota: Quota = { ...ROOMY, perMinute: limit, concurrent: shares * 32 };
+      const appCode = `bench-shards-${shares}`;
+      // The lease maps exist (an application's first minute), then a fresh minute.
+      await admitBurst(store, appCode, quota, 2 * shares, NOW - 60_000);
+      const result = await admitBurst(store, appCode, quota, 4 * limit, NOW);
+      const counts: number[] = [];
+      for (let share = 0; share < shareCount(quota); share += 1) {
+        const item = await client.send(
+          new GetCommand({ TableName: table, Key: quotaKey(appCode, share), ConsistentRead: true }),
+        );
+        counts.push(Number(item.Item?.[currentWindows(NOW)[0]?.attribute as string] ?? 0));
+      }
+      sharded.push({ shares: shareCount(quota), limit, result, counts });
+    }
+
+    // 50 requests in flight at once (limit 64: two shares of 32 leases), then all released: the WCU of every
+    // admission and release, and the largest item, with the lease maps at their fullest.
+    const wide: Quota = { ...ROOMY, concurrent: 64 };
+    await admitBurst(store, 'bench-wide', wide, 4, NOW - 60_000);
+    const inFlight = await admitBurst(store, 'bench-wide', wide, 50, NOW, false);
+    let largestItem = 0;
+    for (let share = 0; share < shareCount(wide); share += 1) {
+      const item = await client.send(
+        new GetCommand({ TableName: table, Key: quotaKey('bench-wide', share), ConsistentRead: true }),
+      );
+      largestItem = Math.max(largestItem, estimateItemBytes('bench-wide', decodeQuotaItem(item.Item), share));
+    }
+    const releaseUnits = await Promise.all(
+      inFlight.leases.map(async (lease) => {
+        const meter = new CapacityMeter();
+        await store.release({ appCode: 'bench-wide', lease, capacity: meter });
+        return meter.writeUnits;
+      }),
     );
-    const burstMs = Number(process.hrtime.bigint() - burstStart) / 1e6;
 
     const header = [
       'per request'.padEnd(34),
@@ -228,8 +268,15 @@ export async function run(): Promise<void> {
         `refused request: ${mean(refused, 'writes').toFixed(2)} failed write (${mean(refused, 'writeUnits').toFixed(2)} WCU); ` +
           `the ${mean(refused, 'reads').toFixed(2)} read (${mean(refused, 'readUnits').toFixed(2)} RCU) is dynalite's only: ` +
           'DynamoDB returns the old item with the failure',
-        `burst: ${4 * burstLimit} concurrent admissions at a limit of ${burstLimit}: ` +
-          `${decisions.filter((d) => d.admitted).length} admitted in ${burstMs.toFixed(0)} ms`,
+        `burst, one item: ${4 * burstLimit} concurrent admissions at a limit of ${burstLimit}: ` +
+          `${burst.admitted} admitted in ${burst.ms.toFixed(0)} ms; ${describeUnits(burst)}`,
+        ...sharded.map(
+          ({ shares, limit, result, counts }) =>
+            `burst, ${shares} shares: ${4 * limit} concurrent admissions at a limit of ${limit}: ${result.admitted} admitted ` +
+            `in ${result.ms.toFixed(0)} ms (per share: ${counts.join(', ')}); ${describeUnits(result)}`,
+        ),
+        `50 in flight at once (2 shares): ${describeUnits(inFlight)}; releases: ${histogram(releaseUnits)}; ` +
+          `largest item ${largestItem} bytes`,
         '',
       ].join('\n'),
     );
@@ -237,6 +284,62 @@ export async function run(): Promise<void> {
   } finally {
     await dynamo.close();
   }
+}
+
+interface Burst {
+  admitted: number;
+  ms: number;
+  /** WCU each admitted request's admission took, and each refused request's refusal. */
+  admittedUnits: number[];
+  refusedUnits: number[];
+  leases: LeaseRef[];
+}
+
+/** `count` concurrent admissions, each released as soon as it is admitted (as a request that ends) unless `release` is off. */
+async function admitBurst(
+  store: QuotaStore,
+  appCode: string,
+  quota: Quota,
+  count: number,
+  now: number,
+  release = true,
+): Promise<Burst> {
+  const started = process.hrtime.bigint();
+  const answers = await Promise.all(
+    Array.from({ length: count }, async () => {
+      const meter = new CapacityMeter();
+      const decision = await store.admit({ appCode, quota, now, capacity: meter });
+      const units = meter.writeUnits;
+      if (release && decision.admitted) {
+        await store.release({ appCode, lease: decision.lease, capacity: new CapacityMeter() });
+      }
+      return { decision, units };
+    }),
+  );
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  const leases = answers.flatMap(({ decision }) => (decision.admitted ? [decision.lease] : []));
+  return {
+    admitted: leases.length,
+    ms,
+    admittedUnits: answers.filter((a) => a.decision.admitted).map((a) => a.units),
+    refusedUnits: answers.filter((a) => !a.decision.admitted).map((a) => a.units),
+    leases,
+  };
+}
+
+/** `3×1 WCU, 1×2 WCU`: how many requests took how many write units. */
+function histogram(units: number[]): string {
+  const counts = new Map<number, number>();
+  for (const unit of units) counts.set(unit, (counts.get(unit) ?? 0) + 1);
+  return [...counts.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([unit, n]) => `${n}×${unit} WCU`)
+    .join(', ');
+}
+
+function describeUnits(burst: Burst): string {
+  const refused = burst.refusedUnits.length ? `; refusals ${histogram(burst.refusedUnits)}` : '';
+  return `admissions ${histogram(burst.admittedUnits)}${refused}`;
 }
 
 function mean(samples: Sample[], key: keyof Sample): number {

@@ -9,6 +9,7 @@ const BENCHMARKS: Record<string, string> = {
   totals: './totals',
   sql: './sql',
   capacity: './capacity',
+  throughput: './throughput',
 };
 
 interface BenchmarkModule {

@@ -2,15 +2,7 @@
  * Lookups over a validated configuration: applications, datasets, grants and registered queries, with the
  * defaults of the contract filled in. Built once per configuration version and shared by every request.
  */
-import type {
-  ApplicationConfig,
-  CatalogConfig,
-  DatasetConfig,
-  FieldConfig,
-  GrantConfig,
-  GrantOperation,
-  QueryConfig,
-} from './schema';
+import type { ApplicationConfig, CatalogConfig, DatasetConfig, FieldConfig, GrantConfig, QueryConfig } from './schema';
 
 export const DEFAULT_QUOTA = { perMinute: 600, perHour: 10_000, perDay: 100_000, concurrent: 10 } as const;
 export type Quota = { perMinute: number; perHour: number; perDay: number; concurrent: number };
@@ -90,9 +82,4 @@ export function toDataset(config: DatasetConfig): Dataset {
     fields: config.fields,
     fieldsByName: new Map(config.fields.map((field) => [field.name, field])),
   };
-}
-
-/** Which grant operation an API operation needs. */
-export function grantAllows(grant: GrantConfig, operation: GrantOperation): boolean {
-  return grant.operations.includes(operation);
 }

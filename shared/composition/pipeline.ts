@@ -1,5 +1,6 @@
 /**
- * The request pipeline every operation runs in: envelope · body · authentication · quota · operation.
+ * The request pipeline every operation runs in: envelope · body · authentication · quota · operation. A read
+ * operation runs beside its quota admission (the store sees both at once); a write runs after it.
  * `functions/<operation>.ts` is this plus the operation, nothing more.
  */
 import middy from '@middy/core';
@@ -12,6 +13,7 @@ import { envelope } from '../http/envelope-middleware';
 import { enforceQuota } from '../http/quota-middleware';
 import { type ApiEvent, type ApiResult, requestTelemetry, type ServiceContext } from '../http/request-state';
 import type { Operation } from '../operations/operation';
+import { besideAdmission } from '../quota/beside-admission';
 import { type RuntimePorts, runtimePorts } from './ports';
 
 export interface HandlerOptions {
@@ -59,26 +61,39 @@ export function createHandler(operation: Operation, options: HandlerOptions = {}
           release: (request) => lazy().quota.release(request),
         },
         now,
+        besideOperation: operation.readsBesideAdmission === true,
       }),
     )
     .handler(async (_event, context) => {
       const state = context.state;
+      const admission = state.admission;
+      const { records, lists, bookkeeping } = lazy();
+      const ports = { records, lists, bookkeeping };
       // The operation returns the envelope's `data`; the envelope middleware's `after` makes it the HTTP result.
       // Authentication has resolved the caller and the catalog, or thrown; the operation sees no HTTP state.
-      const data = await operation.run(
-        {
-          requestId: state.requestId,
-          operation: operation.name,
-          caller: state.caller as NonNullable<typeof state.caller>,
-          catalog: state.catalog as NonNullable<typeof state.catalog>,
-          dataset: state.dataset,
-          grant: state.grant,
-          ports: { records: lazy().records, lists: lazy().lists, bookkeeping: lazy().bookkeeping },
-          telemetry: requestTelemetry(state),
-          now,
-        },
-        state.body ?? {},
-      );
+      let data: unknown;
+      try {
+        data = await operation.run(
+          {
+            requestId: state.requestId,
+            operation: operation.name,
+            caller: state.caller as NonNullable<typeof state.caller>,
+            catalog: state.catalog as NonNullable<typeof state.catalog>,
+            dataset: state.dataset,
+            grant: state.grant,
+            ports: admission ? besideAdmission(ports, admission) : ports,
+            telemetry: requestTelemetry(state),
+            now,
+          },
+          state.body ?? {},
+        );
+      } catch (error) {
+        // The quota comes before the operation (docs/interface.md §3): a refusal answers, whatever the operation
+        // found.
+        await admission;
+        throw error;
+      }
+      await admission;
       return data as ApiResult;
     });
   return handler as unknown as ApiHandler;

@@ -1,5 +1,5 @@
 /**
- * What the signed headers promise a caller (docs/interface.md, "Signing a request"): how far `X-Time-Stamp` may
+ * What the signed headers promise a caller (docs/interface.md §3): how far `X-Time-Stamp` may
  * be from the server clock. Authentication enforces it; browser tokens and the OpenAPI document state it.
  */
 

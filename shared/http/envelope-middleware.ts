@@ -70,6 +70,8 @@ export function envelope(options: EnvelopeOptions): middy.MiddlewareObj<ApiEvent
 
   async function finish(context: ServiceContext, errorCode?: number, cause?: Error): Promise<void> {
     const state = context.state;
+    // An admission still in flight (a read stopped early) must register its lease release before cleanups run.
+    await state.admission?.catch(() => undefined);
     const cleanups = state.cleanups.splice(0);
     await Promise.allSettled(cleanups.map((cleanup) => cleanup()));
     logRequest(

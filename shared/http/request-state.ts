@@ -31,6 +31,11 @@ export interface RequestState {
   extraMetrics: Record<string, number>;
   /** Extra log-only facts for the request's line (never caller data). */
   logDetail: Record<string, string>;
+  /**
+   * The quota's answer when a read runs beside it: resolves once the request is admitted (its lease release
+   * is then in `cleanups`), rejects with the refusal. Absent when the request was admitted before the operation.
+   */
+  admission?: Promise<void>;
   /** Work to run when the request ends, whatever the outcome (e.g. releasing a concurrency lease). */
   cleanups: (() => Promise<void>)[];
 }

@@ -1,7 +1,7 @@
 /**
  * What an operation may tell about its own work, without knowing how a request is logged: the DynamoDB
  * capacity it consumes, extra metrics (published from the request's log line) and log-only details. The
- * transport collects them into the request's one log line (docs/interface.md, "Logs and metrics").
+ * transport collects them into the request's one log line (docs/interface.md §11).
  */
 import type { CapacityMeter } from './capacity-meter';
 

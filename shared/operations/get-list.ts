@@ -59,6 +59,7 @@ export function tableColumns(dataset: Dataset, visible?: ReadonlySet<string>) {
 
 export const getListOperation: Operation = {
   name: 'get-list',
+  readsBesideAdmission: true,
   async run(context, body) {
     const { dataset, grant, ports, telemetry, catalog, now } = dataContext(context);
     const params = readParamMap(body, true);

@@ -7,6 +7,7 @@ import { readParamMap, readRecordId } from './param-map';
 
 export const getOneOperation: Operation = {
   name: 'get-one',
+  readsBesideAdmission: true,
   async run(context, body) {
     const { dataset, grant, ports, telemetry } = dataContext(context);
     const id = readRecordId(readParamMap(body));

@@ -45,6 +45,11 @@ export interface DataOperationContext extends OperationContext {
 
 export interface Operation {
   name: OperationName;
+  /**
+   * A read that starts its first store call beside the quota admission instead of after it
+   * (`quota/beside-admission.ts`); nothing it reads is used unless the request is admitted. Never for writes.
+   */
+  readsBesideAdmission?: boolean;
   run(context: OperationContext, body: Record<string, unknown>): Promise<unknown>;
 }
 

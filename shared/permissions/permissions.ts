@@ -1,5 +1,5 @@
 /**
- * The one home of permissions (docs/interface.md, "Permissions"): which grant a caller holds on a dataset and
+ * The one home of permissions (docs/interface.md §6): which grant a caller holds on a dataset and
  * what it lets the caller see and change. `readFields` narrows every record and column list, `writeFields`
  * bounds what a create or an update may touch, and `rowFilter` bounds the rows it sees and changes.
  *
@@ -9,7 +9,7 @@
  * the caller may read it). A new way in, such as batch create, a user's narrowed grants or a hook's reads,
  * builds a `Caller` and calls the same functions.
  */
-import { type Dataset, grantAllows } from '../catalog/catalog';
+import type { Dataset } from '../catalog/catalog';
 import type { GrantConfig, GrantOperation } from '../catalog/schema';
 import { AccessDeniedError } from '../contract/errors';
 import { type CompiledExpression, compileFilterExpression } from '../records/filter-expression';
@@ -18,6 +18,11 @@ import { parseRowFilter } from '../records/filter-parser';
 import { conjuncts, type Filter, filterFields } from '../records/list-query';
 import type { RecordChanges, RecordItem } from '../records/record-codec';
 import type { Caller } from './caller';
+
+/** Whether a grant allows an operation (`read` covers get-list, get-one and custom SQL). */
+export function grantAllows(grant: GrantConfig, operation: GrantOperation): boolean {
+  return grant.operations.includes(operation);
+}
 
 /**
  * The caller's grant on a dataset for one operation; 1006 when it holds none or the grant does not allow the

@@ -3,10 +3,14 @@
  * no I/O (the store in `quota-store.ts` sends what these build). See `quota-store.ts` for why the design is
  * exact under concurrency.
  *
- *   pk         'app#<appCode>' (the key is defined with every other in records/item-keys.ts)
+ *   pk         'app#<appCode>', or 'app#<appCode>#<k>' for share k > 0 of a sharded application (`shares.ts`;
+ *              the key is defined with every other in records/item-keys.ts)
  *   leases     map lease id -> expiry (epoch ms): the requests in flight
  *   m#<start>  count of the minute window that starts at <start> (likewise h#, d#)
  *   expiresAt  epoch seconds after which nothing in the item matters any more (DynamoDB TTL may tidy up)
+ *
+ * Size: at most 32 leases of 17 bytes (8-character id, 13-digit expiry), a handful of counters of about
+ * 23 bytes and the key (at most 73 bytes): under 900 bytes, so every write of it costs exactly 1 WCU.
  */
 import type { Quota } from '../catalog/catalog';
 import { quotaPartitionKey } from '../records/item-keys';
@@ -26,8 +30,6 @@ export const QuotaAttr = {
 export const STALE_WINDOW_GRACE_MS = 60_000;
 /** At most this many expired leases are removed per write: keeps the expression small after a mass crash. */
 export const MAX_PURGED_LEASES = 25;
-/** How long the request at hand waits before retrying when only requests in flight stood in its way. */
-export const CONCURRENCY_RETRY_SECONDS = 1;
 
 export interface QuotaItem {
   /** Lease id -> expiry (epoch ms); absent until the item has been initialised. */
@@ -114,6 +116,12 @@ export function liveLeaseCount(item: QuotaItem, now: number): number {
   return Object.values(item.leases ?? {}).filter((expiry) => expiry > now).length;
 }
 
+/** The expiry of the live lease that expires first: when a slot frees at the latest. */
+export function oldestLiveLeaseExpiry(item: QuotaItem, now: number): number | undefined {
+  const live = Object.values(item.leases ?? {}).filter((expiry) => expiry > now);
+  return live.length ? Math.min(...live) : undefined;
+}
+
 /** Why the conditional admission failed, read from the item as it was when it failed. */
 export type Refusal =
   /** No lease map yet (a new application, or an item TTL has removed): create it, then try again. */
@@ -140,11 +148,12 @@ export function explainRefusal(item: QuotaItem | undefined, quota: Quota, now: n
     };
   }
   if (liveLeaseCount(item, now) >= quota.concurrent) {
+    // A slot frees at the latest when the oldest lease expires (its request released it, or it crashed).
     return {
       kind: 'exceeded',
       limit: 'concurrent',
       value: quota.concurrent,
-      retryAfterSeconds: CONCURRENCY_RETRY_SECONDS,
+      retryAfterSeconds: secondsUntil(oldestLiveLeaseExpiry(item, now) ?? now, now),
     };
   }
   return { kind: 'retry', expiredLeases: expiredLeasesOf(item, now) };
@@ -227,15 +236,20 @@ export function admitExpression(plan: AdmitPlan): UpdateExpressionParts {
  * reports nothing, so the request's meter estimates it from the item it saw. Numbers count as their digits'
  * storage (about one byte per two digits plus one), map entries as name, value and a byte of overhead.
  */
-export function estimateWriteUnits(appCode: string, item: QuotaItem | undefined): number {
-  if (!item) return 1;
+export function estimateWriteUnits(appCode: string, item: QuotaItem | undefined, share = 0): number {
+  return Math.max(1, Math.ceil(estimateItemBytes(appCode, item, share) / 1024));
+}
+
+/** The stored size of a quota item, in bytes, by DynamoDB's rules (as `estimateWriteUnits` describes). */
+export function estimateItemBytes(appCode: string, item: QuotaItem | undefined, share = 0): number {
+  if (!item) return 0;
   const numberBytes = (value: number) => Math.ceil(String(Math.abs(value)).length / 2) + 1;
-  let bytes = QuotaAttr.partitionKey.length + quotaPartitionKey(appCode).length;
+  let bytes = QuotaAttr.partitionKey.length + quotaPartitionKey(appCode, share).length;
   bytes += QuotaAttr.expiresAt.length + 6;
   for (const [name, count] of Object.entries(item.counters)) bytes += name.length + numberBytes(count);
   if (item.leases) {
     bytes += QuotaAttr.leases.length + 3;
     for (const [id, expiry] of Object.entries(item.leases)) bytes += id.length + numberBytes(expiry) + 1;
   }
-  return Math.max(1, Math.ceil(bytes / 1024));
+  return bytes;
 }

@@ -63,12 +63,15 @@ export function catalogKey(): Record<string, string> {
   return { [CATALOG_TABLE.partitionKey.name]: 'catalog#current' };
 }
 
-/** The partition key value of an application's quota item (counters and concurrency leases). */
-export function quotaPartitionKey(appCode: string): string {
-  return `app#${appCode}`;
+/**
+ * The partition key value of an application's quota item (counters and concurrency leases), or of its share
+ * `share` when its limits spread it over several items (quota/shares.ts); share 0 is the plain item.
+ */
+export function quotaPartitionKey(appCode: string, share = 0): string {
+  return share === 0 ? `app#${appCode}` : `app#${appCode}#${share}`;
 }
 
-/** The key of an application's quota item. */
-export function quotaKey(appCode: string): Record<string, string> {
-  return { [QUOTA_TABLE.partitionKey.name]: quotaPartitionKey(appCode) };
+/** The key of an application's quota item, or of its share `share`. */
+export function quotaKey(appCode: string, share = 0): Record<string, string> {
+  return { [QUOTA_TABLE.partitionKey.name]: quotaPartitionKey(appCode, share) };
 }

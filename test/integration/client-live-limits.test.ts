@@ -149,8 +149,9 @@ describe('retry on a real 4001', () => {
     expect(error).toMatchObject({
       errorCode: 4001,
       httpStatus: 429,
-      retryAfterSeconds: 1,
-      errorMsg: 'limit of 1 request in flight reached; retry after 1 s',
+      // The slot frees when the lease holding it expires, 30 s from now.
+      retryAfterSeconds: 30,
+      errorMsg: 'limit of 1 request in flight reached; retry after 30 s',
     });
   });
 });

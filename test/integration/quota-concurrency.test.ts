@@ -39,6 +39,11 @@ const slowApp: AppCredentials = {
   secret: 'quota-fixture-default-secret',
 };
 
+async function quotaItem(appCode: string): Promise<Record<string, unknown> | undefined> {
+  const { client, tables } = harness.dynamo();
+  return (await client.send(new GetCommand({ TableName: tables.quota, Key: { pk: `app#${appCode}` } }))).Item;
+}
+
 async function waitUntil(condition: () => boolean, what: string): Promise<void> {
   const deadline = Date.now() + 10_000;
   while (!condition()) {
@@ -47,8 +52,15 @@ async function waitUntil(condition: () => boolean, what: string): Promise<void> 
   }
 }
 
-/** Send `count` requests that stay in flight until the gate opens; answers once all have ended. */
-async function burstInFlight(count: number, expectRefused: number): Promise<CallResult[]> {
+/**
+ * Send `count` requests that stay in flight until the gate opens; answers once all have ended. `whileInFlight`
+ * runs once the admitted ones are held and the refused ones answered.
+ */
+async function burstInFlight(
+  count: number,
+  expectRefused: number,
+  whileInFlight: () => Promise<void> = async () => undefined,
+): Promise<CallResult[]> {
   entered = 0;
   gate = new Promise((resolve) => {
     openGate = resolve;
@@ -64,31 +76,46 @@ async function burstInFlight(count: number, expectRefused: number): Promise<Call
     () => entered === count - expectRefused && answered === expectRefused,
     `${count - expectRefused} requests are in flight and ${expectRefused} answered`,
   );
-  openGate();
+  try {
+    await whileInFlight();
+  } finally {
+    openGate();
+  }
   return Promise.all(calls);
 }
 
 describe('requests in flight', () => {
-  it('refuses exactly 5 of C+5 slow requests, with 4001 and Retry-After', async () => {
-    const results = await burstInFlight(CONCURRENT + 5, 5);
+  it('refuses exactly 5 of C+5 slow requests, with 4001 and a Retry-After that says when the oldest lease frees', async () => {
+    const sent = Date.now();
+    let leases: Record<string, number> = {};
+    let seen = 0;
+    const results = await burstInFlight(CONCURRENT + 5, 5, async () => {
+      seen = Date.now();
+      leases = (await quotaItem('app-slow'))?.leases as Record<string, number>;
+    });
 
     expect(results.filter((res) => res.status === 200)).toHaveLength(CONCURRENT);
     const refused = results.filter((res) => res.status === 429);
     expect(refused).toHaveLength(5);
     for (const res of refused) {
-      expectFailure(res, 4001, 'limit of 3 requests in flight reached; retry after 1 s');
-      expect(res.headers.get('retry-after')).toBe('1');
+      expectFailure(res, 4001, 'limit of 3 requests in flight reached; retry after 30 s');
+      // The local functions' timeout is 28 s; a lease lasts that plus the 2 s margin from its admission.
+      expect(res.headers.get('retry-after')).toBe('30');
       expect(res.headers.get('ratelimit-limit')).toBe('600');
     }
     expect(entered).toBe(CONCURRENT);
+    const expiries = Object.values(leases);
+    expect(expiries).toHaveLength(CONCURRENT);
+    for (const expiry of expiries) {
+      expect(expiry).toBeGreaterThanOrEqual(sent + 28_000);
+      expect(expiry).toBeLessThanOrEqual(seen + 30_000);
+    }
   });
 
   it('frees every slot when the requests end, so the next C are all admitted', async () => {
     const results = await burstInFlight(CONCURRENT, 0);
     expect(results.map((res) => res.status)).toEqual([200, 200, 200]);
 
-    const { client, tables } = harness.dynamo();
-    const item = await client.send(new GetCommand({ TableName: tables.quota, Key: { pk: 'app#app-slow' } }));
-    expect(item.Item?.leases).toEqual({});
+    expect((await quotaItem('app-slow'))?.leases).toEqual({});
   });
 });

@@ -58,9 +58,18 @@ async function quotaItem(appCode: string): Promise<Record<string, unknown> | und
   return result.Item;
 }
 
+async function quotaItemByKey(pk: string): Promise<Record<string, unknown> | undefined> {
+  const { client, tables } = harness.dynamo();
+  return (await client.send(new GetCommand({ TableName: tables.quota, Key: { pk } }))).Item;
+}
+
 describe('per-minute limit', () => {
   it('admits exactly N of a burst of 4N concurrent requests', async () => {
+    // The application's first request creates its lease map (once per application); then a new minute.
+    setClock('2026-11-22T04:09:37Z');
+    expect((await list('app-burst')).status).toBe(200);
     setClock('2026-11-22T04:10:37Z');
+    const before = harness.logLines.length;
     const results = await Promise.all(Array.from({ length: 40 }, () => list('app-burst')));
 
     const admitted = results.filter((res) => res.status === 200);
@@ -75,11 +84,18 @@ describe('per-minute limit', () => {
       expectFailure(res, 4001, 'per-minute limit of 10 requests reached; retry after 23 s');
       expect(res.headers.get('retry-after')).toBe('23');
     }
+    // Exactly 1 WCU to admit and 1 to release each admitted request, 1 per refusal, however many race.
+    const lines = harness.logLines.slice(before);
+    expect(lines.filter((line) => line.errorCode === undefined).map((line) => line.writeUnits)).toEqual(
+      Array(10).fill(2),
+    );
+    expect(lines.filter((line) => line.errorCode === 4001).map((line) => line.writeUnits)).toEqual(Array(30).fill(1));
     // Refusals did not count, and every lease was released when its request ended.
+    // (The hour and the day also count the request of the minute before.)
     expect(await quotaItem('app-burst')).toMatchObject({
       'm#2026-11-22T04:10': 10,
-      'h#2026-11-22T04': 10,
-      'd#2026-11-22': 10,
+      'h#2026-11-22T04': 11,
+      'd#2026-11-22': 11,
       leases: {},
     });
   });
@@ -96,6 +112,47 @@ describe('per-minute limit', () => {
     expect(refused.headers.get('retry-after')).toBe('23');
     expect(rateLimit(refused)).toEqual({ limit: '3', remaining: '0', reset: '23' });
     expect(refused.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('an application spread over quota shares', () => {
+  // app-shards: 10 a minute and 100 in flight, so 4 shares (shared/quota/shares.ts) taking 3, 3, 2 and 2.
+  it('admits exactly its limit of a concurrent burst, every share full to its part', async () => {
+    setClock('2026-11-22T04:10:37Z');
+    const results = await Promise.all(Array.from({ length: 40 }, () => list('app-shards')));
+
+    expect(results.filter((res) => res.status === 200)).toHaveLength(10);
+    const refused = results.filter((res) => res.status === 429);
+    expect(refused).toHaveLength(30);
+    for (const res of refused) {
+      expect(res.body.errorMsg).toBe('per-minute limit of 10 requests reached; retry after 23 s');
+      expect(res.headers.get('retry-after')).toBe('23');
+    }
+    const shares = await Promise.all(
+      ['app#app-shards', 'app#app-shards#1', 'app#app-shards#2', 'app#app-shards#3'].map(quotaItemByKey),
+    );
+    expect(shares.map((item) => item?.['m#2026-11-22T04:10'])).toEqual([3, 3, 2, 2]);
+    expect(shares.map((item) => item?.leases)).toEqual([{}, {}, {}, {}]);
+  });
+
+  it('refuses with one failed write once this container has seen every share full', async () => {
+    const before = harness.logLines.length;
+    const res = await list('app-shards');
+    expect(res.status).toBe(429);
+    expect(harness.logLines.slice(before)).toEqual([expect.objectContaining({ errorCode: 4001, writeUnits: 1 })]);
+  });
+
+  it('refuses no request while any share has room, whichever share a request starts at', async () => {
+    // app-quarters: 4 a minute over 4 shares of 1 each; every request starts at a share chosen at random.
+    setClock('2026-11-22T04:10:37Z');
+    for (const remaining of ['3', '2', '1', '0']) {
+      const res = await list('app-quarters');
+      expect(res.status).toBe(200);
+      expect(rateLimit(res)).toEqual({ limit: '4', remaining, reset: '23' });
+    }
+    const refused = await list('app-quarters');
+    expect(refused.status).toBe(429);
+    expect(refused.body.errorMsg).toBe('per-minute limit of 4 requests reached; retry after 23 s');
   });
 });
 
@@ -162,20 +219,27 @@ describe('window rollover', () => {
 });
 
 describe('a lease left by a crashed request', () => {
-  it('holds its slot until it expires, then frees itself', async () => {
+  it('holds its slot no longer than the function timeout plus the margin, and Retry-After says until when', async () => {
     setClock('2026-11-22T04:10:37Z');
     const { client, tables } = harness.dynamo();
-    // What a request that died mid-way leaves behind: its lease, never released.
+    // What a request admitted now and then killed leaves behind: its lease, never released. The local
+    // functions' timeout is 28 s, so its lease lasts 28 s + the 2 s margin.
     await client.send(
       new PutCommand({ TableName: tables.quota, Item: { pk: 'app#app-crash', leases: { crashed: clock + 30_000 } } }),
     );
 
     const blocked = await list('app-crash');
     expect(blocked.status).toBe(429);
-    expect(blocked.body.errorMsg).toBe('limit of 1 request in flight reached; retry after 1 s');
-    expect(blocked.headers.get('retry-after')).toBe('1');
+    expect(blocked.body.errorMsg).toBe('limit of 1 request in flight reached; retry after 30 s');
+    expect(blocked.headers.get('retry-after')).toBe('30');
 
-    setClock('2026-11-22T04:11:08Z');
+    setClock('2026-11-22T04:10:58.500Z');
+    const later = await list('app-crash');
+    expect(later.body.errorMsg).toBe('limit of 1 request in flight reached; retry after 9 s');
+    expect(later.headers.get('retry-after')).toBe('9');
+
+    // A caller that waited what Retry-After said is admitted.
+    setClock('2026-11-22T04:11:07Z');
     const freed = await list('app-crash');
     expect(freed.status).toBe(200);
     expect((await quotaItem('app-crash'))?.leases).toEqual({});

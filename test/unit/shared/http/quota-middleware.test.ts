@@ -47,23 +47,28 @@ class ScriptedGate implements QuotaGate {
 
 let state: RequestState;
 
-function withQuota(gate: QuotaGate, authenticated = true) {
+function withQuota(gate: QuotaGate, authenticated = true, besideOperation = false) {
   return middy<ApiEvent, ApiResult, Error, ServiceContext>()
     .before((request) => {
       state = newRequestState(routeFor('get-one'), 'req-test', NOW);
       if (authenticated) state.application = application;
       request.context.state = state;
     })
-    .use(enforceQuota({ gate, now: () => NOW }))
+    .use(enforceQuota({ gate, now: () => NOW, besideOperation }))
     .handler(async () => ({ statusCode: 200, body: 'ok' }));
 }
 
-const call = (handler: ReturnType<typeof withQuota>) =>
-  handler({} as ApiEvent, { awsRequestId: 'aws' } as ServiceContext);
+const call = (handler: ReturnType<typeof withQuota>, remainingMs?: number) =>
+  handler(
+    {} as ApiEvent,
+    (remainingMs === undefined
+      ? { awsRequestId: 'aws' }
+      : { awsRequestId: 'aws', getRemainingTimeInMillis: () => remainingMs }) as ServiceContext,
+  );
 
 describe('the quota step, in process', () => {
   it('admits a request, shows the tightest window and leaves the release to the cleanups', async () => {
-    const gate = new ScriptedGate(() => ({ admitted: true, leaseId: 'lease-1', usage: usage(3) }));
+    const gate = new ScriptedGate(() => ({ admitted: true, lease: { id: 'lease-1', share: 0 }, usage: usage(3) }));
     await expect(call(withQuota(gate))).resolves.toEqual({ statusCode: 200, body: 'ok' });
     expect(gate.admitted).toEqual([
       {
@@ -71,6 +76,8 @@ describe('the quota step, in process', () => {
         quota: { perMinute: 5, perHour: 10_000, perDay: 100_000, concurrent: 10 },
         now: NOW,
         capacity: state.capacity,
+        // Without a Lambda deadline: the longest function timeout (28 s) plus the 2 s margin.
+        leaseMs: 30_000,
       },
     ]);
     expect(state.responseHeaders).toMatchObject({
@@ -80,7 +87,7 @@ describe('the quota step, in process', () => {
     });
     expect(gate.released).toEqual([]);
     await Promise.all(state.cleanups.map((cleanup) => cleanup()));
-    expect(gate.released).toEqual([{ appCode: 'app-a', leaseId: 'lease-1', capacity: state.capacity }]);
+    expect(gate.released).toEqual([{ appCode: 'app-a', lease: { id: 'lease-1', share: 0 }, capacity: state.capacity }]);
   });
 
   it('refuses with 4001 and the seconds to wait, still showing the window', async () => {
@@ -106,8 +113,30 @@ describe('the quota step, in process', () => {
     });
   });
 
+  it("gives the lease what the invocation has left plus 2 s, so it never outlives the function's timeout by more", async () => {
+    const gate = new ScriptedGate(() => ({ admitted: true, lease: { id: 'lease-1', share: 0 }, usage: usage(1) }));
+    await call(withQuota(gate), 9_500);
+    expect(gate.admitted.map((request) => request.leaseMs)).toEqual([11_500]);
+  });
+
+  it('leaves the decision to the operation and the pipeline when the operation reads beside it', async () => {
+    const gate = new ScriptedGate(() => ({
+      admitted: false,
+      limit: 'concurrent',
+      value: 10,
+      retryAfterSeconds: 9,
+      usage: usage(2),
+    }));
+    await expect(call(withQuota(gate, true, true))).resolves.toEqual({ statusCode: 200, body: 'ok' });
+    await expect(state.admission).rejects.toMatchObject({
+      code: 4001,
+      message: 'limit of 10 requests in flight reached; retry after 9 s',
+      retryAfterSeconds: 9,
+    });
+  });
+
   it('counts nobody before authentication has resolved an application', async () => {
-    const gate = new ScriptedGate(() => ({ admitted: true, leaseId: 'lease-1', usage: usage(1) }));
+    const gate = new ScriptedGate(() => ({ admitted: true, lease: { id: 'lease-1', share: 0 }, usage: usage(1) }));
     await call(withQuota(gate, false));
     expect(gate.admitted).toEqual([]);
   });

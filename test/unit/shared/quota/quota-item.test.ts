@@ -45,13 +45,20 @@ describe('explainRefusal', () => {
     expect(explainRefusal(item, QUOTA, NOW)).toEqual({ kind: 'retry', expiredLeases: [] });
   });
 
-  it('refuses for concurrency when live leases fill the limit', () => {
+  it('refuses for concurrency when live leases fill the limit, until the oldest of them expires', () => {
     const item = { leases: { a: NOW + 1, b: NOW + 20_000 }, counters: {} };
     expect(explainRefusal(item, QUOTA, NOW)).toEqual({
       kind: 'exceeded',
       limit: 'concurrent',
       value: 2,
       retryAfterSeconds: 1,
+    });
+    const later = { leases: { a: NOW + 12_400, b: NOW + 20_000, gone: NOW - 10 }, counters: {} };
+    expect(explainRefusal(later, QUOTA, NOW)).toEqual({
+      kind: 'exceeded',
+      limit: 'concurrent',
+      value: 2,
+      retryAfterSeconds: 13,
     });
   });
 

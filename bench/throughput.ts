@@ -1,0 +1,215 @@
+/**
+ * `npm run bench -- throughput`: local get-one throughput of the service against a minimal server, both at
+ * 10 connections. The minimal server is what the service cannot do with less: it checks an HMAC-SHA256
+ * signature over the same headers and answers one GetItem from its own embedded store (dynalite, like the
+ * service's). The service does everything else a request needs: envelope, body checks, authentication in
+ * contract order, the quota (admission beside the read, then the release), permissions and the log line.
+ *
+ * Both servers run in this process, each over its own dynalite, and are measured alternately (service,
+ * minimal, service, …) for the same time each, so that a busy machine slows both alike; the ratio is that
+ * of the medians.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { startEmbeddedDynamo } from '../bin/local/embedded-dynamo';
+import { startLocalServer } from '../bin/local-server';
+import { signRequest } from '../shared/auth/signature';
+import { createDocumentClient } from '../shared/aws/dynamodb';
+
+const CONNECTIONS = 10;
+const ROUNDS = 3;
+const ROUND_MS = 4_000;
+const WARMUP_MS = 1_500;
+const RECORDS = 200;
+const APP = { appCode: 'app-bench', accessKey: 'ak-bench-0001', secret: 'sk-bench-secret' };
+const DATASET = 'items';
+
+/** The service's configuration: the contract's default concurrency, windows roomy enough for the run. */
+const CONFIG = {
+  timeZone: 'UTC',
+  applications: [
+    {
+      appCode: APP.appCode,
+      accessKey: APP.accessKey,
+      signingSecret: APP.secret,
+      quota: { perMinute: 100_000, perHour: 10_000_000, perDay: 100_000_000, concurrent: CONNECTIONS },
+      grants: [{ datasetCode: DATASET, operations: ['read', 'create'] }],
+    },
+  ],
+  datasets: [
+    {
+      appCode: APP.appCode,
+      datasetCode: DATASET,
+      fields: [
+        { name: 'name', type: 'string', required: true, indexed: true },
+        { name: 'amount', type: 'number' },
+        { name: 'status', type: 'enum', options: ['new', 'paid'] },
+      ],
+    },
+  ],
+};
+
+function record(k: number): Record<string, unknown> {
+  return { name: `Item ${k}`, amount: k * 1.5, status: k % 2 ? 'paid' : 'new' };
+}
+
+function signedHeaders(): Record<string, string> {
+  const timeStamp = String(Date.now());
+  return {
+    'Content-Type': 'application/json',
+    'X-Time-Stamp': timeStamp,
+    'X-App-Code': APP.appCode,
+    'X-Dataset-Code': DATASET,
+    'X-Token': signRequest({ ...APP, datasetCode: DATASET, timeStamp }, APP.secret),
+  };
+}
+
+/** A server that verifies the signature and answers one GetItem: the floor of what a signed read costs. */
+async function startMinimalServer(): Promise<{ url: string; ids: string[]; close(): Promise<void> }> {
+  const dynamo = await startEmbeddedDynamo();
+  const client = createDocumentClient(dynamo.client);
+  await dynamo.client.send(
+    new CreateTableCommand({
+      TableName: 'minimal',
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [
+        { AttributeName: 'pk', AttributeType: 'S' },
+        { AttributeName: 'sk', AttributeType: 'S' },
+      ],
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+    }),
+  );
+  const ids = Array.from({ length: RECORDS }, (_, k) => `id-${String(k).padStart(6, '0')}`);
+  for (const [k, id] of ids.entries()) {
+    await client.send(new PutCommand({ TableName: 'minimal', Item: { pk: DATASET, sk: id, ...record(k) } }));
+  }
+  const secret = Buffer.from(APP.secret);
+  const server: Server = createServer(async (req: IncomingMessage, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req as AsyncIterable<Buffer>) chunks.push(chunk);
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { paramMap: { id: string } };
+    const header = (name: string) => String(req.headers[name] ?? '');
+    const expected = createHmac('sha256', secret)
+      .update(
+        `accessKey=${APP.accessKey}&appCode=${header('x-app-code')}&datasetCode=${header('x-dataset-code')}&timeStamp=${header('x-time-stamp')}`,
+      )
+      .digest();
+    const token = Buffer.from(header('x-token'), 'base64');
+    if (token.length !== expected.length || !timingSafeEqual(token, expected)) {
+      res.writeHead(401).end();
+      return;
+    }
+    const result = await client.send(
+      new GetCommand({ TableName: 'minimal', Key: { pk: header('x-dataset-code'), sk: body.paramMap.id } }),
+    );
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.end(JSON.stringify({ success: true, msg: null, data: result.Item ?? null }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    ids,
+    close: async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await dynamo.close();
+    },
+  };
+}
+
+/** Requests answered with 200 in `ms` by `CONNECTIONS` clients that each send the next as soon as one answers. */
+async function load(url: string, ids: string[], ms: number): Promise<{ ok: number; failed: number; cpuMs: number }> {
+  const headers = signedHeaders();
+  const until = Date.now() + ms;
+  const cpu = process.cpuUsage();
+  let ok = 0;
+  let failed = 0;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async (_, c) => {
+      for (let k = c; Date.now() < until; k += CONNECTIONS) {
+        const id = ids[k % ids.length] as string;
+        const response = await fetch(`${url}/openapi/data/get-one`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ appCode: APP.appCode, datasetCode: DATASET, paramMap: { id } }),
+        });
+        await response.arrayBuffer();
+        if (response.status === 200) ok += 1;
+        else failed += 1;
+      }
+    }),
+  );
+  const used = process.cpuUsage(cpu);
+  return { ok, failed, cpuMs: (used.user + used.system) / 1000 };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2
+    ? (sorted[middle] as number)
+    : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
+export async function run(): Promise<void> {
+  const configFile = path.join(os.tmpdir(), `das-bench-throughput-${process.pid}.json`);
+  writeFileSync(configFile, JSON.stringify(CONFIG));
+  const service = await startLocalServer({ configFile, port: 0, logSink: () => undefined });
+  const minimal = await startMinimalServer();
+  try {
+    const serviceIds: string[] = [];
+    for (let k = 0; k < RECORDS; k += 1) {
+      const response = await fetch(`${service.url}/openapi/data/create`, {
+        method: 'POST',
+        headers: signedHeaders(),
+        body: JSON.stringify({ appCode: APP.appCode, datasetCode: DATASET, paramMap: record(k) }),
+      });
+      const created = (await response.json()) as { data: { id: string } };
+      serviceIds.push(created.data.id);
+    }
+    await load(service.url, serviceIds, WARMUP_MS);
+    await load(minimal.url, minimal.ids, WARMUP_MS);
+
+    const rates = { service: [] as number[], minimal: [] as number[] };
+    // Process CPU per answered request (this process runs the server, its store and the load alike): steadier
+    // than requests/s on a shared machine.
+    const cpu = { service: [] as number[], minimal: [] as number[] };
+    let refused = 0;
+    for (let round = 0; round < ROUNDS; round += 1) {
+      const ours = await load(service.url, serviceIds, ROUND_MS);
+      refused += ours.failed;
+      rates.service.push((ours.ok * 1000) / ROUND_MS);
+      cpu.service.push(ours.cpuMs / Math.max(1, ours.ok));
+      const floor = await load(minimal.url, minimal.ids, ROUND_MS);
+      rates.minimal.push((floor.ok * 1000) / ROUND_MS);
+      cpu.minimal.push(floor.cpuMs / Math.max(1, floor.ok));
+    }
+    const ratio = median(rates.service) / median(rates.minimal);
+    const cpuRatio = median(cpu.minimal) / median(cpu.service);
+    const fmt = (values: number[]) => values.map((v) => v.toFixed(0)).join(', ');
+    process.stdout.write(
+      [
+        `get-one at ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${ROUND_MS / 1000} s each (requests/s)`,
+        `service (signature, quota, permissions, log): ${fmt(rates.service)}; median ${median(rates.service).toFixed(0)}`,
+        `minimal (HMAC + GetItem):                     ${fmt(rates.minimal)}; median ${median(rates.minimal).toFixed(0)}`,
+        `ratio service / minimal: ${ratio.toFixed(2)}x; answers other than 200 from the service: ${refused}`,
+        `CPU per request: service ${median(cpu.service).toFixed(2)} ms, minimal ${median(cpu.minimal).toFixed(2)} ms; ` +
+          `throughput the CPU allows, service / minimal: ${cpuRatio.toFixed(2)}x`,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    await service.close();
+    await minimal.close();
+  }
+}
