@@ -6,6 +6,7 @@
 const BENCHMARKS: Record<string, string> = {
   quota: './quota',
   list: './list',
+  totals: './totals',
   sql: './sql',
   capacity: './capacity',
   throughput: './throughput',

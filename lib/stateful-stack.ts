@@ -183,7 +183,8 @@ export class StatefulStack extends Stack {
         indexName: index.indexName,
         partitionKey: attribute(index.partitionKey),
         sortKey: attribute(index.sortKey),
-        projectionType: index.projection === 'KEYS_ONLY' ? ProjectionType.KEYS_ONLY : ProjectionType.ALL,
+        projectionType: ProjectionType[index.projection],
+        ...(index.nonKeyAttributes ? { nonKeyAttributes: [...index.nonKeyAttributes] } : {}),
       });
     }
     return table;

@@ -92,7 +92,10 @@ export function toCreateTableInput(definition: TableDefinition, tableName: strin
             { AttributeName: index.partitionKey.name, KeyType: 'HASH' },
             { AttributeName: index.sortKey.name, KeyType: 'RANGE' },
           ],
-          Projection: { ProjectionType: index.projection },
+          Projection: {
+            ProjectionType: index.projection,
+            ...(index.nonKeyAttributes ? { NonKeyAttributes: [...index.nonKeyAttributes] } : {}),
+          },
         }))
       : undefined,
   };

@@ -26,7 +26,7 @@ export const createOperation: Operation = {
     if (itemSize(fields) > MAX_RECORD_BYTES) throw recordTooLargeError();
     assertCreateInScope(rowScope(grant, dataset), { ...fields, id }, appCode, dataset.datasetCode);
     const item = await ports.records.create(dataset.datasetCode, id, fields, telemetry.capacity);
-    await recordDatasetWrite(dataContext(context));
+    await recordDatasetWrite(dataContext(context), [id]);
     return toApiRecord(dataset, item, visibleFields(grant));
   },
 };

@@ -21,6 +21,14 @@ import type { Operation, OperationContext } from './operation';
 
 /** A query's time limit when its configuration sets none. */
 export const DEFAULT_QUERY_TIMEOUT_MS = 5_000;
+/**
+ * What one execute-sql request may take in all: the function's timeout (28 s, lib/stateless-stack.ts; a test
+ * checks they agree) less a second for the answer to leave. Nothing a query does may run past it, so a request
+ * answers 2001 rather than being cut off by the function's timeout.
+ */
+export const EXECUTE_SQL_REQUEST_LIMIT_MS = 27_000;
+/** Time kept for the engine to load what was read (SQLite takes rows at about 100,000 a second or more). */
+export const ENGINE_LOAD_LIMIT_MS = 5_000;
 /** Most rows an answer carries; a larger result fails the statement rather than being cut off. */
 export const MAX_RESULT_ROWS = 10_000;
 
@@ -45,14 +53,32 @@ export function createExecuteSqlOperation(dependencies: ExecuteSqlDependencies):
       const query = findQuery(catalog, caller.application.appCode, body);
       const params = checkQueryParams(query.params, body.params);
       const views = datasetViews(catalog, caller, query);
-      const tables = await dependencies.cache.tables(views, dependencies.rowSource(context));
+      const begun = context.now();
+      const timeoutMs = query.timeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
+      // Loading counts against the query's time limit, and leaves the engine time to take the rows in.
+      const loadMs = Math.min(timeoutMs, EXECUTE_SQL_REQUEST_LIMIT_MS - ENGINE_LOAD_LIMIT_MS - 1_000);
+      const tables = await dependencies.cache.tables(views, dependencies.rowSource(context), {
+        loadLimit: {
+          ms: loadMs,
+          message:
+            `reading the query's data did not finish within ${loadMs} ms, the time this query may spend loading ` +
+            `it (its time limit is ${timeoutMs} ms): narrow the data (a smaller dataset or a row filter) or read it ` +
+            'page by page with get-list',
+        },
+      });
       const started = Date.now();
+      const elapsed = context.now() - begun;
+      // The statement has what is left of the query's limit, and never more than the request can still take.
+      const statementMs = Math.max(
+        1,
+        Math.min(timeoutMs - elapsed, EXECUTE_SQL_REQUEST_LIMIT_MS - ENGINE_LOAD_LIMIT_MS - elapsed),
+      );
       try {
         const result = await dependencies.engine().run({
           tables,
           sql: query.sql,
           params,
-          timeoutMs: query.timeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS,
+          timeoutMs: statementMs,
           maxRows: MAX_RESULT_ROWS,
         });
         return { execSuccess: true, execResult: result.rows };
@@ -129,7 +155,7 @@ let engine: SqlJsEngine | undefined;
 /** The operation as deployed: one engine and one dataset cache per container, rows from the record store. */
 export const executeSqlOperation = createExecuteSqlOperation({
   engine: () => {
-    engine ??= new SqlJsEngine();
+    engine ??= new SqlJsEngine({ loadTimeoutMs: ENGINE_LOAD_LIMIT_MS });
     return engine;
   },
   cache: new DatasetCache(),
@@ -139,5 +165,6 @@ export const executeSqlOperation = createExecuteSqlOperation({
       context.ports.bookkeeping,
       context.catalog,
       context.telemetry.capacity,
+      context.now,
     ),
 });

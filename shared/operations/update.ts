@@ -40,7 +40,7 @@ export const updateOperation: Operation = {
       condition,
     );
     if (!item) throw new DataNotFoundError(`record '${id}' not found in dataset '${dataset.datasetCode}'`);
-    await recordDatasetWrite(dataContext(context));
+    await recordDatasetWrite(dataContext(context), [id]);
     return toApiRecord(dataset, item, visibleFields(grant));
   },
 };

@@ -26,22 +26,36 @@ function datasetMetaPartitionKey(datasetCode: string): string {
 }
 
 /**
- * The item whose `version` every write of a dataset read by custom SQL bumps: loaded copies of the dataset
- * (custom SQL's cache) are reused while it is unchanged.
- */
-export function datasetVersionKey(datasetCode: string): Record<string, string> {
-  return { [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode), [RecordAttr.sortKey]: 'version' };
-}
-
-/**
  * The key of a dataset's record-count checkpoint. It lives in a partition of its own, so that it never shows
- * up in a read of the dataset's records.
+ * up in a read of the dataset's records. (`record-count` was the checkpoint of records by id, before the count
+ * index, and `version` the former key of custom SQL's cache; both are left alone.)
  */
 export function datasetCounterKey(datasetCode: string): Record<string, string> {
   return {
     [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode),
-    [RecordAttr.sortKey]: 'record-count',
+    [RecordAttr.sortKey]: 'entry-count',
   };
+}
+
+/** The key of a bulk group's bookkeeping item: in the dataset's meta partition, sort key = its entry key. */
+export function bulkGroupKey(datasetCode: string, entryKey: string): Record<string, string> {
+  return { [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode), [RecordAttr.sortKey]: entryKey };
+}
+
+/** Prefix of the sort keys of custom SQL's change items (`change#<position>`), in the dataset's meta partition. */
+export const CHANGE_PREFIX = 'change#';
+
+/** The key of one change item: a write of record(s) of the dataset, at `position` (a ULID of the write's time). */
+export function datasetChangeKey(datasetCode: string, position: string): Record<string, string> {
+  return {
+    [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode),
+    [RecordAttr.sortKey]: `${CHANGE_PREFIX}${position}`,
+  };
+}
+
+/** The meta partition of a dataset (bookkeeping items: count checkpoint, bulk groups, changes). */
+export function datasetMetaPartition(datasetCode: string): string {
+  return datasetMetaPartitionKey(datasetCode);
 }
 
 /** The catalog table's one item: the current deployed configuration. */

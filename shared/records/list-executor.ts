@@ -99,7 +99,7 @@ class PlanExecutor {
   /** No filter: count from the counter, read only up to the page. */
   async unfiltered(): Promise<ListResult> {
     const { store, bookkeeping, datasetCode, meter, now } = this.run;
-    const totalCount = await countRecords(store, bookkeeping, datasetCode, now, meter);
+    const totalCount = await countRecords(bookkeeping, datasetCode, now, meter);
     this.budget.start = meter.readUnits;
     if (this.query.offset >= totalCount) return { items: [], totalCount };
     const { path, order } = this.plan;

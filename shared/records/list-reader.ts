@@ -1,6 +1,6 @@
 /**
- * The reads behind lists: keys of a generic index, records by id in batches, a dataset's partition in id order,
- * and the ids after a point (the record count's tail). Eventually consistent where the index reads are, each
+ * The reads behind lists: keys of a generic index, records by id in batches, a dataset's partition in id order.
+ * Eventually consistent where the index reads are, each
  * asking for its consumed capacity, which goes to the request's meter. Multi-page reads share one paging loop
  * (`query-pages.ts`).
  */
@@ -104,6 +104,8 @@ export class ListReader {
     ids: readonly string[],
     meter: CapacityMeter,
     guard?: ReadGuard,
+    /** Read consistently (custom SQL's catch-up, after change items read consistently). */
+    consistent = false,
   ): Promise<Map<string, RecordItem>> {
     const found = new Map<string, RecordItem>();
     const batches: string[][] = [];
@@ -115,7 +117,10 @@ export class ListReader {
           if (attempt === MAX_BATCH_ATTEMPTS) throw new Error('BatchGetItem left keys unprocessed after retries');
           if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 2 ** attempt * 10));
           const result = await this.client.send(
-            new BatchGetCommand({ RequestItems: { [this.table]: { Keys: keys } }, ReturnConsumedCapacity: 'TOTAL' }),
+            new BatchGetCommand({
+              RequestItems: { [this.table]: { Keys: keys, ...(consistent ? { ConsistentRead: true } : {}) } },
+              ReturnConsumedCapacity: 'TOTAL',
+            }),
           );
           meter.addRead(result.ConsumedCapacity);
           for (const item of result.Responses?.[this.table] ?? []) found.set(item[RecordAttr.sortKey] as string, item);
@@ -175,28 +180,5 @@ export class ListReader {
     );
     if (limit !== undefined && result.items.length > limit) result.items.length = limit;
     return result;
-  }
-
-  /** The ids of a dataset's records after `afterId` (all of them without it), in id order. */
-  async idsAfter(datasetCode: string, afterId: string | undefined, meter: CapacityMeter): Promise<string[]> {
-    const { items } = await queryPages(
-      this.client,
-      {
-        input: {
-          TableName: this.table,
-          KeyConditionExpression: afterId === undefined ? '#pk = :pk' : '#pk = :pk AND #sk > :after',
-          ExpressionAttributeNames: { '#pk': RecordAttr.partitionKey, '#sk': RecordAttr.sortKey },
-          ExpressionAttributeValues: {
-            ':pk': datasetPartitionKey(datasetCode),
-            ...(afterId === undefined ? {} : { ':after': afterId }),
-          },
-          ProjectionExpression: '#sk',
-          // Consistent: a record-count checkpoint must never miss a record that was already written.
-          ConsistentRead: true,
-        },
-      },
-      meter,
-    );
-    return items.map((item) => item[RecordAttr.sortKey] as string);
   }
 }

@@ -11,6 +11,7 @@ import type { CompiledExpression } from './filter-expression';
 import { recordKey } from './item-keys';
 import type { RecordChanges, RecordItem } from './record-codec';
 import { recordTooLargeError } from './record-codec';
+import { countedRecordAttributes } from './record-counter';
 import { RecordAttr } from './table-definitions';
 
 export class RecordStore {
@@ -21,7 +22,8 @@ export class RecordStore {
 
   /** Store a new record; the id must be new (a ULID collision fails instead of overwriting). */
   async create(datasetCode: string, id: string, fields: RecordItem, meter: CapacityMeter): Promise<RecordItem> {
-    const item = { ...fields, ...recordKey(datasetCode, id) };
+    // The record is its own count entry (record-counter.ts): its id was taken from the clock just before this call.
+    const item = { ...fields, ...countedRecordAttributes(datasetCode), ...recordKey(datasetCode, id) };
     try {
       const result = await this.client.send(
         new PutCommand({

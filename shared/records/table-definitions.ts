@@ -18,7 +18,9 @@ export interface IndexDefinition {
   indexName: string;
   partitionKey: KeyAttribute;
   sortKey: KeyAttribute;
-  projection: 'KEYS_ONLY' | 'ALL';
+  projection: 'KEYS_ONLY' | 'ALL' | 'INCLUDE';
+  /** `INCLUDE` only: the non-key attributes the index carries besides the keys. */
+  nonKeyAttributes?: readonly string[];
 }
 
 export interface TableDefinition {
@@ -37,9 +39,23 @@ export const RecordAttr = {
   sortKey: '@sk',
   /** Prefix of a string field's lower-cased shadow (`@lc:name`), written only when it differs from the value. */
   lowerCasePrefix: '@lc:',
-  /** Record-count checkpoint item: the number of records whose id is at most `counterThrough`. */
+  /** Record-count checkpoint item: the weight of the count entries whose key is at most `counterThrough`. */
   counterCount: 'count',
   counterThrough: 'through',
+  /**
+   * Count-index partition (the dataset's partition key): a record created on its own carries it, so it is a
+   * count entry of weight 1 keyed by its id; a bulk group's bookkeeping item carries it too (record-counter.ts).
+   */
+  countPartition: '@e',
+  /** On a record written in bulk: the key of the bookkeeping item that counts it. */
+  bulkGroup: '@bk',
+  /** On a bookkeeping item: how many records it counts (claimed, or verified once settled). */
+  bulkCount: '@n',
+  /** On a bookkeeping item: present once the group's records are known to be written (by its writer or a check). */
+  bulkDone: '@done',
+  /** On a bookkeeping item: the least and greatest record id of the group. */
+  bulkFirstId: '@lo',
+  bulkLastId: '@hi',
 } as const;
 
 /** The sort key attribute of generic index `n` (1-based): an ordered encoding of one field's value and the id. */
@@ -60,11 +76,26 @@ export function genericIndex(n: number): IndexDefinition {
   };
 }
 
+/**
+ * The count index: sparse, small entries in key order per dataset. Records created one at a time and the
+ * bookkeeping items of bulk writes are in it, nothing else, so the record counter reads the recent entries
+ * (a few dozen bytes each) instead of whole records.
+ */
+export const COUNT_INDEX: IndexDefinition = {
+  indexName: 'counted',
+  partitionKey: { name: RecordAttr.countPartition, type: 'S' },
+  sortKey: { name: RecordAttr.sortKey, type: 'S' },
+  projection: 'INCLUDE',
+  nonKeyAttributes: [RecordAttr.bulkCount, RecordAttr.bulkDone],
+};
+
 export const RECORDS_TABLE: TableDefinition = {
   logicalName: 'Records',
   partitionKey: { name: RecordAttr.partitionKey, type: 'S' },
   sortKey: { name: RecordAttr.sortKey, type: 'S' },
-  globalSecondaryIndexes: Array.from({ length: GENERIC_INDEX_COUNT }, (_, i) => genericIndex(i + 1)),
+  globalSecondaryIndexes: [...Array.from({ length: GENERIC_INDEX_COUNT }, (_, i) => genericIndex(i + 1)), COUNT_INDEX],
+  // Outside the field-name alphabet, so no dataset field can ever be taken for an expiry: only change items carry it.
+  timeToLiveAttribute: '@expires',
 };
 
 /** The deployed configuration (applications, datasets, grants, queries), without secrets. */

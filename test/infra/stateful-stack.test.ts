@@ -1,5 +1,7 @@
 /** The stateful stack: tables built from the shared definitions, and generated secrets per application. */
 import { Match } from 'aws-cdk-lib/assertions';
+import { EXECUTE_SQL_REQUEST_LIMIT_MS } from '../../shared/operations/execute-sql';
+import { MAX_INVOCATION_MS } from '../../shared/records/record-counter';
 import {
   type BuiltService,
   buildService,
@@ -28,7 +30,7 @@ describe('tables', () => {
     service.statefulTemplate.resourceCountIs('AWS::DynamoDB::Table', 3);
   });
 
-  it('builds the records table with the dataset partition, id sort key and five keys-only generic indexes', () => {
+  it('builds the records table with the dataset partition, id sort key, five keys-only generic indexes and the count index', () => {
     service.statefulTemplate.hasResourceProperties('AWS::DynamoDB::Table', {
       TableName: 'data-access-service-dev-records',
       KeySchema: [
@@ -43,9 +45,42 @@ describe('tables', () => {
         { AttributeName: '@ix3', AttributeType: 'S' },
         { AttributeName: '@ix4', AttributeType: 'S' },
         { AttributeName: '@ix5', AttributeType: 'S' },
+        { AttributeName: '@e', AttributeType: 'S' },
       ],
-      GlobalSecondaryIndexes: [gsi(1), gsi(2), gsi(3), gsi(4), gsi(5)],
+      GlobalSecondaryIndexes: [
+        gsi(1),
+        gsi(2),
+        gsi(3),
+        gsi(4),
+        gsi(5),
+        {
+          IndexName: 'counted',
+          KeySchema: [
+            { AttributeName: '@e', KeyType: 'HASH' },
+            { AttributeName: '@sk', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['@n', '@done'] },
+        },
+      ],
+      // Change items of custom SQL expire; the attribute is outside the field-name alphabet.
+      TimeToLiveSpecification: { AttributeName: '@expires', Enabled: true },
     });
+  });
+
+  it('gives execute-sql a timeout above what one of its requests may take, so a query answers 2001 first', () => {
+    const functions = service.statelessTemplate.findResources('AWS::Lambda::Function');
+    const sql = Object.entries(functions).filter(([id]) => id.startsWith('Opexecutesql'));
+    expect(sql).toHaveLength(1);
+    expect(sql[0]?.[1].Properties.Timeout * 1000).toBeGreaterThanOrEqual(EXECUTE_SQL_REQUEST_LIMIT_MS + 1000);
+  });
+
+  it('keeps every operation function within the invocation bound the record counter settles by', () => {
+    const functions = service.statelessTemplate.findResources('AWS::Lambda::Function');
+    const operations = Object.entries(functions).filter(([id]) => id.startsWith('Op'));
+    expect(operations.length).toBeGreaterThanOrEqual(5);
+    for (const [, fn] of operations) {
+      expect(fn.Properties.Timeout * 1000).toBeLessThanOrEqual(MAX_INVOCATION_MS);
+    }
   });
 
   it('bills every table on demand, with point-in-time recovery and the AWS managed KMS key', () => {
