@@ -13,6 +13,7 @@ const BENCHMARKS: Record<string, string> = {
   'cold-start': './cold-start',
   auth: './auth',
   hardening: './hardening',
+  batch: './batch',
 };
 
 interface BenchmarkModule {

@@ -14,6 +14,7 @@ export const EXPOSED_HEADERS = [
   'RateLimit-Remaining',
   'RateLimit-Reset',
   'Retry-After',
+  'Idempotent-Replayed',
 ];
 
 export interface GatewayRefusal {

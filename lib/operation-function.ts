@@ -154,7 +154,14 @@ export class OperationFunction extends Construct {
       role.addToPolicy(new PolicyStatement({ actions: RECORD_GET_ACTIONS, resources: [records] }));
     }
     if (props.route.writes) {
-      role.addToPolicy(new PolicyStatement({ actions: RECORD_WRITE_ACTIONS, resources: [records] }));
+      role.addToPolicy(
+        new PolicyStatement({
+          actions: props.route.batchWrites
+            ? [...RECORD_WRITE_ACTIONS, 'dynamodb:BatchWriteItem']
+            : RECORD_WRITE_ACTIONS,
+          resources: [records],
+        }),
+      );
     } else if (props.route.writesDatasetMeta) {
       // A read-only operation that moves a dataset's record-count checkpoint: a put of `meta#` items only,
       // never of a record.

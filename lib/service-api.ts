@@ -21,7 +21,7 @@ import { addGatewayRefusals, EXPOSED_HEADERS } from './gateway-responses';
 import { acknowledge } from './nag-acknowledgements';
 import type { OperationFunction } from './operation-function';
 
-/** Headers a browser sends on a signed request (docs/interface.md §3, §16), besides Content-Type. */
+/** Headers a browser sends on a signed request (docs/interface.md §3, §13, §16), besides Content-Type. */
 export const SIGNED_REQUEST_HEADERS = [
   'X-Time-Stamp',
   'X-App-Code',
@@ -30,6 +30,7 @@ export const SIGNED_REQUEST_HEADERS = [
   'Content-Type',
   'X-Sign-Version',
   'X-Nonce',
+  'Idempotency-Key',
 ];
 
 /** A per-method throttle (requests per second, steady and burst). */

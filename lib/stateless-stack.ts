@@ -50,6 +50,8 @@ export const OPERATION_SIZING: Record<OperationName, { memorySize: number; timeo
   'get-one': { memorySize: 1024, timeout: Duration.seconds(10) },
   // One record per request, and the dataset's version when custom SQL reads the dataset.
   create: { memorySize: 1024, timeout: Duration.seconds(20) },
+  // Up to 1,000 records in one request: 40 BatchWriteItem calls, with retries of what DynamoDB leaves unprocessed.
+  'batch-create': { memorySize: 1024, timeout: Duration.seconds(25) },
   update: { memorySize: 1024, timeout: Duration.seconds(10) },
   // Registered queries may run up to 25 s (schema: timeoutMs ≤ 25000), after loading their datasets in memory.
   // Memory: the SQL worker is capped at 512 MB of SQLite heap plus 512 MB of JavaScript heap (sqljs-engine.ts),

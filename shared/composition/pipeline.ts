@@ -15,6 +15,7 @@ import { authenticateClientKey } from '../http/client-key-middleware';
 import { envelope } from '../http/envelope-middleware';
 import { enforceQuota } from '../http/quota-middleware';
 import { type ApiEvent, type ApiResult, requestTelemetry, type ServiceContext } from '../http/request-state';
+import { IDEMPOTENCY_HEADER, REPLAYED_HEADER, withIdempotency } from '../operations/idempotent-operation';
 import type { Operation } from '../operations/operation';
 import { besideAdmission } from '../quota/beside-admission';
 import { type RuntimePorts, runtimePorts } from './ports';
@@ -82,6 +83,8 @@ function pipelineFor(
   lazy: () => RuntimePorts,
   now: () => number,
 ): ApiHandler {
+  // Create, batch create and update remember their answer under an Idempotency-Key (docs/interface.md §13).
+  const run = route.idempotent ? withIdempotency(operation) : operation;
   const handler = middy<ApiEvent, ApiResult, Error, ServiceContext>({
     timeoutEarlyInMillis: TIMEOUT_MARGIN_MS,
     timeoutEarlyResponse: () => {
@@ -104,13 +107,14 @@ function pipelineFor(
     .handler(async (_event, context) => {
       const state = context.state;
       const admission = state.admission;
-      const { records, lists, bookkeeping } = lazy();
-      const ports = { records, lists, bookkeeping };
+      const { records, lists, bookkeeping, recordBatches, idempotency } = lazy();
+      const ports = { records, lists, bookkeeping, recordBatches, idempotency };
+      const remaining = typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 0;
       // The operation returns the envelope's `data`; the envelope middleware's `after` makes it the HTTP result.
       // Authentication has resolved the caller and the catalog, or thrown; the operation sees no HTTP state.
       let data: unknown;
       try {
-        data = await operation.run(
+        data = await run.run(
           {
             requestId: state.requestId,
             operation: operation.name,
@@ -121,6 +125,15 @@ function pipelineFor(
             ports: admission ? besideAdmission(ports, admission) : ports,
             telemetry: requestTelemetry(state),
             now,
+            ...(remaining > 0 ? { deadline: now() + remaining - TIMEOUT_MARGIN_MS } : {}),
+            ...(route.idempotent
+              ? {
+                  idempotencyKey: state.headers[IDEMPOTENCY_HEADER.toLowerCase()],
+                  markReplayed: () => {
+                    state.responseHeaders[REPLAYED_HEADER] = 'true';
+                  },
+                }
+              : {}),
           },
           state.body ?? {},
         );

@@ -13,7 +13,9 @@ import { readCatalog } from '../catalog-store/catalog-store';
 import { loadConfigFile } from '../catalog-store/load-config';
 import { QuotaStore } from '../quota/quota-store';
 import { DatasetBookkeeping } from '../records/dataset-bookkeeping';
+import { IdempotencyStore } from '../records/idempotency-store';
 import { ListReader } from '../records/list-reader';
+import { RecordBatchStore } from '../records/record-batch-store';
 import { RecordStore } from '../records/record-store';
 import { environment } from '../runtime/environment';
 
@@ -23,6 +25,10 @@ export interface RuntimePorts {
   records: RecordStore;
   lists: ListReader;
   bookkeeping: DatasetBookkeeping;
+  /** Batch create's chunked writes. */
+  recordBatches: RecordBatchStore;
+  /** Requests sent with an Idempotency-Key (kept in the records table). */
+  idempotency: IdempotencyStore;
   quota: QuotaStore;
   /** Single-use nonces of signature version 2; without it, version-2 requests cannot be verified (3001). */
   nonces?: NonceStore;
@@ -32,7 +38,8 @@ export interface RuntimePorts {
 }
 
 /** Response headers a browser may read. */
-export const EXPOSED_HEADERS = 'X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After';
+export const EXPOSED_HEADERS =
+  'X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, Idempotent-Replayed';
 
 let ports: RuntimePorts | undefined;
 
@@ -58,6 +65,8 @@ export function runtimePorts(): RuntimePorts {
       env.listReadBudget === undefined ? {} : { listReadBudget: env.listReadBudget },
     ),
     bookkeeping: new DatasetBookkeeping(client, env.recordsTable),
+    recordBatches: new RecordBatchStore(client, env.recordsTable),
+    idempotency: new IdempotencyStore(client, env.recordsTable),
     quota: new QuotaStore(client, env.quotaTable),
     nonces: new DynamoNonceStore(client, env.quotaTable),
     metricNamespace: env.metricNamespace,

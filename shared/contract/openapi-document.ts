@@ -167,7 +167,9 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
     const responses: Record<string, unknown> = {
       200: {
         description: 'Success envelope',
-        headers: headerRefs(),
+        headers: headerRefs(
+          route.idempotent ? { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } } : {},
+        ),
         content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}Success` } } },
       },
     };
@@ -192,6 +194,7 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
               ? ''
               : ' X-Dataset-Code is optional; when sent it is signed like any other.'),
         tags: [client ? 'client key' : route.requiresDataset ? 'records' : 'custom SQL'],
+        ...(route.idempotent ? { parameters: [{ $ref: '#/components/parameters/IdempotencyKey' }] } : {}),
         security: client
           ? [{ userKey: [] }]
           : route.requiresDataset
@@ -250,7 +253,7 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
         : { url: '{baseUrl}', variables: { baseUrl: { default: 'http://127.0.0.1:3000' } } },
     ],
     tags: [
-      { name: 'records', description: 'Dataset records: list, fetch, create, update' },
+      { name: 'records', description: 'Dataset records: list, fetch, create, batch create, update' },
       { name: 'custom SQL', description: 'Registered queries over the datasets the caller may read' },
       {
         name: 'client key',
@@ -264,6 +267,24 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
       headers: {
         ...RESPONSE_HEADERS,
         'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
+        'Idempotent-Replayed': {
+          description: 'true when this is the kept answer of an earlier request with the same Idempotency-Key',
+          schema: { type: 'string', enum: ['true'] },
+        },
+      },
+      parameters: {
+        IdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description:
+            'Optional, 1 to 255 printable ASCII characters, scoped to the application. For 24 hours a request with the ' +
+            'same key, operation, dataset and body answers the first answer again (Idempotent-Replayed: true) and writes ' +
+            'nothing; the same key with another request is 1001; while the first still runs, 4001 with Retry-After: 1. ' +
+            'Refused requests (1001-1006, 2002, 4001) are not remembered; after a 3001, a 2001 or no answer, a retry ' +
+            'completes the first request without writing any record twice.',
+          schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
+        },
       },
       securitySchemes,
     },

@@ -78,6 +78,25 @@ export const createParamsSchema = z.record(z.string(), z.unknown()).meta({
   examples: [{ customer_id: 'c-1', amount: 12.5, status: 'new' }],
 });
 
+export const batchCreateListSchema = z
+  .array(createParamsSchema)
+  .min(1)
+  .max(1000)
+  .meta({
+    description:
+      'The new records, 1 to 1000, each as create takes it. All are checked before any is written; a failure names its position (paramList[3]: ...)',
+    examples: [
+      [
+        { customer_id: 'c-1', amount: 12.5, status: 'new' },
+        { customer_id: 'c-2', amount: 40, status: 'new' },
+      ],
+    ],
+  });
+
+export const batchCreateResultSchema = z
+  .array(recordIdSchema)
+  .describe('The ids of the new records, in the order of paramList');
+
 export const updateParamsSchema = z
   .object({ id: recordIdSchema })
   .catchall(z.unknown())
@@ -100,6 +119,7 @@ export const getListRequestSchema = dataRequestSchema(getListParamsSchema, true)
 export const getOneRequestSchema = dataRequestSchema(getOneParamsSchema, false);
 export const createRequestSchema = dataRequestSchema(createParamsSchema, false);
 export const updateRequestSchema = dataRequestSchema(updateParamsSchema, false);
+export const batchCreateRequestSchema = z.object({ ...envelopeCodes, paramList: batchCreateListSchema });
 
 export const sqlParamValueSchema = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 
@@ -210,6 +230,12 @@ export const OPERATION_SCHEMAS = {
     data: dataRecordSchema,
     errorCodes: DATA_CODES,
     summary: 'Create one record; id and timestamps are generated',
+  },
+  'batch-create': {
+    request: batchCreateRequestSchema,
+    data: batchCreateResultSchema,
+    errorCodes: DATA_CODES,
+    summary: 'Create 1 to 1000 records in one request; nothing is written when any of them is refused',
   },
   update: {
     request: updateRequestSchema,

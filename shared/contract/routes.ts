@@ -5,7 +5,14 @@
  */
 import type { GrantOperation } from './codes';
 
-export type OperationName = 'get-list' | 'get-one' | 'create' | 'update' | 'execute-sql' | 'login-user-info';
+export type OperationName =
+  | 'get-list'
+  | 'get-one'
+  | 'create'
+  | 'batch-create'
+  | 'update'
+  | 'execute-sql'
+  | 'login-user-info';
 
 /** How a path authenticates: signed headers (docs/interface.md §3) or a personal access key on `/client/` (§14). */
 export type AuthMode = 'signed' | 'client';
@@ -28,6 +35,10 @@ export interface RouteDefinition {
   writes: boolean;
   /** Whether it keeps a dataset's bookkeeping items up to date (get-list moves the record-count checkpoint). */
   writesDatasetMeta?: boolean;
+  /** Whether it writes new records with BatchWriteItem (batch create). */
+  batchWrites?: boolean;
+  /** Whether it accepts an `Idempotency-Key` header (contract §13): a retry answers the first outcome again. */
+  idempotent?: boolean;
 }
 
 export const ROUTES: readonly RouteDefinition[] = [
@@ -58,6 +69,18 @@ export const ROUTES: readonly RouteDefinition[] = [
     requiresDataset: true,
     grantOperation: 'create',
     writes: true,
+    idempotent: true,
+  },
+  {
+    operation: 'batch-create',
+    method: 'POST',
+    path: '/openapi/data/batch-create',
+    functionFile: 'batch-create',
+    requiresDataset: true,
+    grantOperation: 'create',
+    writes: true,
+    batchWrites: true,
+    idempotent: true,
   },
   {
     operation: 'update',
@@ -67,6 +90,7 @@ export const ROUTES: readonly RouteDefinition[] = [
     requiresDataset: true,
     grantOperation: 'update',
     writes: true,
+    idempotent: true,
   },
   {
     operation: 'execute-sql',

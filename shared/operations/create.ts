@@ -1,32 +1,56 @@
 /** create: one new record with generated id and timestamps (docs/interface.md §4). */
-
-import { assertCreateInScope, assertWritable, rowScope, visibleFields } from '../permissions/permissions';
-import { withDerivedAttributes } from '../records/index-attributes';
-import { itemSize, MAX_RECORD_BYTES, recordTooLargeError, toApiRecord, validateChanges } from '../records/record-codec';
+import { visibleFields } from '../permissions/permissions';
+import { idInBlock } from '../records/id-blocks';
+import { toApiRecord } from '../records/record-codec';
 import { newRecordId } from '../records/record-ids';
-import { formatTimestamp } from '../records/timestamps';
 import { recordDatasetWrite } from './dataset-version';
+import { initialBlock, planIds } from './id-plan';
+import { newRecordFields } from './new-record';
 import { dataContext, type Operation } from './operation';
 import { readParamMap } from './param-map';
 
 export const createOperation: Operation = {
   name: 'create',
   async run(context, body) {
-    const { dataset, grant, caller, ports, telemetry, catalog, now } = dataContext(context);
-    const appCode = caller.application.appCode;
-    const changes = validateChanges(dataset, readParamMap(body), 'create', visibleFields(grant));
-    assertWritable(grant, changes, appCode, dataset.datasetCode);
-    const createdAt = now();
-    // The id carries the creation time, so gmt_create and the id's order agree.
-    const id = newRecordId(createdAt);
-    const timestamp = formatTimestamp(new Date(createdAt), catalog.timeZone);
-    // Index keys and lower-cased shadows go into the same PutItem as the fields they derive from.
-    const derived = withDerivedAttributes(dataset, id, changes, 'create');
-    const fields = { ...derived.set, gmt_create: timestamp, gmt_modified: timestamp };
-    if (itemSize(fields) > MAX_RECORD_BYTES) throw recordTooLargeError();
-    assertCreateInScope(rowScope(grant, dataset), { ...fields, id }, appCode, dataset.datasetCode);
-    const item = await ports.records.create(dataset.datasetCode, id, fields, telemetry.capacity);
-    await recordDatasetWrite(dataContext(context), [id]);
+    const data = dataContext(context);
+    const { dataset, grant, ports, telemetry, now } = data;
+    const capacity = telemetry.capacity;
+    const params = readParamMap(body);
+    if (!data.attempt) {
+      const createdAt = now();
+      // The id carries the creation time, so gmt_create and the id's order agree.
+      const id = newRecordId(createdAt);
+      const item = await ports.records.create(
+        dataset.datasetCode,
+        id,
+        newRecordFields(data, params, id, createdAt),
+        capacity,
+      );
+      await recordDatasetWrite(data, [id]);
+      return toApiRecord(dataset, item, visibleFields(grant));
+    }
+    // Under an Idempotency-Key the id comes from the request's remembered block, so a retry of an attempt that
+    // wrote the record and then failed finds it instead of writing it again.
+    const initial = initialBlock(data);
+    const fields = newRecordFields(data, params, idInBlock(initial, 0), initial.time);
+    const plan = await planIds(data, 1, initial);
+    const writtenId = plan.written.get(0);
+    if (writtenId !== undefined) {
+      const stored = await ports.records.get(dataset.datasetCode, writtenId, capacity);
+      if (stored) {
+        // The attempt that wrote it may have stopped before saying so to custom SQL's copies.
+        await recordDatasetWrite(data, [writtenId]);
+        return toApiRecord(dataset, stored, visibleFields(grant));
+      }
+    }
+    const id = idInBlock(plan.block, 0);
+    const item = await ports.records.create(
+      dataset.datasetCode,
+      id,
+      plan.block === initial ? fields : newRecordFields(data, params, id, plan.block.time),
+      capacity,
+    );
+    await recordDatasetWrite(data, [id]);
     return toApiRecord(dataset, item, visibleFields(grant));
   },
 };

@@ -9,8 +9,21 @@ import type { OperationName } from '../contract/routes';
 import type { Telemetry } from '../observability/telemetry';
 import type { Caller } from '../permissions/caller';
 import type { DatasetBookkeeping } from '../records/dataset-bookkeeping';
+import type { IdBlock } from '../records/id-blocks';
+import type { IdempotencyStore } from '../records/idempotency-store';
 import type { ListReader } from '../records/list-reader';
+import type { RecordBatchStore } from '../records/record-batch-store';
 import type { RecordStore } from '../records/record-store';
+
+/** What an operation run under an idempotency key knows and may do. */
+export interface IdempotentAttempt {
+  /** True when an earlier attempt of the same request failed or stopped: some of its writes may exist. */
+  readonly resumed: boolean;
+  /** The id blocks of this request, oldest first; a first attempt has one, chosen now. */
+  readonly blocks: readonly IdBlock[];
+  /** Remember one more block before writing with it (the earlier ones are too old to write with). */
+  addBlock(block: IdBlock): Promise<void>;
+}
 
 export interface OperationPorts {
   /** One record at a time: create, get-one, update. */
@@ -19,6 +32,10 @@ export interface OperationPorts {
   lists: ListReader;
   /** A dataset's bookkeeping items: its version, its record-count checkpoint. */
   bookkeeping: DatasetBookkeeping;
+  /** Many new records at once: batch create. */
+  recordBatches: RecordBatchStore;
+  /** Requests sent with an Idempotency-Key. */
+  idempotency: IdempotencyStore;
 }
 
 export interface OperationContext {
@@ -35,6 +52,14 @@ export interface OperationContext {
   ports: OperationPorts;
   telemetry: Telemetry;
   now: () => number;
+  /** When the request must have answered (ms, by `now`): long writes stop before it. */
+  deadline?: number;
+  /** The request's `Idempotency-Key`, for the operations that take one (idempotent-operation.ts). */
+  idempotencyKey?: string;
+  /** Tells the transport that the answer is a kept one (it adds `Idempotent-Replayed: true`). */
+  markReplayed?: () => void;
+  /** Set when the request carries an `Idempotency-Key`: the ids this attempt writes with. */
+  attempt?: IdempotentAttempt;
 }
 
 /** A data operation's context, where dataset and grant are always resolved. */

@@ -58,6 +58,15 @@ export function datasetMetaPartition(datasetCode: string): string {
   return datasetMetaPartitionKey(datasetCode);
 }
 
+/**
+ * The item that remembers a request sent with an `Idempotency-Key` (docs/interface.md §13). Keys are scoped to
+ * the application; the partition is the key's own, so these items spread over the table and never appear in a
+ * read of a dataset's records or bookkeeping.
+ */
+export function idempotencyItemKey(appCode: string, idempotencyKey: string): Record<string, string> {
+  return { [RecordAttr.partitionKey]: `idem#${appCode}#${idempotencyKey}`, [RecordAttr.sortKey]: 'request' };
+}
+
 /** The catalog table's one item: the current deployed configuration. */
 export function catalogKey(): Record<string, string> {
   return { [CATALOG_TABLE.partitionKey.name]: 'catalog#current' };

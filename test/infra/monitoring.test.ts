@@ -78,11 +78,12 @@ describe('dashboard', () => {
 
   it('draws one invocation line per operation function', () => {
     const rows = widget('Invocations by operation').metrics as unknown[][];
-    expect(rows.map((row) => row[0])).toEqual(Array(6).fill('AWS/Lambda'));
+    expect(rows.map((row) => row[0])).toEqual(Array(7).fill('AWS/Lambda'));
     expect(rows.map((row) => (row.at(-1) as { label: string }).label)).toEqual([
       'get-list',
       'get-one',
       'create',
+      'batch-create',
       'update',
       'execute-sql',
       'login-user-info',
@@ -118,6 +119,7 @@ describe('dashboard', () => {
       ['DataAccessService/dev', 'requests', 'operation', 'get-list'],
       ['DataAccessService/dev', 'requests', 'operation', 'get-one'],
       ['DataAccessService/dev', 'requests', 'operation', 'create'],
+      ['DataAccessService/dev', 'requests', 'operation', 'batch-create'],
       ['DataAccessService/dev', 'requests', 'operation', 'update'],
       ['DataAccessService/dev', 'requests', 'operation', 'execute-sql'],
       ['DataAccessService/dev', 'requests', 'operation', 'login-user-info'],
@@ -186,7 +188,7 @@ describe('dashboard', () => {
   });
 
   it('shows quota rejections (4001) per operation and every error code through a search', () => {
-    expect(metricsOf('Quota rejections (4001) by operation')[4]).toEqual([
+    expect(metricsOf('Quota rejections (4001) by operation')[5]).toEqual([
       'DataAccessService/dev',
       'errors',
       'code',

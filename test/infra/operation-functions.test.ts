@@ -16,7 +16,15 @@ beforeAll(() => {
   template = service.statelessTemplate;
 });
 
-const OPERATIONS = ['get-list', 'get-one', 'create', 'update', 'execute-sql', 'login-user-info'] as const;
+const OPERATIONS = [
+  'get-list',
+  'get-one',
+  'create',
+  'batch-create',
+  'update',
+  'execute-sql',
+  'login-user-info',
+] as const;
 type Operation = (typeof OPERATIONS)[number];
 
 // biome-ignore lint/suspicious/noExplicitAny: a template resource is untyped JSON that the assertions read
@@ -87,6 +95,7 @@ describe('one function per operation', () => {
     ['get-list', 1024, 15],
     ['get-one', 1024, 10],
     ['create', 1024, 20],
+    ['batch-create', 1024, 25],
     ['update', 1024, 10],
     ['execute-sql', 3072, 28],
     ['login-user-info', 512, 10],
@@ -142,6 +151,24 @@ describe('least privilege', () => {
 
   it.each(['create', 'update'] as const)('%s may additionally put and update records', (operation) => {
     expect(dataStatementsOf(operation)).toEqual([QUERY_STATEMENT, READ_WRITE_ITEMS_STATEMENT, ...SHARED_STATEMENTS]);
+  });
+
+  it('batch-create may additionally write records in batches (BatchWriteItem), and delete none', () => {
+    expect(dataStatementsOf('batch-create')).toEqual([
+      QUERY_STATEMENT,
+      {
+        Effect: 'Allow',
+        Action: [
+          'dynamodb:BatchGetItem',
+          'dynamodb:BatchWriteItem',
+          'dynamodb:GetItem',
+          'dynamodb:PutItem',
+          'dynamodb:UpdateItem',
+        ],
+        Resource: RECORDS,
+      },
+      ...SHARED_STATEMENTS,
+    ]);
   });
 
   it('login-user-info (client-key mode only) reads the catalog and updates its quota item — no record, no secret', () => {

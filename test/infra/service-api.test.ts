@@ -22,6 +22,7 @@ const ROUTE_PATHS = [
   ['get-list', '/openapi/data/get-list'],
   ['get-one', '/openapi/data/get-one'],
   ['create', '/openapi/data/create'],
+  ['batch-create', '/openapi/data/batch-create'],
   ['update', '/openapi/data/update'],
   ['execute-sql', '/api/custom/executeSql'],
 ] as const;
@@ -47,15 +48,15 @@ function resourceIdForPath(path: string, from: Template = template): string {
 describe('routes', () => {
   it('has one POST method per operation and its /client/ twin, GET loginUserInfo, and nothing else', () => {
     const methods = Object.values(template.findResources('AWS::ApiGateway::Method'));
-    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(10);
+    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(12);
     expect(methods.filter((m) => m.Properties.HttpMethod === 'GET')).toHaveLength(1);
     expect(methods.filter((m) => !['POST', 'GET'].includes(m.Properties.HttpMethod))).toHaveLength(0);
   });
 
   it('adds a CORS preflight (OPTIONS) per resource when an origin is allowed', () => {
     const methods = Object.values(corsTemplate.findResources('AWS::ApiGateway::Method'));
-    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(10);
-    expect(methods.filter((m) => m.Properties.HttpMethod === 'OPTIONS').length).toBeGreaterThanOrEqual(11);
+    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(12);
+    expect(methods.filter((m) => m.Properties.HttpMethod === 'OPTIONS').length).toBeGreaterThanOrEqual(13);
     expect(methods.filter((m) => !['POST', 'GET', 'OPTIONS'].includes(m.Properties.HttpMethod))).toHaveLength(0);
   });
 
@@ -93,8 +94,8 @@ describe('routes', () => {
   });
 
   it('lets API Gateway invoke each function on the deployed stage only (no console test-invoke)', () => {
-    // One per method: five signed, six client-key.
-    template.resourceCountIs('AWS::Lambda::Permission', 11);
+    // One per method: six signed, seven client-key.
+    template.resourceCountIs('AWS::Lambda::Permission', 13);
   });
 });
 
@@ -138,11 +139,11 @@ describe('CORS', () => {
             StatusCode: '204',
             ResponseParameters: {
               'method.response.header.Access-Control-Allow-Headers':
-                "'X-Time-Stamp,X-App-Code,X-Dataset-Code,X-Token,Content-Type,X-Sign-Version,X-Nonce'",
+                "'X-Time-Stamp,X-App-Code,X-Dataset-Code,X-Token,Content-Type,X-Sign-Version,X-Nonce,Idempotency-Key'",
               'method.response.header.Access-Control-Allow-Origin': "'*'",
               'method.response.header.Access-Control-Allow-Methods': "'POST,OPTIONS'",
               'method.response.header.Access-Control-Expose-Headers':
-                "'X-Request-Id,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After'",
+                "'X-Request-Id,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After,Idempotent-Replayed'",
             },
           }),
         ],
@@ -158,6 +159,7 @@ describe('CORS', () => {
       'RateLimit-Remaining',
       'RateLimit-Reset',
       'Retry-After',
+      'Idempotent-Replayed',
     ]);
   });
 
@@ -273,7 +275,7 @@ describe('gateway responses', () => {
   const CORS_HEADERS = {
     'gatewayresponse.header.Access-Control-Allow-Origin': "'*'",
     'gatewayresponse.header.Access-Control-Expose-Headers':
-      "'X-Request-Id,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After'",
+      "'X-Request-Id,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After,Idempotent-Replayed'",
   };
 
   it('adds the CORS headers to every refusal when an origin is allowed', () => {
@@ -290,8 +292,8 @@ describe('gateway responses', () => {
       envelope(
         1001,
         '"no operation at this path and method; the operations are POST /openapi/data/get-list, POST /openapi/data/get-one, ' +
-          'POST /openapi/data/create, POST /openapi/data/update, POST /api/custom/executeSql, POST /client/data/get-list, ' +
-          'POST /client/data/get-one, POST /client/data/create, POST /client/data/update, POST /client/custom/executeSql, ' +
+          'POST /openapi/data/create, POST /openapi/data/batch-create, POST /openapi/data/update, POST /api/custom/executeSql, POST /client/data/get-list, ' +
+          'POST /client/data/get-one, POST /client/data/create, POST /client/data/batch-create, POST /client/data/update, POST /client/custom/executeSql, ' +
           'GET /client/user/loginUserInfo"',
       ),
     ],

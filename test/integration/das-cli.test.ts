@@ -294,6 +294,57 @@ describe('das call', () => {
     expect(run.stderr).toMatch(/^HTTP 404, request id \S+/);
   });
 
+  it('batch-create sends the records of --file and prints their ids; a repeat with the key is replayed', async () => {
+    const file = path.join(scratch, 'records.json');
+    writeFileSync(
+      file,
+      JSON.stringify([
+        { s: 'first of the file', i: 1 },
+        { s: 'second of the file', i: 2 },
+      ]),
+    );
+    const args = ['call', 'batch-create', '--url', harness.url, '--dataset', 'typed', ...KEYS, '--file', file];
+    const run = await das([...args, '--idempotency-key', 'cli-load-1']);
+    expect(run.code).toBe(0);
+    const ids = JSON.parse(run.stdout).data;
+    expect(ids).toHaveLength(2);
+    const second = await das([
+      'call',
+      'get-one',
+      '--url',
+      harness.url,
+      '--dataset',
+      'typed',
+      ...KEYS,
+      '--param',
+      `id=${ids[1]}`,
+    ]);
+    expect(JSON.parse(second.stdout).data).toMatchObject({ id: ids[1], s: 'second of the file', i: 2 });
+    const again = await das([...args, '--idempotency-key', 'cli-load-1']);
+    expect(JSON.parse(again.stdout).data).toEqual(ids);
+  });
+
+  it('batch-create without a readable array file is a usage error (exit code 2)', async () => {
+    const notArray = path.join(scratch, 'object.json');
+    writeFileSync(notArray, '{"s":"x"}');
+    const run = await das([
+      'call',
+      'batch-create',
+      '--url',
+      harness.url,
+      '--dataset',
+      'typed',
+      ...KEYS,
+      '--file',
+      notArray,
+    ]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`${notArray} must hold a JSON array of records`);
+    const missing = await das(['call', 'batch-create', '--url', harness.url, '--dataset', 'typed', ...KEYS]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('batch-create needs --file <records.json>');
+  });
+
   it('no service at the address is exit code 1 with the reason', async () => {
     const run = await das(['call', 'get-list', '--url', 'http://127.0.0.1:9', '--dataset', 'typed', ...KEYS]);
     expect(run.code).toBe(1);

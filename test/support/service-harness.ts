@@ -176,6 +176,9 @@ export class ServiceHarness {
   getOne(datasetCode: string, id: unknown, options?: CallOptions) {
     return this.call('/openapi/data/get-one', { datasetCode, paramMap: { id } }, options);
   }
+  batchCreate(datasetCode: string, paramList: unknown, options?: CallOptions) {
+    return this.call('/openapi/data/batch-create', { datasetCode, paramList }, options);
+  }
   update(datasetCode: string, paramMap: Record<string, unknown>, options?: CallOptions) {
     return this.call('/openapi/data/update', { datasetCode, paramMap }, options);
   }

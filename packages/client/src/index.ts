@@ -15,6 +15,8 @@
  *
  * Failure envelopes become typed errors (`./errors`); 4001 is retried with backoff, honouring `Retry-After`,
  * a bounded number of times; each attempt is aborted after `timeoutMs` (30 s, as docs/interface.md §7 advises).
+ * A call with an `idempotencyKey` (create, batchCreate, update) is also retried after a 3001, a 2001 or no
+ * answer at all: the service completes the first attempt instead of writing twice.
  */
 import { RequestTimeoutError, serviceCallError, TransportError } from './errors.js';
 import { LOGIN_USER_INFO_ROUTE, type OperationName, routeIn, USER_KEY_HEADER } from './operations.js';
@@ -119,6 +121,11 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Overrides the client's timeout for this call. */
   timeoutMs?: number;
+  /**
+   * Sent as `Idempotency-Key` (1 to 255 printable ASCII characters; create, batch create, update): the service
+   * answers a repeat of the same request with the first answer for 24 hours, so the call can be retried safely.
+   */
+  idempotencyKey?: string;
 }
 
 /** The system fields every record has, with the dataset's fields `F`. */
@@ -172,6 +179,12 @@ export interface DataAccessClient {
     changes: Partial<F>,
     options?: CallOptions,
   ): Promise<RecordOf<F>>;
+  /** 1 to 1000 new records; answers their ids in the order given. Nothing is written when any is refused. */
+  batchCreate<F extends object = Record<string, unknown>>(
+    datasetCode: string,
+    records: Partial<F>[],
+    options?: CallOptions,
+  ): Promise<string[]>;
   /** A failed SQL statement is not an error: it answers `execSuccess: false` with `execError`. */
   executeSql<Row extends object = Record<string, unknown>>(
     query: QueryRef,
@@ -194,6 +207,8 @@ export interface DataAccessClient {
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_RETRY: Required<RetryOptions> = { maxAttempts: 3, baseDelayMs: 500, maxDelayMs: 60_000 };
 const RATE_LIMITED = 4001;
+/** Failures a retry with the same Idempotency-Key completes (contract §13). */
+const COMPLETED_BY_RETRY = new Set([2001, 3001]);
 
 type Signer = (input: SignatureInput, secret: string) => string;
 let signer: Promise<Signer> | undefined;
@@ -291,6 +306,13 @@ export function createClient(options: ClientOptions): DataAccessClient {
     return { ...headers, ...extra };
   }
 
+  /** Whether a failed attempt is worth another: rate limits always, failures of ours when a key makes it safe. */
+  function retryable(response: ServiceResponse, idempotent: boolean): boolean {
+    const code = response.envelope.errorCode;
+    if (response.envelope.success || code === undefined) return false;
+    return code === RATE_LIMITED || (idempotent && COMPLETED_BY_RETRY.has(code));
+  }
+
   /** One HTTP exchange, aborted after the timeout (the body read included). */
   async function attempt(
     url: string,
@@ -351,16 +373,27 @@ export function createClient(options: ClientOptions): DataAccessClient {
     const payload = JSON.stringify({ appCode: options.appCode, ...body });
     const timeoutMs = callOptions.timeoutMs ?? options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const attempts = Math.max(1, Math.floor(retry.maxAttempts));
+    const idempotent = callOptions.idempotencyKey !== undefined;
     for (let n = 1; ; n += 1) {
       // Signed afresh each time: a retry may come minutes later, and the token is bound to its timestamp.
-      const headers = await signedHeaders(operation, datasetCode, payload);
-      const response = await attempt(
-        `${baseUrl}${route.path}`,
-        route.method === 'GET' ? { method: 'GET', headers } : { method: route.method, headers, body: payload },
-        timeoutMs,
-        callOptions.signal,
-      );
-      if (response.envelope.success || response.envelope.errorCode !== RATE_LIMITED || n >= attempts) return response;
+      const headers: Record<string, string> = await signedHeaders(operation, datasetCode, payload);
+      if (idempotent) headers['Idempotency-Key'] = callOptions.idempotencyKey as string;
+      let response: ServiceResponse;
+      try {
+        response = await attempt(
+          `${baseUrl}${route.path}`,
+          route.method === 'GET' ? { method: 'GET', headers } : { method: route.method, headers, body: payload },
+          timeoutMs,
+          callOptions.signal,
+        );
+      } catch (error) {
+        // No answer: without a key the request may or may not have run, so only a keyed one is sent again.
+        const lost = error instanceof RequestTimeoutError || error instanceof TransportError;
+        if (!idempotent || !lost || callOptions.signal?.aborted || n >= attempts) throw error;
+        await sleep(Math.min(retry.baseDelayMs * 2 ** (n - 1), retry.maxDelayMs), callOptions.signal);
+        continue;
+      }
+      if (!retryable(response, idempotent) || n >= attempts) return response;
       const asked = retryAfterMs(response.headers.get('retry-after'), Date.now());
       const backoff = retry.baseDelayMs * 2 ** (n - 1) * (0.5 + Math.random() / 2);
       const delay = asked ?? Math.min(backoff, retry.maxDelayMs);
@@ -399,6 +432,10 @@ export function createClient(options: ClientOptions): DataAccessClient {
     getOne: (datasetCode, id, callOptions) => dataCall('get-one', datasetCode, { id }, callOptions),
     create: (datasetCode, fields, callOptions) => dataCall('create', datasetCode, fields, callOptions),
     update: (datasetCode, id, changes, callOptions) => dataCall('update', datasetCode, { ...changes, id }, callOptions),
+    batchCreate: async (datasetCode, records, callOptions) =>
+      unwrap<string[]>(
+        await send('batch-create', { datasetCode, paramList: records }, { ...callOptions, datasetCode }),
+      ),
     async executeSql(query, params, callOptions = {}) {
       const ref = typeof query === 'string' ? { sqlCode: query } : typeof query === 'number' ? { id: query } : query;
       const body: Record<string, unknown> = { ...ref };

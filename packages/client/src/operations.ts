@@ -7,7 +7,14 @@
  * `X-User-AK` to each operation's `/client/` twin (`/openapi/data/get-list` → `/client/data/get-list`), plus
  * `GET /client/user/loginUserInfo`, which exists only there.
  */
-export type OperationName = 'get-list' | 'get-one' | 'create' | 'update' | 'execute-sql' | 'login-user-info';
+export type OperationName =
+  | 'get-list'
+  | 'get-one'
+  | 'create'
+  | 'batch-create'
+  | 'update'
+  | 'execute-sql'
+  | 'login-user-info';
 
 /** How a request authenticates: signed headers, or a personal access key (client-key mode). */
 export type AuthMode = 'signed' | 'client';
@@ -28,6 +35,7 @@ export const OPERATIONS: readonly OperationRoute[] = [
   { operation: 'get-list', method: 'POST', path: '/openapi/data/get-list', requiresDataset: true },
   { operation: 'get-one', method: 'POST', path: '/openapi/data/get-one', requiresDataset: true },
   { operation: 'create', method: 'POST', path: '/openapi/data/create', requiresDataset: true },
+  { operation: 'batch-create', method: 'POST', path: '/openapi/data/batch-create', requiresDataset: true },
   { operation: 'update', method: 'POST', path: '/openapi/data/update', requiresDataset: true },
   { operation: 'execute-sql', method: 'POST', path: '/api/custom/executeSql', requiresDataset: false },
 ];

@@ -3,6 +3,7 @@
  * code callers use), print the envelope, and exit non-zero when it is a failure. With `--user-key` (or
  * DAS_USER_KEY) it sends a personal access key to the `/client/` path instead of signing (client-key mode).
  */
+import { readFileSync } from 'node:fs';
 import { RequestTimeoutError, TransportError } from '../errors.js';
 import { createClient, type ServiceResponse } from '../index.js';
 import { routeFor } from '../operations.js';
@@ -15,9 +16,11 @@ const HELP = 'das call --help';
 
 export const CALL_USAGE = `Usage: das call <operation> [--url <base>] [--app <appCode>] [--dataset <code>] [key options]
                 [--param name=value]... [--param name:=<json>]... [--json '<object>'] [--sql <code|id>]
+                [--file <records.json>] [--idempotency-key <key>]
 
-Operations: get-list, get-one, create, update, execute-sql (or getList, getOne, ..., executeSql), and with a
-personal access key login-user-info. Prints the response envelope as JSON. Exit code 0 on success, 1 on a failure envelope or no answer, 2 on a
+Operations: get-list, get-one, create, batch-create, update, execute-sql (or getList, getOne, ..., executeSql), and
+with a personal access key login-user-info. Prints the response envelope as JSON. Exit code 0 on success, 1 on a
+failure envelope or no answer, 2 on a
 wrong command line. A 4001 is retried (up to 3 attempts) after the Retry-After the service asks for.
 
 ${URL_HELP}
@@ -31,12 +34,17 @@ ${CREDENTIAL_HELP}
   --json '<object>'   the paramMap (data operations) or the body fields (execute-sql) as JSON;
                       --param entries are added to it
   --sql <code|id>     execute-sql: the registered query's sqlCode, or its numeric id
+  --file <path>       batch-create: a JSON file holding the array of records (1 to 1000)
+  --idempotency-key <key>
+                      create, batch-create, update: sent as Idempotency-Key, so a repeat of the same command
+                      answers the first answer instead of writing again; a 3001 or no answer is retried
   --timeout <ms>      give up after this long (default 30000)
 
 Examples:
   das call get-list --dataset orders --param status=new --param pageSize:=5
   das call get-one --dataset orders --param id=01JD5Y0RZ6W8Q4N3V2M1K0H9G8
   das call create --dataset orders --json '{"customer_id":"c-1","amount":12.5,"status":"new"}'
+  das call batch-create --dataset orders --file records.json --idempotency-key load-2024-05-01
   das call execute-sql --sql revenue-by-status --param since="2024-01-01 00:00:00"
 `;
 
@@ -54,6 +62,25 @@ function parseParam(text: string): [string, unknown] {
   return [plain[1] as string, plain[2]];
 }
 
+/** The records of a batch: a JSON file holding an array. The service checks the records themselves. */
+function readRecordsFile(file: string | undefined): unknown[] {
+  if (file === undefined) throw new UsageError('batch-create needs --file <records.json>', HELP);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'unreadable'}`, HELP);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new UsageError(`${file} is not valid JSON`, HELP);
+  }
+  if (!Array.isArray(parsed)) throw new UsageError(`${file} must hold a JSON array of records`, HELP);
+  return parsed;
+}
+
 export async function runCall(args: string[], io: CommandIo): Promise<void> {
   const { values, positionals } = parseCommandArgs(
     args,
@@ -64,6 +91,8 @@ export async function runCall(args: string[], io: CommandIo): Promise<void> {
       param: { type: 'string', multiple: true },
       json: { type: 'string' },
       sql: { type: 'string' },
+      file: { type: 'string' },
+      'idempotency-key': { type: 'string' },
       timeout: { type: 'string' },
       'user-key': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -110,7 +139,13 @@ export async function runCall(args: string[], io: CommandIo): Promise<void> {
   const params = Object.fromEntries((values.param ?? []).map(parseParam));
 
   let body: Record<string, unknown>;
-  if (route.requiresDataset) {
+  if (route.operation === 'batch-create') {
+    if (values.json !== undefined || values.param)
+      throw new UsageError('batch-create takes its records from --file', HELP);
+    body = { datasetCode: values.dataset, paramList: readRecordsFile(values.file) };
+  } else if (values.file !== undefined) {
+    throw new UsageError('--file goes with batch-create', HELP);
+  } else if (route.requiresDataset) {
     body = { datasetCode: values.dataset, paramMap: { ...fields, ...params } };
   } else {
     body = { ...fields };
@@ -130,7 +165,16 @@ export async function runCall(args: string[], io: CommandIo): Promise<void> {
     ...callerOptions(userKey, values, io),
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
   });
-  await printEnvelope(() => client.send(route.operation, body, { datasetCode: values.dataset }), baseUrl, io);
+  const key = values['idempotency-key'];
+  await printEnvelope(
+    () =>
+      client.send(route.operation, body, {
+        datasetCode: values.dataset,
+        ...(key === undefined ? {} : { idempotencyKey: key }),
+      }),
+    baseUrl,
+    io,
+  );
 }
 
 /** Who calls: a personal access key (client-key mode) with its application, or an application's signing keys. */

@@ -27,7 +27,8 @@ ${CREDENTIAL_HELP}
   --json              print the headers as a JSON object
   --curl              print a signed curl command instead (npm run sign does this)
   --op <operation>    with --curl: ${OPERATIONS.map((r) => r.operation).join(', ')} (default get-list)
-  --body <json>       with --curl: the paramMap (data operations) or the body fields (execute-sql)
+  --body <json>       with --curl: the paramMap (data operations), the array of records (batch-create) or the
+                      body fields (execute-sql)
   --url <base>        with --curl: the service (env DAS_URL; default: the local service npm start
                       runs, else http://127.0.0.1:3000)
   --sign-version <n>  1 or 2 (default: the application's signatureVersion in --config, else 1)
@@ -115,19 +116,29 @@ function requestOf(
   const firstGrant = credentials.config?.applications.find((a) => a.appCode === credentials.appCode)?.grants?.[0];
   const datasetCode = values.dataset ?? (route.requiresDataset ? firstGrant?.datasetCode : undefined);
   if (route.requiresDataset && !datasetCode) throw new UsageError(`--dataset is required for ${route.operation}`, help);
+  const batch = route.operation === 'batch-create';
   let extra: Record<string, unknown> = {};
+  let records: unknown[] = [];
   if (values.body !== undefined) {
+    let parsed: unknown;
     try {
-      extra = JSON.parse(values.body);
+      parsed = JSON.parse(values.body);
     } catch {
       throw new UsageError('--body must be JSON', help);
     }
-    if (extra === null || typeof extra !== 'object' || Array.isArray(extra)) {
+    if (batch) {
+      if (!Array.isArray(parsed)) throw new UsageError('--body must be a JSON array of records for batch-create', help);
+      records = parsed;
+    } else if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
       throw new UsageError('--body must be a JSON object', help);
+    } else {
+      extra = parsed as Record<string, unknown>;
     }
   }
-  const body = route.requiresDataset
-    ? { appCode: credentials.appCode, datasetCode, paramMap: extra }
-    : { appCode: credentials.appCode, ...(datasetCode ? { datasetCode } : {}), ...extra };
+  const body = batch
+    ? { appCode: credentials.appCode, datasetCode, paramList: records }
+    : route.requiresDataset
+      ? { appCode: credentials.appCode, datasetCode, paramMap: extra }
+      : { appCode: credentials.appCode, ...(datasetCode ? { datasetCode } : {}), ...extra };
   return { route, datasetCode, body };
 }

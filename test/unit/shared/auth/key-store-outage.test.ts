@@ -19,7 +19,9 @@ import { setLogSink } from '../../../../shared/observability/request-log';
 import { getOneOperation } from '../../../../shared/operations/get-one';
 import { QuotaStore } from '../../../../shared/quota/quota-store';
 import { DatasetBookkeeping } from '../../../../shared/records/dataset-bookkeeping';
+import { IdempotencyStore } from '../../../../shared/records/idempotency-store';
 import { ListReader } from '../../../../shared/records/list-reader';
+import { RecordBatchStore } from '../../../../shared/records/record-batch-store';
 import { RecordStore } from '../../../../shared/records/record-store';
 
 const config: CatalogConfig = {
@@ -58,6 +60,8 @@ const handler = createHandler(getOneOperation, {
     records: new RecordStore(documentClient, 'records-table'),
     lists: new ListReader(documentClient, 'records-table'),
     bookkeeping: new DatasetBookkeeping(documentClient, 'records-table'),
+    recordBatches: new RecordBatchStore(documentClient, 'records-table'),
+    idempotency: new IdempotencyStore(documentClient, 'records-table'),
     quota: new QuotaStore(createDocumentClient(new DynamoDBClient({ region: 'eu-west-1' })), 'quota-table'),
     metricNamespace: 'Test',
     responseHeaders: {},

@@ -16,7 +16,9 @@ import { setLogSink } from '../../../../shared/observability/request-log';
 import { getOneOperation } from '../../../../shared/operations/get-one';
 import { QuotaStore } from '../../../../shared/quota/quota-store';
 import { DatasetBookkeeping } from '../../../../shared/records/dataset-bookkeeping';
+import { IdempotencyStore } from '../../../../shared/records/idempotency-store';
 import { ListReader } from '../../../../shared/records/list-reader';
+import { RecordBatchStore } from '../../../../shared/records/record-batch-store';
 import { RecordStore } from '../../../../shared/records/record-store';
 import { failureWith } from '../../../support/failure-envelope';
 
@@ -53,6 +55,8 @@ const handler = createHandler(getOneOperation, {
     records: new RecordStore(prodClient, 'records-table-prod'),
     lists: new ListReader(prodClient, 'records-table-prod'),
     bookkeeping: new DatasetBookkeeping(prodClient, 'records-table-prod'),
+    recordBatches: new RecordBatchStore(prodClient, 'records-table-prod'),
+    idempotency: new IdempotencyStore(prodClient, 'records-table-prod'),
     quota: new QuotaStore(createDocumentClient(new DynamoDBClient({ region: 'eu-west-1' })), 'quota-table-prod'),
     metricNamespace: 'Test',
     responseHeaders: {},

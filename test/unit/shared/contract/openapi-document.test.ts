@@ -18,11 +18,13 @@ describe('OpenAPI document', () => {
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/api/custom/executeSql',
       '/client/custom/executeSql',
+      '/client/data/batch-create',
       '/client/data/create',
       '/client/data/get-list',
       '/client/data/get-one',
       '/client/data/update',
       '/client/user/loginUserInfo',
+      '/openapi/data/batch-create',
       '/openapi/data/create',
       '/openapi/data/get-list',
       '/openapi/data/get-one',

@@ -1,0 +1,92 @@
+/**
+ * batch create: 1 to 1000 new records in one request (contract §12). Every record is checked as create checks
+ * one before anything is written, and the first failure answers with its position (`paramList[3]: ...`). The
+ * records are then written in chunks of 25 (record-batch-store.ts), each with the id and timestamps a create
+ * would give it, and `data` is their ids in `paramList` order.
+ *
+ * Ids come from one block (id-blocks.ts): consecutive ULIDs of one time, so the batch's records sort in
+ * `paramList` order and an Idempotency-Key retry finds what an interrupted attempt wrote with one range read.
+ */
+import { AccessDeniedError, ErrorCode, InvalidParameterError, ServiceError } from '../contract/errors';
+import { idInBlock } from '../records/id-blocks';
+import type { NewRecord } from '../records/record-batch-store';
+import type { RecordItem } from '../records/record-codec';
+import { writeCountedBatch } from './batch-bookkeeping';
+import { recordDatasetWrite } from './dataset-version';
+import { initialBlock, planIds } from './id-plan';
+import { newRecordFields } from './new-record';
+import { dataContext, type Operation } from './operation';
+
+export const MAX_BATCH_RECORDS = 1000;
+
+/** `paramList`: an array of 1 to 1000 JSON objects (contract §12). */
+export function readParamList(body: Record<string, unknown>): Record<string, unknown>[] {
+  const list = body.paramList;
+  if (list === undefined || list === null) {
+    throw new InvalidParameterError('paramList is required: an array of 1 to 1000 records');
+  }
+  if (!Array.isArray(list)) throw new InvalidParameterError('paramList must be an array of 1 to 1000 records');
+  if (list.length === 0) throw new InvalidParameterError('paramList is empty: send 1 to 1000 records');
+  if (list.length > MAX_BATCH_RECORDS) {
+    throw new InvalidParameterError(
+      `paramList has ${list.length} records; at most ${MAX_BATCH_RECORDS} per request: split the batch`,
+    );
+  }
+  list.forEach((record, position) => {
+    if (record === null || typeof record !== 'object' || Array.isArray(record)) {
+      throw new InvalidParameterError(`paramList[${position}]: a record must be a JSON object`);
+    }
+  });
+  return list as Record<string, unknown>[];
+}
+
+/** The same error, its message prefixed with the record's position. */
+function atPosition(error: unknown, position: number): unknown {
+  if (!(error instanceof ServiceError)) return error;
+  const message = `paramList[${position}]: ${error.message}`;
+  if (error.code === ErrorCode.InvalidParameter) return new InvalidParameterError(message, { cause: error });
+  if (error.code === ErrorCode.AccessDenied) return new AccessDeniedError(message);
+  return new ServiceError(error.code, message, { cause: error });
+}
+
+export const batchCreateOperation: Operation = {
+  name: 'batch-create',
+  async run(context, body) {
+    const data = dataContext(context);
+    const list = readParamList(body);
+    const initial = initialBlock(data);
+    const build = (position: number, id: string, createdAt: number): RecordItem => {
+      try {
+        return newRecordFields(data, list[position] as Record<string, unknown>, id, createdAt);
+      } catch (error) {
+        throw atPosition(error, position);
+      }
+    };
+    // Every record is checked before anything is read or written.
+    const checked = list.map((_, position) => build(position, idInBlock(initial, position), initial.time));
+    const plan = await planIds(data, list.length, initial);
+    const ids: string[] = [];
+    const records: NewRecord[] = [];
+    list.forEach((_, position) => {
+      const writtenId = plan.written.get(position);
+      if (writtenId !== undefined) {
+        ids.push(writtenId);
+        return;
+      }
+      const id = idInBlock(plan.block, position);
+      ids.push(id);
+      const fields = plan.block === initial ? (checked[position] as RecordItem) : build(position, id, plan.block.time);
+      records.push({ id, fields });
+    });
+    await writeCountedBatch(data, records, (marked) =>
+      data.ports.recordBatches.putNew(data.dataset.datasetCode, marked, data.telemetry.capacity, {
+        ...(data.deadline === undefined ? {} : { deadline: data.deadline }),
+        now: data.now,
+      }),
+    );
+    // Once per batch. A retry names every id: the attempt that failed never got to say what it wrote.
+    const changed = data.attempt?.resumed ? ids : records.map((record) => record.id);
+    await recordDatasetWrite(data, changed);
+    return ids;
+  },
+};

@@ -1,0 +1,36 @@
+/**
+ * A new record as create and batch create build it (contract §4): the caller's fields checked against the dataset
+ * and the grant (`writeFields`, `rowFilter`), with the derived index and lower-case attributes and both timestamps.
+ * Pure: it throws the contract's error before anything is written.
+ */
+import { assertCreateInScope, assertWritable, rowScope, visibleFields } from '../permissions/permissions';
+import { withDerivedAttributes } from '../records/index-attributes';
+import {
+  itemSize,
+  MAX_RECORD_BYTES,
+  type RecordItem,
+  recordTooLargeError,
+  validateChanges,
+} from '../records/record-codec';
+import { formatTimestamp } from '../records/timestamps';
+import type { DataOperationContext } from './operation';
+
+/** The item attributes (besides the key) of a new record with id `id`, created at `createdAt` (ms). */
+export function newRecordFields(
+  context: DataOperationContext,
+  params: Record<string, unknown>,
+  id: string,
+  createdAt: number,
+): RecordItem {
+  const { dataset, grant, caller, catalog } = context;
+  const appCode = caller.application.appCode;
+  const changes = validateChanges(dataset, params, 'create', visibleFields(grant));
+  assertWritable(grant, changes, appCode, dataset.datasetCode);
+  const timestamp = formatTimestamp(new Date(createdAt), catalog.timeZone);
+  // Index keys and lower-cased shadows go into the same write as the fields they derive from.
+  const derived = withDerivedAttributes(dataset, id, changes, 'create');
+  const fields = { ...derived.set, gmt_create: timestamp, gmt_modified: timestamp };
+  if (itemSize(fields) > MAX_RECORD_BYTES) throw recordTooLargeError();
+  assertCreateInScope(rowScope(grant, dataset), { ...fields, id }, appCode, dataset.datasetCode);
+  return fields;
+}
