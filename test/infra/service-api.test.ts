@@ -121,7 +121,7 @@ describe('CORS', () => {
           Match.objectLike({
             ResponseParameters: Match.objectLike({
               'method.response.header.Access-Control-Allow-Headers':
-                "'X-Time-Stamp,X-App-Code,X-Dataset-Code,X-Token,Content-Type'",
+                "'X-Time-Stamp,X-App-Code,X-Dataset-Code,X-Token,Content-Type,X-Sign-Version,X-Nonce,Idempotency-Key'",
             }),
           }),
         ],
