@@ -11,12 +11,16 @@ const common = {
     '^.+\\.[tj]s$': ['ts-jest', { tsconfig: { allowJs: true, isolatedModules: true }, diagnostics: false }],
   },
   transformIgnorePatterns: ['/node_modules/(?!@middy)'],
+  // The client package's sources import './x.js' as Node.js ES modules require; here they are the .ts files.
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   setupFiles: ['<rootDir>/test/setup-env.js'],
 };
 
 module.exports = {
   testTimeout: 30000,
-  projects: ['unit', 'integration', 'infra'].map((name) => ({
+  // package, walkthrough and browser: the client as a partner installs it, the README as a user runs it, /docs in
+  // chromium.
+  projects: ['unit', 'integration', 'infra', 'package', 'walkthrough', 'browser'].map((name) => ({
     ...common,
     displayName: name,
     testMatch: [`<rootDir>/test/${name}/**/*.test.ts`],

@@ -7,7 +7,7 @@
  */
 import type middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { signRequest } from '../shared/auth/signature';
+import { signRequest } from '../packages/client/src/signature';
 import { userKeyDigest } from '../shared/auth/user-key';
 import { StaticCatalogProvider } from '../shared/catalog/catalog-provider';
 import type { CatalogConfig } from '../shared/catalog/schema';
@@ -80,6 +80,8 @@ export async function run(): Promise<void> {
     const signed = authenticate({
       catalog,
       keys: { applicationKeys: async () => ({ accessKeys, signingSecret: secret }), defaultSecret: async () => secret },
+      // Version 1 only: no nonce is claimed.
+      nonces: { claim: async () => true },
     });
     const timeStamp = String(Date.now());
     const token = signRequest(

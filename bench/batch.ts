@@ -9,7 +9,7 @@
  */
 import { cpus, loadavg } from 'node:os';
 import { type LocalServer, startLocalServer } from '../bin/local-server';
-import { signRequest } from '../shared/auth/signature';
+import { signRequest } from '../packages/client/src/signature';
 import { writeSection } from './report';
 
 const APP = { appCode: 'app-demo', accessKey: 'ak-7f3c9a1b2d4e', secret: 'sk-demo-secret' };

@@ -7,7 +7,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { type LocalServer, startLocalServer } from '../bin/local-server';
-import { signRequest } from '../shared/auth/signature';
+import { signRequest } from '../packages/client/src/signature';
 import { createDocumentClient } from '../shared/aws/dynamodb';
 import { RECORDS_TABLE, RecordAttr } from '../shared/records/table-definitions';
 import { environment } from '../shared/runtime/environment';

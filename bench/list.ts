@@ -107,7 +107,7 @@ export async function run(): Promise<void> {
 
     // One-time: the first count after a bulk load reads the partition once and writes the checkpoint.
     const firstCount = await measure(async (meter) => {
-      const total = await countRecords(bookkeeping.counts, dataset.datasetCode, Date.now(), meter);
+      const total = await countRecords(bookkeeping, dataset.datasetCode, Date.now(), meter);
       return { rows: 0, total };
     });
 

@@ -10,7 +10,9 @@ const BENCHMARKS: Record<string, string> = {
   sql: './sql',
   capacity: './capacity',
   throughput: './throughput',
+  'cold-start': './cold-start',
   auth: './auth',
+  hardening: './hardening',
   batch: './batch',
   hooks: './hooks',
 };

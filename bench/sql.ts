@@ -250,7 +250,7 @@ async function coldFromDynamo(): Promise<void> {
     const config = { appCode: 'bench', datasetCode: code, fields };
     const catalog = new Catalog({ applications: [], datasets: [config] });
     const group = await beginBulkCreate(
-      bookkeeping.counts,
+      bookkeeping,
       code,
       { count: 1_000_000, firstId: ulid(1), lastId: ulid(Date.now()), now: Date.now() - 3_600_000 },
       new CapacityMeter(),
@@ -310,7 +310,7 @@ async function loadBulk(
     const part = records.slice(g, g + 1000);
     const ids = part.map((record) => record.id as string).sort();
     const group = await beginBulkCreate(
-      bookkeeping.counts,
+      bookkeeping,
       dataset.datasetCode,
       { count: part.length, firstId: ids[0] as string, lastId: ids[ids.length - 1] as string, now },
       new CapacityMeter(),

@@ -19,7 +19,7 @@ import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { startEmbeddedDynamo } from '../bin/local/embedded-dynamo';
 import { startLocalServer } from '../bin/local-server';
-import { signRequest } from '../shared/auth/signature';
+import { signRequest } from '../packages/client/src/signature';
 import { createDocumentClient } from '../shared/aws/dynamodb';
 
 const CONNECTIONS = 10;

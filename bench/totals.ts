@@ -90,7 +90,7 @@ export async function run(): Promise<void> {
   }
   const loadMs = Date.now() - loadStarted;
   const first = new CapacityMeter();
-  await countRecords(bookkeeping.counts, code, clock, first);
+  await countRecords(bookkeeping, code, clock, first);
   // The previous counter's checkpoint, as it would stand: every record older than its window, counted.
   const pageStarts = new PageStartCache();
   const list = async (now: number): Promise<{ units: number; total: number; pageUnits: number }> => {
@@ -256,7 +256,7 @@ async function bulk(
   const sorted = [...ids].sort();
   const meter = new CapacityMeter();
   const group = await beginBulkCreate(
-    bookkeeping.counts,
+    bookkeeping,
     dataset.datasetCode,
     { count: ids.length, firstId: sorted[0] as string, lastId: sorted[sorted.length - 1] as string, now },
     meter,

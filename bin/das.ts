@@ -1,80 +1,64 @@
 /**
- * `das`: the service's command-line tool for the people who meet it first — run it locally, check a
- * configuration, sign requests, mint browser tokens, call an operation, print the OpenAPI document.
- * `bin/das.js` is the executable (`npx das`); it loads this file through tsx, as `npm start` does.
+ * `das` in the service's repository: the client package's tool (sign, token, call) plus what needs the
+ * service itself — run it locally, check a configuration, print the OpenAPI document — with the demo
+ * configuration's keys and the running local service as defaults. `bin/das.js` is the executable (`npx das`
+ * here); it loads this file through tsx, as `npm start` does.
  */
-import { ConfigError } from '../shared/catalog-store/load-config';
-import { CommandFailure, type CommandIo, processIo, UsageError } from './cli/cli-io';
+import { type CommandIo, processIo } from '../packages/client/src/cli/cli-io';
+import { CLIENT_COMMANDS, type CommandEntry, runDas as runClientDas } from '../packages/client/src/cli/das';
+import { ConfigError, loadConfigFile } from '../shared/catalog-store/load-config';
+import { DEFAULT_CONFIG } from './local/default-config';
+import { readLocalServiceUrl } from './local/service-address';
 
-export const USAGE = `Usage: das <command> [options]      (das <command> --help for its options)
-
-Commands:
-  serve               run the whole service on this machine (what npm start runs)
-  config validate     check a configuration file; every problem with its path
-  sign                print the four signed headers of a request (--curl: a signed curl command)
-  token               mint a pre-generated token {token, timeStamp, expiresAt} for a browser
-  call <operation>    sign and send a request, print the response envelope (--user-key: client-key mode)
-  user-key create     make a personal access key for a user; shows the key once, and its digest
-  openapi             print the OpenAPI document (--write: refresh docs/openapi.json, docs/config.schema.json)
-
-Examples:
-  das serve --port 3000
-  das config validate config/demo.json
-  das sign --app app-demo --dataset orders --key ak-7f3c9a1b2d4e --secret sk-demo-secret
-  das call get-list --dataset orders --param pageSize:=5
-  das user-key create --app app-demo --user alice
-`;
-
-type Command = (args: string[], io: CommandIo) => Promise<void>;
-
-// Each command's module is loaded when it runs: `das sign` need not load the local server's DynamoDB stack,
-// which would double its start-up time.
-const COMMANDS: Record<string, Command> = {
-  serve: async (args) => (await import('./local-server')).runServe(args, 'das serve'),
-  config: async (args, io) => (await import('./cli/config-command')).runConfig(args, io),
-  sign: async (args, io) => (await import('./cli/sign-command')).runSign(args, io),
-  token: async (args, io) => (await import('./cli/token-command')).runToken(args, io),
-  call: async (args, io) => (await import('./cli/call-command')).runCall(args, io),
-  openapi: async (args, io) => (await import('./cli/openapi-command')).runOpenApi(args, io),
-  'user-key': async (args, io) => (await import('./cli/user-key-command')).runUserKey(args, io),
+const COMMANDS: Record<string, CommandEntry> = {
+  serve: {
+    synopsis: 'serve',
+    summary: 'run the whole service on this machine (what npm start runs)',
+    run: async (args) => (await import('./local-server')).runServe(args, 'das serve'),
+  },
+  config: {
+    synopsis: 'config validate',
+    summary: 'check a configuration file; every problem with its path',
+    run: async (args, io) => (await import('./cli/config-command')).runConfig(args, io),
+  },
+  ...CLIENT_COMMANDS,
+  openapi: {
+    synopsis: 'openapi',
+    summary: 'print the OpenAPI document (--write: refresh docs/openapi.json, docs/config.schema.json)',
+    run: async (args, io) => (await import('./cli/openapi-command')).runOpenApi(args, io),
+  },
+  'user-key': {
+    synopsis: 'user-key create',
+    summary: 'make a personal access key for a user; shows the key once, and its digest',
+    run: async (args, io) => (await import('./cli/user-key-command')).runUserKey(args, io),
+  },
 };
 
+const EXAMPLES = [
+  'das serve --port 3000',
+  'das config validate config/demo.json',
+  'das sign --app app-demo --dataset orders --key ak-7f3c9a1b2d4e --secret sk-demo-secret',
+  'das call get-list --dataset orders --param pageSize:=5',
+  'das user-key create --app app-demo --user alice',
+];
+
+/** The repository's defaults: the demo configuration's keys, validated as the service loads them. */
+export const repositoryIo = (io: CommandIo): CommandIo => ({
+  ...io,
+  workspace: {
+    defaultConfig: DEFAULT_CONFIG,
+    loadConfig: loadConfigFile,
+    localServiceUrl: readLocalServiceUrl,
+  },
+});
+
 /** Run a command line; answers the exit code instead of exiting, so it can be called in-process. */
-export async function runDas(argv: string[], io: CommandIo = processIo): Promise<number> {
-  const [name, ...args] = argv;
-  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    // Asked for, the usage is the answer (stdout, 0); a bare `das` is a wrong command line (stderr, 2).
-    if (name === undefined) {
-      io.err(USAGE);
-      return 2;
-    }
-    io.out(USAGE);
-    return 0;
-  }
-  const command = COMMANDS[name];
-  if (!command) {
-    io.err(`das: unknown command '${name}'\n\n${USAGE}`);
-    return 2;
-  }
-  try {
-    await command(args, io);
-    return 0;
-  } catch (error) {
-    if (error instanceof UsageError) {
-      io.err(`das ${name}: ${error.message}\nSee: ${error.helpCommand}\n`);
-      return 2;
-    }
-    if (error instanceof CommandFailure) {
-      if (error.message) io.err(`${error.message}\n`);
-      return 1;
-    }
-    if (error instanceof ConfigError) {
-      io.err(`Configuration refused.\n${error.message}\n`);
-      return 1;
-    }
-    io.err(`das ${name}: ${(error as Error).message}\n`);
-    return 1;
-  }
+export function runDas(argv: string[], io: CommandIo = processIo): Promise<number> {
+  return runClientDas(argv, repositoryIo(io), {
+    commands: COMMANDS,
+    examples: EXAMPLES,
+    describeError: (error) => (error instanceof ConfigError ? `Configuration refused.\n${error.message}\n` : undefined),
+  });
 }
 
 /** The process entry: `bin/das.js` (npx das) and `tsx bin/das.ts` (npm run sign) both end here. */

@@ -3,23 +3,36 @@
  * handlers as in Lambda, behind an HTTP server that speaks API Gateway's proxy events, over an embedded
  * DynamoDB-compatible store (dynalite) and the file-backed key store.
  *
- *   npm start -- [--config <file>] [--port <n>] [--data-dir <dir>] [--quiet]
+ *   npm start -- [--config <file>] [--port <n>] [--data-dir <dir>] [--dynamodb-endpoint <url>] [--log text|json] [--quiet]
+ *
+ * With --dynamodb-endpoint the service runs against that DynamoDB endpoint (moto's server, DynamoDB Local, ...)
+ * in the region AWS_REGION names, instead of starting the embedded store.
  */
 import { existsSync, mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { signedCurl } from '../packages/client/src/cli/signed-curl';
 import { createDocumentClient } from '../shared/aws/dynamodb';
 import type { CatalogConfig } from '../shared/catalog/schema';
 import { writeCatalog } from '../shared/catalog-store/catalog-store';
 import { ConfigError, loadConfigFile } from '../shared/catalog-store/load-config';
 import { operationRoutes } from '../shared/contract/client-routes';
 import { setLogSink } from '../shared/observability/request-log';
+import { endpointTarget } from '../shared/runtime/environment';
 import { DEFAULT_CONFIG } from './local/default-config';
 import { docsPages } from './local/docs-pages';
-import { ensureTables, localTableNames, startEmbeddedDynamo } from './local/embedded-dynamo';
+import {
+  connectDynamo,
+  deleteTables,
+  type ExternalDynamoOptions,
+  ensureTables,
+  localTableNames,
+  startEmbeddedDynamo,
+} from './local/embedded-dynamo';
 import { createLambdaHttpServer, type ProxyHandler } from './local/lambda-http';
-import { signedCurl } from './local/signed-curl';
+import { recordLocalServiceUrl } from './local/service-address';
+import { createTerminalLog } from './local/terminal-log';
 
 export { DEFAULT_CONFIG };
 
@@ -30,8 +43,19 @@ export interface LocalServerOptions {
   host?: string;
   /** Where records persist; without it the store lives in memory and is gone when the server stops. */
   dataDir?: string;
+  /** Another DynamoDB endpoint to run against instead of the embedded store (dataDir is then unused). */
+  dynamodb?: ExternalDynamoOptions;
+  /** Prefix of the table names (default `das-local`). */
+  tablePrefix?: string;
+  /** Delete the tables when the server stops (tests on a shared endpoint). */
+  dropTablesOnClose?: boolean;
   /** Where the request log lines go (default: standard output). */
   logSink?: (line: string) => void;
+  /**
+   * One short readable line per request (method, path, status, ms, units) to this writer instead of the JSON
+   * lines: the terminal's log.
+   */
+  textLog?: (line: string) => void;
   /** How each route's handler is loaded (default: the TypeScript sources under functions/). */
   loadHandler?: (functionFile: string) => Promise<ProxyHandler | undefined>;
 }
@@ -59,12 +83,12 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
   const configFile = path.resolve(options.configFile ?? DEFAULT_CONFIG);
   const config = loadConfigFile(configFile);
   let dynamoDir: string | undefined;
-  if (options.dataDir) {
+  if (options.dataDir && !options.dynamodb) {
     dynamoDir = path.resolve(options.dataDir, 'dynamodb');
     mkdirSync(dynamoDir, { recursive: true });
   }
-  const dynamo = await startEmbeddedDynamo(dynamoDir);
-  const tables = localTableNames('das-local');
+  const dynamo = options.dynamodb ? connectDynamo(options.dynamodb) : await startEmbeddedDynamo(dynamoDir);
+  const tables = localTableNames(options.tablePrefix ?? 'das-local');
   await ensureTables(dynamo.client, tables);
   // What the deploy-time custom resource does in AWS: the configuration becomes the catalog.
   await writeCatalog(createDocumentClient(dynamo.client), tables.Catalog as string, config);
@@ -76,10 +100,13 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     KEY_STORE: 'file',
     KEY_FILE: configFile,
     DYNAMODB_ENDPOINT: dynamo.endpoint,
+    ...(options.dynamodb ? { AWS_REGION: options.dynamodb.region } : {}),
     STAGE: 'local',
     CORS_ALLOW_ORIGIN: '*',
   });
-  if (options.logSink) setLogSink(options.logSink);
+  const terminalLog = options.textLog ? createTerminalLog(options.textLog) : undefined;
+  if (terminalLog) setLogSink(terminalLog.logSink);
+  else if (options.logSink) setLogSink(options.logSink);
 
   const loadHandler = options.loadHandler ?? loadSourceHandler;
   const handlers = new Map<string, ProxyHandler>();
@@ -96,7 +123,14 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
   let url = '';
   const server = createLambdaHttpServer({
     handlers,
-    pages: new Map([['/health', () => ({ contentType: 'application/json', body: health })], ...docsPages(() => url)]),
+    pages: new Map([
+      ['/health', () => ({ contentType: 'application/json', body: health })],
+      ...docsPages(
+        () => url,
+        () => config.applications,
+      ),
+    ]),
+    ...(terminalLog ? { onResponse: terminalLog.onResponse } : {}),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -112,6 +146,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      if (options.dropTablesOnClose) await deleteTables(dynamo.client, tables);
       await dynamo.close();
     },
   };
@@ -150,35 +185,59 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
       config: { type: 'string' },
       port: { type: 'string' },
       'data-dir': { type: 'string' },
+      'dynamodb-endpoint': { type: 'string' },
+      log: { type: 'string' },
       quiet: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) {
     process.stdout.write(
-      `Usage: ${command} [--config <file>] [--port <n>] [--data-dir <dir>] [--quiet]\n` +
-        '  --config    configuration file (default: config/demo.json)\n' +
-        '  --port      HTTP port (default: 3000)\n' +
-        '  --data-dir  where records persist (default: .data); a fresh directory is a fresh store\n' +
-        '  --quiet     do not print the request log lines\n',
+      `Usage: ${command} [--config <file>] [--port <n>] [--data-dir <dir>] [--dynamodb-endpoint <url>] [--log text|json] [--quiet]\n` +
+        '  --config             configuration file (default: config/demo.json)\n' +
+        '  --port               HTTP port (default: 3000)\n' +
+        '  --data-dir           where records persist (default: .data); a fresh directory is a fresh store\n' +
+        '  --dynamodb-endpoint  run against this DynamoDB endpoint (e.g. moto, DynamoDB Local) instead of the\n' +
+        '                       embedded store, in the region AWS_REGION names; tables das-local-* are created there\n' +
+        '  --log                text: one short line per request (the default on a terminal);\n' +
+        '                       json: the JSON lines a deployment writes (the default when output is not a terminal)\n' +
+        '  --quiet              do not print the request log lines\n',
     );
     return;
   }
   const port = values.port === undefined ? 3000 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new Error(`--port must be 0 to 65535, not ${values.port}`);
+  const endpoint = values['dynamodb-endpoint'];
+  if (endpoint !== undefined && !/^https?:\/\/\S+$/.test(endpoint)) {
+    throw new Error(`--dynamodb-endpoint must be an http(s) URL, not ${endpoint}`);
+  }
+  if (values.log !== undefined && values.log !== 'text' && values.log !== 'json')
+    throw new Error(`--log must be text or json, not ${values.log}`);
+  const log = values.quiet ? 'none' : (values.log ?? (process.stdout.isTTY ? 'text' : 'json'));
+  const writeLine = (line: string) => process.stdout.write(`${line}\n`);
   const server = await startLocalServer({
     configFile: values.config,
     port,
     dataDir: values['data-dir'] ?? '.data',
-    logSink: values.quiet ? () => undefined : undefined,
+    ...(endpoint
+      ? {
+          dynamodb: { endpoint, ...endpointTarget() },
+        }
+      : {}),
+    ...(log === 'none' ? { logSink: () => undefined } : {}),
+    ...(log === 'text' ? { textLog: writeLine } : {}),
   });
+  const forgetAddress = recordLocalServiceUrl(server.url);
   const example = firstRequestExample(server);
   process.stdout.write(
     [
       `Data access service listening on ${server.url}`,
+      `Other shells reach it with: export DAS_URL=${server.url}   (das and npm run sign in this checkout find it)`,
       `Configuration: ${server.configFile} (${server.config.applications.length} applications, ${server.config.datasets.length} datasets, ${server.config.queries?.length ?? 0} queries)`,
-      `Records persist in ${path.resolve(values['data-dir'] ?? '.data')}`,
+      endpoint
+        ? `Records are in the tables das-local-* at ${endpoint} (region ${endpointTarget().region})`
+        : `Records persist in ${path.resolve(values['data-dir'] ?? '.data')}`,
       `Health: curl ${server.url}/health`,
       `API reference: ${server.url}/docs (OpenAPI document: ${server.url}/openapi.json)`,
       '',
@@ -196,6 +255,7 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
     ].join('\n'),
   );
   const stop = () => {
+    forgetAddress();
     server.close().then(() => process.exit(0));
   };
   process.once('SIGINT', stop);

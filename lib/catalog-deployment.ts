@@ -5,6 +5,7 @@
  */
 import { CustomResource, Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Architecture, type CfnFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -28,6 +29,8 @@ export interface CatalogDeploymentProps {
   projectRoot: string;
   logRetention: RetentionDays;
   logRemovalPolicy: RemovalPolicy;
+  /** The stage's customer-managed key, when it has one, encrypts the log groups. */
+  logEncryptionKey?: IKey;
 }
 
 export class CatalogDeployment extends Construct {
@@ -47,6 +50,7 @@ export class CatalogDeployment extends Construct {
     const logGroup = new LogGroup(this, 'Logs', {
       retention: props.logRetention,
       removalPolicy: props.logRemovalPolicy,
+      ...(props.logEncryptionKey ? { encryptionKey: props.logEncryptionKey } : {}),
     });
     const role = new Role(this, 'Role', {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
@@ -87,6 +91,7 @@ export class CatalogDeployment extends Construct {
       logGroup: new LogGroup(this, 'ProviderLogs', {
         retention: props.logRetention,
         removalPolicy: props.logRemovalPolicy,
+        ...(props.logEncryptionKey ? { encryptionKey: props.logEncryptionKey } : {}),
       }),
     });
 

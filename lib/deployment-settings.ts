@@ -9,8 +9,32 @@ export interface DeploymentSettings {
   stage: string;
   /** The configuration file (applications, datasets, grants, queries) deployed to the catalog table. */
   configPath: string;
-  /** Optional WAFv2 web ACL (REGIONAL scope) to associate with the API stage. */
+  /**
+   * Production settings (`-c production=true`, whatever the stage is called): an alarm target is required, logs,
+   * tables and secrets are retained, tables have deletion protection, stacks have termination protection, and the
+   * service's own web ACL is on by default.
+   */
+  production: boolean;
+  /** Days CloudWatch keeps the functions' and the API's logs (default 180 in production, 14 otherwise). */
+  logRetentionDays: number;
+  /** Optional WAFv2 web ACL (REGIONAL scope) to associate with the API stage, instead of the service's own. */
   wafAclArn?: string;
+  /** Whether the stack creates and associates the service's own web ACL (default: in production). */
+  waf: boolean;
+  /** The web ACL's rate-based rule: requests one IP address may send in 5 minutes before it is refused (4001). */
+  wafRateLimitPer5Minutes: number;
+  /** Per-method throttle of custom SQL (requests per second, steady and burst), below the stage-wide one. */
+  sqlThrottleRateLimit: number;
+  sqlThrottleBurstLimit: number;
+  /**
+   * Reserved concurrency of the execute-sql function (undefined: none). It caps how many SQL executions run at
+   * once, so a runaway of slow queries cannot take the account concurrency the other operations need.
+   */
+  sqlReservedConcurrency?: number;
+  /** Whether a customer-managed KMS key encrypts the tables, secrets, logs and the alarm topic. */
+  customerManagedKey: boolean;
+  /** Authentication failures (1002 and 1003 answers) in 5 minutes that raise the auth-failure alarm. */
+  authFailureAlarmThreshold: number;
   /** Optional existing SNS topic for alarm notifications. */
   alarmTopicArn?: string;
   /** Optional e-mail address: a topic is created and subscribed when no topic ARN is given. */
@@ -18,10 +42,11 @@ export interface DeploymentSettings {
   /** CloudWatch namespace of the embedded-metric-format request metrics. */
   metricNamespace: string;
   /**
-   * The origin allowed by CORS (`*` suits browser callers holding pre-generated tokens). One origin, because
-   * the functions answer with one Access-Control-Allow-Origin value (CORS_ALLOW_ORIGIN).
+   * The origin allowed by CORS (`*` for browser callers holding pre-generated tokens, or one origin). One origin,
+   * because the functions answer with one Access-Control-Allow-Origin value (CORS_ALLOW_ORIGIN). Without it a
+   * deployment allows no cross-origin request: no preflight route, no Access-Control-Allow-Origin header.
    */
-  corsAllowOrigin: string;
+  corsAllowOrigin?: string;
   /** Stage-wide API Gateway throttle (requests per second, steady and burst): a coarse shield above the per-application quotas. */
   throttleRateLimit: number;
   throttleBurstLimit: number;
@@ -47,12 +72,50 @@ function text(node: Node, key: string): string | undefined {
   return String(value);
 }
 
+/** The retention periods CloudWatch Logs accepts, in days. */
+export const LOG_RETENTION_DAYS = [
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
+] as const;
+
+function flag(node: Node, key: string, fallback: boolean, problems: string[]): boolean {
+  const raw = text(node, key);
+  if (raw === undefined) return fallback;
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  problems.push(`${key}: must be true or false, not '${raw}'`);
+  return fallback;
+}
+
 function positiveInteger(node: Node, key: string, fallback: number, problems: string[]): number {
   const raw = text(node, key);
   if (raw === undefined) return fallback;
   const value = Number(raw);
   if (!Number.isInteger(value) || value <= 0) {
     problems.push(`${key}: must be a positive integer, not '${raw}'`);
+    return fallback;
+  }
+  return value;
+}
+
+/**
+ * Concurrent SQL executions a production stage reserves (and so caps): see docs/deploying.md, "Reserved
+ * concurrency", for the sizing.
+ */
+export const DEFAULT_SQL_RESERVED_CONCURRENCY = 50;
+
+/** A non-negative integer where 0 (or `none`) means "not set". */
+function optionalInteger(
+  node: Node,
+  key: string,
+  fallback: number | undefined,
+  problems: string[],
+): number | undefined {
+  const raw = text(node, key);
+  if (raw === undefined) return fallback;
+  if (raw === 'none' || raw === '0') return undefined;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value <= 0) {
+    problems.push(`${key}: must be a positive integer, or none, not '${raw}'`);
     return fallback;
   }
   return value;
@@ -77,19 +140,54 @@ export function readDeploymentSettings(node: Node): DeploymentSettings {
   if (alarmEmail !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(alarmEmail)) {
     problems.push(`alarmEmail: '${alarmEmail}' is not an e-mail address`);
   }
-  const corsAllowOrigin = text(node, 'corsAllowOrigin') ?? '*';
-  if (corsAllowOrigin !== '*' && !/^https?:\/\/[^\s/,]+$/.test(corsAllowOrigin)) {
+  const corsAllowOrigin = text(node, 'corsAllowOrigin');
+  if (corsAllowOrigin !== undefined && corsAllowOrigin !== '*' && !/^https?:\/\/[^\s/,]+$/.test(corsAllowOrigin)) {
     problems.push(`corsAllowOrigin: '${corsAllowOrigin}' must be '*' or one origin such as https://app.example.com`);
   }
+  const production = flag(node, 'production', false, problems);
+  if (production && alarmTopicArn === undefined && alarmEmail === undefined) {
+    problems.push(
+      'alarmEmail or alarmTopicArn: a production stage needs an alarm target, so that every alarm reaches someone ' +
+        '(-c alarmEmail=oncall@example.com, or -c alarmTopicArn=<an existing SNS topic ARN>)',
+    );
+  }
+  const logRetentionDays = positiveInteger(node, 'logRetentionDays', production ? 180 : 14, problems);
+  if (!(LOG_RETENTION_DAYS as readonly number[]).includes(logRetentionDays)) {
+    problems.push(
+      `logRetentionDays: CloudWatch Logs keeps logs ${LOG_RETENTION_DAYS.join(', ')} days, not ${logRetentionDays}`,
+    );
+  }
+  const waf = flag(node, 'waf', production && wafAclArn === undefined, problems);
+  if (waf && wafAclArn !== undefined) {
+    problems.push('waf: the service creates its own web ACL or associates wafAclArn, not both (set -c waf=false)');
+  }
+  const sqlReservedConcurrency = optionalInteger(
+    node,
+    'sqlReservedConcurrency',
+    production ? DEFAULT_SQL_RESERVED_CONCURRENCY : undefined,
+    problems,
+  );
   const settings: DeploymentSettings = {
     stage,
     configPath: text(node, 'config') ?? DEFAULT_CONFIG_PATH,
+    production,
+    logRetentionDays,
+    waf,
+    wafRateLimitPer5Minutes: positiveInteger(node, 'wafRateLimitPer5Minutes', 6000, problems),
     metricNamespace: text(node, 'metricNamespace') ?? `DataAccessService/${stage}`,
-    corsAllowOrigin,
     throttleRateLimit: positiveInteger(node, 'throttleRateLimit', 200, problems),
     throttleBurstLimit: positiveInteger(node, 'throttleBurstLimit', 400, problems),
+    sqlThrottleRateLimit: positiveInteger(node, 'sqlThrottleRateLimit', 20, problems),
+    sqlThrottleBurstLimit: positiveInteger(node, 'sqlThrottleBurstLimit', 40, problems),
+    customerManagedKey: flag(node, 'customerManagedKey', false, problems),
     latencyAlarmP99Ms: positiveInteger(node, 'latencyAlarmP99Ms', 3000, problems),
+    authFailureAlarmThreshold: positiveInteger(node, 'authFailureAlarmThreshold', 100, problems),
   };
+  if (settings.wafRateLimitPer5Minutes < 10) {
+    problems.push('wafRateLimitPer5Minutes: WAF counts from 10 requests per 5 minutes upwards');
+  }
+  if (sqlReservedConcurrency !== undefined) settings.sqlReservedConcurrency = sqlReservedConcurrency;
+  if (corsAllowOrigin !== undefined) settings.corsAllowOrigin = corsAllowOrigin;
   if (wafAclArn !== undefined) settings.wafAclArn = wafAclArn;
   if (alarmTopicArn !== undefined) settings.alarmTopicArn = alarmTopicArn;
   if (alarmEmail !== undefined) settings.alarmEmail = alarmEmail;

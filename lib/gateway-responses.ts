@@ -90,18 +90,26 @@ export function envelopeTemplate(refusal: GatewayRefusal): string {
   return `{"success":false,"msg":null,"data":null,"errorCode":${refusal.errorCode},"errorMsg":${refusal.errorMsgTemplate}}`;
 }
 
-/** Add every refusal to the API, with the CORS headers a browser needs to read the error body. */
-export function addGatewayRefusals(api: RestApi, routes: readonly RouteDefinition[], corsAllowOrigin: string): void {
-  const allowOrigin = `'${corsAllowOrigin}'`;
+/**
+ * Add every refusal to the API, with the CORS headers a browser needs to read the error body when an origin is
+ * allowed (none otherwise: a deployment without `corsAllowOrigin` answers no cross-origin caller).
+ */
+export function addGatewayRefusals(
+  api: RestApi,
+  routes: readonly RouteDefinition[],
+  corsAllowOrigin: string | undefined,
+): void {
+  const cors: Record<string, string> = corsAllowOrigin
+    ? {
+        'Access-Control-Allow-Origin': `'${corsAllowOrigin}'`,
+        'Access-Control-Expose-Headers': `'${EXPOSED_HEADERS.join(',')}'`,
+      }
+    : {};
   for (const refusal of gatewayRefusals(routes)) {
     api.addGatewayResponse(`Refusal-${refusal.type.responseType}`, {
       type: refusal.type,
       statusCode: String(httpStatusFor(refusal.errorCode)),
-      responseHeaders: {
-        'Access-Control-Allow-Origin': allowOrigin,
-        'Access-Control-Expose-Headers': `'${EXPOSED_HEADERS.join(',')}'`,
-        ...refusal.extraHeaders,
-      },
+      responseHeaders: { ...cors, ...refusal.extraHeaders },
       templates: { 'application/json': envelopeTemplate(refusal) },
     });
   }

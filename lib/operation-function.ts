@@ -6,6 +6,7 @@
  */
 import { ArnFormat, type Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, type ICommandHooks, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -46,13 +47,17 @@ export interface OperationFunctionProps {
   tables: OperationTables;
   secrets: OperationSecrets;
   metricNamespace: string;
-  /** The origin browsers may read responses from (the functions set Access-Control-Allow-Origin). */
-  corsAllowOrigin: string;
+  /** The origin browsers may read responses from (the functions set Access-Control-Allow-Origin); none without it. */
+  corsAllowOrigin?: string;
   memorySize: number;
   /** Must stay under API Gateway's 29 s integration limit, or the caller sees a gateway timeout first. */
   timeout: Duration;
   logRetention: RetentionDays;
   logRemovalPolicy: RemovalPolicy;
+  /** The stage's customer-managed key: encrypts the log group, and the secrets the function reads. */
+  encryptionKey?: IKey;
+  /** Reserved concurrency: at most this many invocations at once, and that many always available. */
+  reservedConcurrentExecutions?: number;
   extraAssets?: readonly BundleAsset[];
 }
 
@@ -112,6 +117,7 @@ export class OperationFunction extends Construct {
     this.logGroup = new LogGroup(this, 'Logs', {
       retention: props.logRetention,
       removalPolicy: props.logRemovalPolicy,
+      ...(props.encryptionKey ? { encryptionKey: props.encryptionKey } : {}),
     });
 
     // An explicit role instead of the default one: the default attaches the AWSLambdaBasicExecutionRole managed
@@ -183,6 +189,16 @@ export class OperationFunction extends Construct {
           resources: [...props.secrets.applicationSecretNames, props.secrets.defaultSecretName].map(secretArn),
         }),
       );
+      if (props.encryptionKey) {
+        // Secrets under a customer-managed key are decrypted with the caller's permission, through Secrets Manager only.
+        role.addToPolicy(
+          new PolicyStatement({
+            actions: ['kms:Decrypt'],
+            resources: [props.encryptionKey.keyArn],
+            conditions: { StringEquals: { 'kms:ViaService': `secretsmanager.${stack.region}.amazonaws.com` } },
+          }),
+        );
+      }
     }
 
     this.function = new NodejsFunction(this, 'Function', {
@@ -195,6 +211,9 @@ export class OperationFunction extends Construct {
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize,
       timeout: props.timeout,
+      ...(props.reservedConcurrentExecutions
+        ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions }
+        : {}),
       tracing: Tracing.ACTIVE,
       role,
       logGroup: this.logGroup,
@@ -209,7 +228,7 @@ export class OperationFunction extends Construct {
         DEFAULT_SECRET_ID: props.secrets.defaultSecretName,
         METRIC_NAMESPACE: props.metricNamespace,
         STAGE: props.stage,
-        CORS_ALLOW_ORIGIN: props.corsAllowOrigin,
+        ...(props.corsAllowOrigin ? { CORS_ALLOW_ORIGIN: props.corsAllowOrigin } : {}),
         // Stack traces in the log point at the TypeScript sources (the bundle ships a source map).
         NODE_OPTIONS: '--enable-source-maps',
       },

@@ -1,6 +1,7 @@
 /**
- * The stage's alarms: server errors as a share of requests, throttling (Lambda and DynamoDB) and p99 latency as
- * callers see it. Each notifies the optional SNS topic on alarm and on recovery.
+ * The stage's alarms: server errors as a share of requests, throttling (Lambda, DynamoDB tables and the records
+ * table's indexes), a spike of authentication failures, and p99 latency as callers see it. Each notifies the SNS
+ * topic on alarm and on recovery (a production stage cannot synthesize without one).
  */
 import {
   Alarm,
@@ -14,6 +15,8 @@ import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { Construct } from 'constructs';
 import {
   apiServerErrorRate,
+  credentialFailures,
+  indexThrottles,
   lambdaThrottles,
   METRIC_PERIOD,
   type ServiceMetricSources,
@@ -23,6 +26,10 @@ import {
 export interface ServiceAlarmsProps extends ServiceMetricSources {
   stage: string;
   latencyAlarmP99Ms: number;
+  /** 1002 and 1003 answers in one 5-minute period that raise the authentication-failure alarm. */
+  authFailureAlarmThreshold: number;
+  /** The records table's generic indexes, watched by name for throttling. */
+  recordIndexNames: readonly string[];
   topic?: ITopic;
 }
 
@@ -84,6 +91,28 @@ export class ServiceAlarms extends Construct {
       tableThrottles(props.tables),
       1,
       'A table or index throttled reads or writes (hot dataset partition or on-demand limit): see "Throttle events by table".',
+      { evaluationPeriods: 1, datapointsToAlarm: 1 },
+    );
+    const records = props.tables.find(({ label }) => label === 'records');
+    if (records && props.recordIndexNames.length > 0) {
+      add(
+        'DynamoDbIndexThrottles',
+        'dynamodb-index-throttles',
+        indexThrottles(records.table, props.recordIndexNames),
+        1,
+        'A generic index (gsi1…) of the records table throttled: a hot indexed value or filter; writes to the ' +
+          'table slow down with it. See "Throttle events by table" and the index metrics in the DynamoDB console.',
+        { evaluationPeriods: 1, datapointsToAlarm: 1 },
+      );
+    }
+    add(
+      'AuthFailureSpike',
+      'auth-failures',
+      credentialFailures(props.metricNamespace),
+      props.authFailureAlarmThreshold,
+      `At least ${props.authFailureAlarmThreshold} requests answered 1002 (signature) or 1003 (timestamp) in ` +
+        `${METRIC_PERIOD.toMinutes()} minutes: a guessed or leaked key, a client signing with a rotated key, or a ` +
+        'skewed client clock. See "Authentication failures by code" and the request log by appCode.',
       { evaluationPeriods: 1, datapointsToAlarm: 1 },
     );
     add(

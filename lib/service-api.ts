@@ -6,11 +6,13 @@
 import type { RemovalPolicy } from 'aws-cdk-lib';
 import {
   AccessLogFormat,
+  type CorsOptions,
   EndpointType,
   LambdaIntegration,
   LogGroupLogDestination,
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
@@ -19,24 +21,37 @@ import { addGatewayRefusals, EXPOSED_HEADERS } from './gateway-responses';
 import { acknowledge } from './nag-acknowledgements';
 import type { OperationFunction } from './operation-function';
 
-/** Headers a browser sends on a signed request (docs/interface.md §3), besides Content-Type. */
+/** Headers a browser sends on a signed request (docs/interface.md §3, §13, §16), besides Content-Type. */
 export const SIGNED_REQUEST_HEADERS = [
   'X-Time-Stamp',
   'X-App-Code',
   'X-Dataset-Code',
   'X-Token',
   'Content-Type',
+  'X-Sign-Version',
+  'X-Nonce',
   'Idempotency-Key',
 ];
+
+/** A per-method throttle (requests per second, steady and burst). */
+export interface MethodThrottle {
+  rateLimit: number;
+  burstLimit: number;
+}
 
 export interface ServiceApiProps {
   stage: string;
   operations: readonly OperationFunction[];
-  corsAllowOrigin: string;
+  /** Without it, no cross-origin request is allowed: no preflight route and no CORS header on refusals. */
+  corsAllowOrigin?: string;
   throttleRateLimit: number;
   throttleBurstLimit: number;
+  /** The throttle of each operation's method; operations not listed get the stage-wide one. */
+  methodThrottles?: Partial<Record<OperationFunction['route']['operation'], MethodThrottle>>;
   logRetention: RetentionDays;
   logRemovalPolicy: RemovalPolicy;
+  logEncryptionKey?: IKey;
+  /** The web ACL to associate with the stage (the service's own or the one named in context). */
   wafAclArn?: string;
 }
 
@@ -79,7 +94,31 @@ export class ServiceApi extends Construct {
     this.accessLogs = new LogGroup(this, 'AccessLogs', {
       retention: props.logRetention,
       removalPolicy: props.logRemovalPolicy,
+      ...(props.logEncryptionKey ? { encryptionKey: props.logEncryptionKey } : {}),
     });
+
+    const cors: CorsOptions | undefined = props.corsAllowOrigin
+      ? {
+          allowOrigins: [props.corsAllowOrigin],
+          allowMethods: ['POST', 'OPTIONS'],
+          allowHeaders: SIGNED_REQUEST_HEADERS,
+          exposeHeaders: EXPOSED_HEADERS,
+        }
+      : undefined;
+    // Every method gets an explicit throttle, so a flood of one operation (custom SQL above all) is refused
+    // before it uses the stage's whole allowance.
+    const methodOptions = Object.fromEntries(
+      props.operations.map((operation) => {
+        const throttle = props.methodThrottles?.[operation.route.operation] ?? {
+          rateLimit: props.throttleRateLimit,
+          burstLimit: props.throttleBurstLimit,
+        };
+        return [
+          `${operation.route.path}/${operation.route.method}`,
+          { throttlingRateLimit: throttle.rateLimit, throttlingBurstLimit: throttle.burstLimit },
+        ];
+      }),
+    );
 
     this.api = new RestApi(this, 'Api', {
       restApiName: `data-access-service-${props.stage}`,
@@ -96,13 +135,9 @@ export class ServiceApi extends Construct {
         metricsEnabled: true,
         throttlingRateLimit: props.throttleRateLimit,
         throttlingBurstLimit: props.throttleBurstLimit,
+        methodOptions,
       },
-      defaultCorsPreflightOptions: {
-        allowOrigins: [props.corsAllowOrigin],
-        allowMethods: ['POST', 'OPTIONS'],
-        allowHeaders: SIGNED_REQUEST_HEADERS,
-        exposeHeaders: EXPOSED_HEADERS,
-      },
+      ...(cors ? { defaultCorsPreflightOptions: cors } : {}),
     });
 
     // Each operation's function serves its signed path and its /client/ path (client-key mode, docs/interface.md §14).
@@ -158,8 +193,8 @@ export class ServiceApi extends Construct {
             {
               id: 'AwsSolutions-APIG3',
               reason:
-                'WAF is optional (context wafAclArn) because web ACLs are usually shared and managed per account; ' +
-                'the stage throttle and per-application quotas bound abuse without it.',
+                'Outside production the web ACL is optional (context waf=true or wafAclArn): a development stage ' +
+                'is bounded by the stage throttle and the per-application quotas. Production stages get one by default.',
             },
           ]),
     ]);

@@ -8,6 +8,7 @@ import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { MathExpression, Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { ErrorCode } from '../shared/contract/errors';
+import { ERROR_CODE_DIMENSION } from '../shared/observability/request-log';
 import type { OperationFunction } from './operation-function';
 
 export const METRIC_PERIOD = Duration.minutes(5);
@@ -69,6 +70,46 @@ export function lambdaThrottles(operations: readonly OperationFunction[]): MathE
   return sumOf(
     operations.map((op) => op.function.metricThrottles({ statistic: 'Sum', period: METRIC_PERIOD })),
     'Lambda throttles (all operations)',
+  );
+}
+
+/** Error codes of a failed signature or timestamp (contract §3): a spike means a leaked or brute-forced key, or a skewed client clock. */
+export const CREDENTIAL_FAILURE_CODES = [ErrorCode.SignatureMismatch, ErrorCode.TimestampExpired] as const;
+
+/**
+ * 1002 and 1003 answers of every operation, summed: the request log's `errors` metric by code alone, so the alarm
+ * reads two series whatever the number of operations (an alarm may read at most 10).
+ */
+export function credentialFailures(namespace: string): MathExpression {
+  return sumOf(
+    CREDENTIAL_FAILURE_CODES.map((code) =>
+      businessMetric(namespace, 'errors', { [ERROR_CODE_DIMENSION]: String(code) }, 'Sum', ''),
+    ),
+    'Authentication failures (1002, 1003)',
+    'cred',
+  );
+}
+
+/**
+ * Read and write throttle events of the records table's generic indexes. A throttled index also throttles the
+ * base table's writes (DynamoDB back-pressure), so an index that runs hot shows here first, by name.
+ */
+export function indexThrottles(table: ITable, indexNames: readonly string[]): MathExpression {
+  return sumOf(
+    indexNames.flatMap((indexName) =>
+      ['ReadThrottleEvents', 'WriteThrottleEvents'].map(
+        (metricName) =>
+          new Metric({
+            namespace: 'AWS/DynamoDB',
+            metricName,
+            dimensionsMap: { TableName: table.tableName, GlobalSecondaryIndexName: indexName },
+            statistic: 'Sum',
+            period: METRIC_PERIOD,
+          }),
+      ),
+    ),
+    'DynamoDB index throttle events (records table)',
+    'gsi',
   );
 }
 

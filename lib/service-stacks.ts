@@ -49,11 +49,15 @@ export function createServiceStacks(app: App, options: ServiceStacksOptions): Se
     ...env,
     description: `Data access service (${settings.stage}): tables and secrets`,
     stage: settings.stage,
+    production: settings.production,
+    customerManagedKey: settings.customerManagedKey,
+    terminationProtection: settings.production,
     config,
   });
   const stateless = new StatelessStack(app, `${base}-Stateless`, {
     ...env,
     description: `Data access service (${settings.stage}): functions, API, dashboard and alarms`,
+    terminationProtection: settings.production,
     settings,
     resources: stateful.resources,
     config,

@@ -9,6 +9,7 @@
  */
 import { RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import type { CatalogConfig } from '../shared/catalog/schema';
@@ -20,9 +21,17 @@ import {
   type TableDefinition,
 } from '../shared/records/table-definitions';
 import { acknowledge } from './nag-acknowledgements';
+import { ServiceKey } from './service-key';
 
 export interface StatefulStackProps extends StackProps {
   stage: string;
+  /**
+   * Production: every table is retained with deletion protection, and secrets are retained, so no stack
+   * deletion or replacement can take data or keys with it.
+   */
+  production?: boolean;
+  /** Create a customer-managed KMS key for the tables, secrets, logs and alarm topic (else AWS managed keys). */
+  customerManagedKey?: boolean;
   /** The validated configuration: one secret is created per application it declares. */
   config: CatalogConfig;
 }
@@ -42,6 +51,8 @@ export interface StatefulResources {
   applicationSecretNames: readonly string[];
   /** Name of the deployment's default signing secret (DEFAULT_SECRET_ID accepts a name). */
   defaultSecretName: string;
+  /** The customer-managed key, when the stage has one: logs and the alarm topic use it too. */
+  encryptionKey?: IKey;
 }
 
 const ATTRIBUTE_TYPES: Record<KeyAttribute['type'], AttributeType> = {
@@ -71,15 +82,24 @@ export class StatefulStack extends Stack {
   readonly applicationSecrets: ReadonlyMap<string, Secret>;
   readonly defaultSecret: Secret;
   readonly resources: StatefulResources;
+  readonly encryptionKey?: IKey;
+  private readonly production: boolean;
 
   constructor(scope: Construct, id: string, props: StatefulStackProps) {
     super(scope, id, props);
     const { stage } = props;
-    // Records are the partners' data: they survive a stack deletion. The catalog is rewritten on every deploy
-    // and quota items are minutes-to-a-day counters, so neither is worth an orphaned table.
+    this.production = props.production ?? false;
+    if (props.customerManagedKey) this.encryptionKey = new ServiceKey(this, 'ServiceKey', { stage }).key;
+    // Records are the partners' data: they survive a stack deletion. Outside production the catalog is rewritten
+    // on every deploy and quota items are minutes-to-a-day counters, so neither is worth an orphaned table; in
+    // production every table is retained (a mistaken deletion must not reset quotas or lose a deploy's catalog).
+    const disposable = this.production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     this.recordsTable = this.createTable(stage, RECORDS_TABLE, RemovalPolicy.RETAIN);
-    this.catalogTable = this.createTable(stage, CATALOG_TABLE, RemovalPolicy.DESTROY);
-    this.quotaTable = this.createTable(stage, QUOTA_TABLE, RemovalPolicy.DESTROY);
+    this.catalogTable = this.createTable(stage, CATALOG_TABLE, disposable);
+    this.quotaTable = this.createTable(stage, QUOTA_TABLE, disposable);
+    // Secrets: a deleted key cuts every partner off; in production they outlive the stack.
+    const secretRemovalPolicy = this.production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    const secretKey = this.encryptionKey ? { encryptionKey: this.encryptionKey } : {};
 
     const secretPrefix = secretPrefixFor(stage);
     const secrets = new Map<string, Secret>();
@@ -93,6 +113,8 @@ export class StatefulStack extends Stack {
           excludePunctuation: true,
           passwordLength: 40,
         },
+        removalPolicy: secretRemovalPolicy,
+        ...secretKey,
       });
       secrets.set(app.appCode, secret);
     }
@@ -107,6 +129,8 @@ export class StatefulStack extends Stack {
         excludePunctuation: true,
         passwordLength: 64,
       },
+      removalPolicy: secretRemovalPolicy,
+      ...secretKey,
     });
 
     // Every secret of this stack is an application key or the signing secret, so the reason holds stack-wide.
@@ -128,14 +152,17 @@ export class StatefulStack extends Stack {
       secretPrefix,
       applicationSecretNames: props.config.applications.map((app) => `${secretPrefix}/apps/${app.appCode}`),
       defaultSecretName,
+      ...(this.encryptionKey ? { encryptionKey: this.encryptionKey } : {}),
     };
   }
 
   /**
    * One table from its shared definition. On-demand billing (traffic is bursty and per-partner, no capacity to
    * plan); point-in-time recovery (35 days of restore points for a mistaken bulk write); encryption with the AWS
-   * managed key `aws/dynamodb`: key use is audited in CloudTrail like a customer key, but no key policy has to be
-   * administered in a partner's account and no kms:* grant widens every function's policy.
+   * managed key `aws/dynamodb` by default: key use is audited in CloudTrail like a customer key, but no key policy
+   * has to be administered in a partner's account. A stage with `customerManagedKey` uses its own key instead
+   * (DynamoDB holds a grant on it, so the functions need no kms:* permission for tables). Production tables have
+   * deletion protection: deleting one takes two deliberate steps.
    */
   private createTable(stage: string, definition: TableDefinition, removalPolicy: RemovalPolicy): Table {
     const table = new Table(this, definition.logicalName, {
@@ -144,7 +171,10 @@ export class StatefulStack extends Stack {
       ...(definition.sortKey ? { sortKey: attribute(definition.sortKey) } : {}),
       billingMode: BillingMode.PAY_PER_REQUEST,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      encryption: TableEncryption.AWS_MANAGED,
+      ...(this.encryptionKey
+        ? { encryption: TableEncryption.CUSTOMER_MANAGED, encryptionKey: this.encryptionKey }
+        : { encryption: TableEncryption.AWS_MANAGED }),
+      deletionProtection: this.production,
       ...(definition.timeToLiveAttribute ? { timeToLiveAttribute: definition.timeToLiveAttribute } : {}),
       removalPolicy,
     });

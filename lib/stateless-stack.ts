@@ -8,13 +8,15 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { Table } from 'aws-cdk-lib/aws-dynamodb';
-import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
 import type { CatalogConfig } from '../shared/catalog/schema';
 import { operationRoutes } from '../shared/contract/client-routes';
 import type { OperationName, RouteDefinition } from '../shared/contract/routes';
+import { MAX_BODY_BYTES } from '../shared/http/body-middleware';
 import { CatalogDeployment } from './catalog-deployment';
 import type { DeploymentSettings } from './deployment-settings';
 import { acknowledge } from './nag-acknowledgements';
@@ -22,6 +24,7 @@ import { type BundleAsset, OperationFunction } from './operation-function';
 import { ServiceAlarms } from './service-alarms';
 import { ServiceApi } from './service-api';
 import { ServiceDashboard } from './service-dashboard';
+import { ServiceFirewall } from './service-firewall';
 import type { ServiceMetricSources } from './service-metrics';
 import type { StatefulResources } from './stateful-stack';
 
@@ -51,7 +54,10 @@ export const OPERATION_SIZING: Record<OperationName, { memorySize: number; timeo
   'batch-create': { memorySize: 1024, timeout: Duration.seconds(25) },
   update: { memorySize: 1024, timeout: Duration.seconds(10) },
   // Registered queries may run up to 25 s (schema: timeoutMs ≤ 25000), after loading their datasets in memory.
-  'execute-sql': { memorySize: 2048, timeout: Duration.seconds(28) },
+  // Memory: the SQL worker is capped at 512 MB of SQLite heap plus 512 MB of JavaScript heap (sqljs-engine.ts),
+  // beside the main thread's loaded datasets; 3 GB leaves headroom so that a query ends as an answer, never
+  // by killing the function.
+  'execute-sql': { memorySize: 3072, timeout: Duration.seconds(28) },
   // Client-key mode's "who am I": a catalog lookup and the quota write.
   'login-user-info': { memorySize: 512, timeout: Duration.seconds(10) },
 };
@@ -71,13 +77,15 @@ export class StatelessStack extends Stack {
   readonly alarms: ServiceAlarms;
   readonly dashboard: ServiceDashboard;
   readonly alarmTopic?: ITopic;
+  readonly firewall?: ServiceFirewall;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
     const { settings, resources } = props;
-    const production = settings.stage === 'prod';
-    const logRetention = production ? RetentionDays.SIX_MONTHS : RetentionDays.TWO_WEEKS;
-    const logRemovalPolicy = production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    // RetentionDays' values are the days CloudWatch accepts; the settings checked the number against that list.
+    const logRetention = settings.logRetentionDays as RetentionDays;
+    const logRemovalPolicy = settings.production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+    const encryptionKey = resources.encryptionKey;
     // One function per operation; the API adds each operation's /client/ path to the same function.
     const routes = operationRoutes();
 
@@ -102,24 +110,40 @@ export class StatelessStack extends Stack {
           defaultSecretName: resources.defaultSecretName,
         },
         metricNamespace: settings.metricNamespace,
-        corsAllowOrigin: settings.corsAllowOrigin,
+        ...(settings.corsAllowOrigin ? { corsAllowOrigin: settings.corsAllowOrigin } : {}),
         memorySize: sizing.memorySize,
         timeout: sizing.timeout,
         logRetention,
         logRemovalPolicy,
+        ...(encryptionKey ? { encryptionKey } : {}),
+        ...(route.operation === 'execute-sql' && settings.sqlReservedConcurrency
+          ? { reservedConcurrentExecutions: settings.sqlReservedConcurrency }
+          : {}),
         extraAssets: props.extraAssets?.[route.operation] ?? [],
       });
     });
 
+    if (settings.waf) {
+      this.firewall = new ServiceFirewall(this, 'Firewall', {
+        stage: settings.stage,
+        maxBodyBytes: MAX_BODY_BYTES,
+        rateLimitPer5Minutes: settings.wafRateLimitPer5Minutes,
+      });
+    }
+    const wafAclArn = this.firewall?.webAcl.attrArn ?? settings.wafAclArn;
     this.api = new ServiceApi(this, 'Api', {
       stage: settings.stage,
       operations: this.operations,
-      corsAllowOrigin: settings.corsAllowOrigin,
+      ...(settings.corsAllowOrigin ? { corsAllowOrigin: settings.corsAllowOrigin } : {}),
       throttleRateLimit: settings.throttleRateLimit,
       throttleBurstLimit: settings.throttleBurstLimit,
+      methodThrottles: {
+        'execute-sql': { rateLimit: settings.sqlThrottleRateLimit, burstLimit: settings.sqlThrottleBurstLimit },
+      },
       logRetention,
       logRemovalPolicy,
-      ...(settings.wafAclArn ? { wafAclArn: settings.wafAclArn } : {}),
+      ...(encryptionKey ? { logEncryptionKey: encryptionKey } : {}),
+      ...(wafAclArn ? { wafAclArn } : {}),
     });
 
     this.catalogDeployment = new CatalogDeployment(this, 'CatalogDeployment', {
@@ -128,9 +152,10 @@ export class StatelessStack extends Stack {
       projectRoot: props.projectRoot,
       logRetention,
       logRemovalPolicy,
+      ...(encryptionKey ? { logEncryptionKey: encryptionKey } : {}),
     });
 
-    const topic = this.createAlarmTopic(settings);
+    const topic = this.createAlarmTopic(settings, encryptionKey);
     if (topic) this.alarmTopic = topic;
     const sources: ServiceMetricSources = {
       metricNamespace: settings.metricNamespace,
@@ -146,6 +171,8 @@ export class StatelessStack extends Stack {
       ...sources,
       stage: settings.stage,
       latencyAlarmP99Ms: settings.latencyAlarmP99Ms,
+      authFailureAlarmThreshold: settings.authFailureAlarmThreshold,
+      recordIndexNames: resources.tables.records.definition.globalSecondaryIndexes.map((index) => index.indexName),
       ...(topic ? { topic } : {}),
     });
     this.dashboard = new ServiceDashboard(this, 'Dashboard', {
@@ -156,14 +183,17 @@ export class StatelessStack extends Stack {
   }
 
   /** The alarm topic: an existing one (alarmTopicArn), a new one with an e-mail subscription (alarmEmail), or none. */
-  private createAlarmTopic(settings: DeploymentSettings): ITopic | undefined {
+  private createAlarmTopic(settings: DeploymentSettings, encryptionKey: IKey | undefined): ITopic | undefined {
     if (settings.alarmTopicArn) return Topic.fromTopicArn(this, 'AlarmTopic', settings.alarmTopicArn);
     if (!settings.alarmEmail) return undefined;
     const topic = new Topic(this, 'AlarmTopic', {
       displayName: `data-access-service ${settings.stage} alarms`,
       enforceSSL: true,
+      // The customer-managed key's policy lets CloudWatch alarms publish (lib/service-key.ts).
+      ...(encryptionKey ? { masterKey: encryptionKey } : {}),
     });
     topic.addSubscription(new EmailSubscription(settings.alarmEmail));
+    if (encryptionKey) return topic;
     acknowledge(topic, [
       {
         id: 'AwsSolutions-SNS2',

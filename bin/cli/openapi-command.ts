@@ -1,8 +1,8 @@
 /** `das openapi`: print the OpenAPI document, or (--write) refresh the generated documents under docs/. */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { type CommandIo, parseCommandArgs } from '../../packages/client/src/cli/cli-io';
 import { buildOpenApiDocument } from '../../shared/contract/openapi-document';
-import { type CommandIo, parseCommandArgs } from './cli-io';
 import { GENERATED_DOCUMENTS, PACKAGE_VERSION, REPOSITORY_ROOT } from './generated-docs';
 
 export const OPENAPI_USAGE = `Usage: das openapi [--server <url>]

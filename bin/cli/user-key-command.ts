@@ -3,10 +3,11 @@
  * The key is shown once and stored nowhere; what the configuration keeps is its SHA-256 digest, in the user's
  * `keyHashes`. docs/deploying.md says how a partner issues, rotates and revokes keys in a deployment.
  */
+
+import { type CommandIo, parseCommandArgs, UsageError } from '../../packages/client/src/cli/cli-io';
 import { generateUserKey, userKeyDigest } from '../../shared/auth/user-key';
 import { loadConfigFile } from '../../shared/catalog-store/load-config';
 import { isCode } from '../../shared/contract/codes';
-import { type CommandIo, parseCommandArgs, UsageError } from './cli-io';
 
 const HELP = 'das user-key --help';
 

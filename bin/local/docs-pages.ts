@@ -1,10 +1,12 @@
 /**
  * The local server's documentation pages: the OpenAPI document at /openapi.json and a Swagger UI page at /docs.
  * Swagger UI's assets come from the swagger-ui-dist package in node_modules, so the page works offline and
- * nothing is fetched from a CDN.
+ * nothing is fetched from a CDN. The page asks once for an application's keys (or a client key), keeps them in
+ * the tab's sessionStorage only, and signs every "Try it out" request in the browser (docs-signer.ts).
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { buildSync } from 'esbuild';
 import { buildOpenApiDocument } from '../../shared/contract/openapi-document';
 import { PACKAGE_VERSION } from '../cli/generated-docs';
 
@@ -22,18 +24,94 @@ const SWAGGER_UI_ASSETS: Record<string, string> = {
   'favicon-32x32.png': 'image/png',
 };
 
-// validatorUrl null: Swagger UI would otherwise send the document to validator.swagger.io for a badge.
-const INITIALIZER = `window.addEventListener('load', function () {
-  window.ui = SwaggerUIBundle({
-    url: '/openapi.json',
-    dom_id: '#swagger-ui',
-    deepLinking: true,
-    validatorUrl: null,
-    presets: [SwaggerUIBundle.presets.apis],
-    layout: 'BaseLayout',
+// The credentials panel and Swagger UI. The keys live in sessionStorage: gone when the tab closes, never sent
+// anywhere but into the signature (or, a client key, its header). validatorUrl null: Swagger UI would otherwise
+// send the document to validator.swagger.io for a badge.
+const INITIALIZER = `(function () {
+  var STORE = 'das-docs-credentials';
+  var versions = {};
+  fetch('/docs/applications.json').then(function (r) { return r.json(); }).then(function (apps) {
+    apps.forEach(function (a) { versions[a.appCode] = a.signatureVersion; });
   });
-});
+  function load() {
+    try { return JSON.parse(sessionStorage.getItem(STORE) || 'null'); } catch (e) { return null; }
+  }
+  function show() {
+    var saved = load();
+    var form = document.getElementById('das-credentials');
+    var status = document.getElementById('das-signing-as');
+    form.hidden = !!saved;
+    status.hidden = !saved;
+    if (saved) {
+      document.getElementById('das-signing-as-text').textContent = saved.clientKey
+        ? 'Try it out sends ' + saved.appCode + "'s client key (X-User-AK) to the /client/ paths."
+        : 'Try it out signs every request as ' + saved.appCode + ' (keys kept in this tab only).';
+    }
+  }
+  function value(id) { return document.getElementById(id).value.trim(); }
+  window.addEventListener('load', function () {
+    document.getElementById('das-credentials').addEventListener('submit', function (event) {
+      event.preventDefault();
+      var error = document.getElementById('das-credentials-error');
+      var credentials = { appCode: value('das-app-code') };
+      if (value('das-client-key')) credentials.clientKey = value('das-client-key');
+      else { credentials.accessKey = value('das-access-key'); credentials.signingSecret = value('das-signing-secret'); }
+      if (!credentials.appCode || !(credentials.clientKey || (credentials.accessKey && credentials.signingSecret))) {
+        error.textContent = 'Enter the app code with its access key and signing secret, or with a client key.';
+        return;
+      }
+      error.textContent = '';
+      sessionStorage.setItem(STORE, JSON.stringify(credentials));
+      show();
+    });
+    document.getElementById('das-forget').addEventListener('click', function () {
+      sessionStorage.removeItem(STORE);
+      show();
+    });
+    show();
+    window.ui = SwaggerUIBundle({
+      url: '/openapi.json',
+      dom_id: '#swagger-ui',
+      deepLinking: true,
+      validatorUrl: null,
+      presets: [SwaggerUIBundle.presets.apis],
+      layout: 'BaseLayout',
+      requestInterceptor: function (request) {
+        var credentials = load();
+        if (!credentials || String(request.method).toUpperCase() !== 'POST') return request;
+        var signing = Object.assign({ signatureVersion: versions[credentials.appCode] || 1 }, credentials);
+        return DasDocsSigner.prepareDocsRequest(request, signing).then(function (prepared) {
+          return Object.assign(request, prepared);
+        });
+      },
+    });
+  });
+})();
 `;
+
+const CREDENTIALS_PANEL = `<section class="das-panel" aria-label="Credentials for Try it out">
+      <form id="das-credentials" hidden>
+        <strong>Try it out signs each request in this page.</strong>
+        Enter an application's keys once; they stay in this tab (sessionStorage) and are never sent.
+        <div class="das-fields">
+          <label>App code <input id="das-app-code" name="appCode" autocomplete="off" placeholder="app-demo"></label>
+          <label>Access key <input id="das-access-key" name="accessKey" autocomplete="off"></label>
+          <label>Signing secret <input id="das-signing-secret" name="signingSecret" type="password" autocomplete="off"></label>
+          <span>or</span>
+          <label>Client key <input id="das-client-key" name="clientKey" type="password" autocomplete="off"></label>
+          <button type="submit" id="das-use">Use these</button>
+        </div>
+        <span id="das-credentials-error" role="alert"></span>
+      </form>
+      <div id="das-signing-as" hidden><span id="das-signing-as-text"></span> <button type="button" id="das-forget">Forget</button></div>
+    </section>`;
+
+const PANEL_STYLE = `<style>
+      .das-panel { font-family: sans-serif; font-size: 14px; max-width: 1460px; margin: 0 auto; padding: 12px 20px; background: #f4f6f8; border-bottom: 1px solid #d0d7de; }
+      .das-fields { display: flex; flex-wrap: wrap; gap: 8px 16px; align-items: end; margin-top: 8px; }
+      .das-fields label { display: flex; flex-direction: column; gap: 2px; }
+      #das-credentials-error { color: #b42318; }
+    </style>`;
 
 const HTML = `<!DOCTYPE html>
 <html lang="en">
@@ -43,15 +121,33 @@ const HTML = `<!DOCTYPE html>
     <meta name="viewport" content="width=device-width, initial-scale=1">
     <link rel="stylesheet" href="${DOCS_PATH}/swagger-ui.css">
     <link rel="icon" type="image/png" href="${DOCS_PATH}/favicon-32x32.png">
+    ${PANEL_STYLE}
   </head>
   <body>
     <noscript>This page needs JavaScript; the document itself is at <a href="/openapi.json">/openapi.json</a>.</noscript>
+    ${CREDENTIALS_PANEL}
     <div id="swagger-ui"></div>
     <script src="${DOCS_PATH}/swagger-ui-bundle.js"></script>
+    <script src="${DOCS_PATH}/docs-signer.js"></script>
     <script src="${DOCS_PATH}/docs-init.js"></script>
   </body>
 </html>
 `;
+
+/** docs-signer.ts for the browser: one script defining `DasDocsSigner`, with nothing of Node.js. */
+export function bundleDocsSigner(): string {
+  const result = buildSync({
+    entryPoints: [path.join(__dirname, 'docs-signer.ts')],
+    bundle: true,
+    format: 'iife',
+    globalName: 'DasDocsSigner',
+    platform: 'browser',
+    target: 'es2020',
+    write: false,
+    logLevel: 'silent',
+  });
+  return (result.outputFiles[0] as { text: string }).text;
+}
 
 function swaggerUiDir(): string {
   return path.dirname(require.resolve('swagger-ui-dist/package.json'));
@@ -61,7 +157,10 @@ function swaggerUiDir(): string {
  * GET pages by path. The document names `serverUrl`, so "Try it out" calls this server. Assets are read on
  * first request and kept: the bundle is large and never changes while the server runs.
  */
-export function docsPages(serverUrl: () => string): Map<string, () => Page> {
+export function docsPages(
+  serverUrl: () => string,
+  applications: () => { appCode: string; signatureVersion?: number | undefined }[] = () => [],
+): Map<string, () => Page> {
   const json = 'application/json; charset=utf-8';
   const pages = new Map<string, () => Page>([
     [
@@ -74,7 +173,22 @@ export function docsPages(serverUrl: () => string): Map<string, () => Page> {
     [DOCS_PATH, () => ({ contentType: 'text/html; charset=utf-8', body: HTML })],
     [`${DOCS_PATH}/`, () => ({ contentType: 'text/html; charset=utf-8', body: HTML })],
     [`${DOCS_PATH}/docs-init.js`, () => ({ contentType: 'text/javascript; charset=utf-8', body: INITIALIZER })],
+    // Which signature version each application expects (no keys): the page signs version 2 for those that do.
+    [
+      `${DOCS_PATH}/applications.json`,
+      () => ({
+        contentType: json,
+        body: JSON.stringify(
+          applications().map((a) => ({ appCode: a.appCode, signatureVersion: a.signatureVersion ?? 1 })),
+        ),
+      }),
+    ],
   ]);
+  let signer: string | undefined;
+  pages.set(`${DOCS_PATH}/docs-signer.js`, () => {
+    signer ??= bundleDocsSigner();
+    return { contentType: 'text/javascript; charset=utf-8', body: signer };
+  });
   for (const [file, contentType] of Object.entries(SWAGGER_UI_ASSETS)) {
     let body: Buffer | undefined;
     pages.set(`${DOCS_PATH}/${file}`, () => {

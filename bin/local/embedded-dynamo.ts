@@ -6,10 +6,12 @@ import type { AddressInfo } from 'node:net';
 import {
   CreateTableCommand,
   type CreateTableCommandInput,
+  DeleteTableCommand,
   DynamoDBClient,
   ListTablesCommand,
 } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
+import { endpointClientConfig } from '../../shared/aws/dynamodb';
 import { TABLES, type TableDefinition } from '../../shared/records/table-definitions';
 
 export interface EmbeddedDynamo {
@@ -40,6 +42,27 @@ export async function startEmbeddedDynamo(dataDir?: string): Promise<EmbeddedDyn
         client.destroy();
         server.close(() => resolve());
       }),
+  };
+}
+
+/** Where a DynamoDB endpoint other than the embedded store is (`npm start -- --dynamodb-endpoint`). */
+export interface ExternalDynamoOptions {
+  endpoint: string;
+  /** The region to sign requests for (AWS_REGION; `local` without it). */
+  region: string;
+  /** Whether AWS credentials are configured; placeholder ones are used otherwise (emulators accept them). */
+  credentialsConfigured: boolean;
+}
+
+/** A client of another DynamoDB endpoint (moto, DynamoDB Local, AWS): nothing to start, nothing to stop but the client. */
+export function connectDynamo(options: ExternalDynamoOptions): EmbeddedDynamo {
+  const client = new DynamoDBClient(
+    endpointClientConfig(options.endpoint, options.region, options.credentialsConfigured),
+  );
+  return {
+    endpoint: options.endpoint,
+    client,
+    close: async () => client.destroy(),
   };
 }
 
@@ -81,6 +104,14 @@ export function toCreateTableInput(definition: TableDefinition, tableName: strin
 /** Local table names: `<prefix>-<logical name in lower case>`. */
 export function localTableNames(prefix: string): Record<string, string> {
   return Object.fromEntries(TABLES.map((t) => [t.logicalName, `${prefix}-${t.logicalName.toLowerCase()}`]));
+}
+
+/** Delete the service's tables of these names (a test's own tables on a shared endpoint). */
+export async function deleteTables(client: DynamoDBClient, names: Record<string, string>): Promise<void> {
+  for (const definition of TABLES) {
+    const name = names[definition.logicalName] as string;
+    await client.send(new DeleteTableCommand({ TableName: name })).catch(() => undefined);
+  }
 }
 
 /** Create whichever of the service's tables do not exist yet. */

@@ -15,7 +15,8 @@ export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Pr
 /** Lambda's synchronous invocation payload limit: a larger body never reaches a function. */
 const MAX_REQUEST_BYTES = 6 * 1024 * 1024;
 /** Request headers a browser caller sends (the signed headers). */
-export const CORS_ALLOW_HEADERS = 'Content-Type, X-Time-Stamp, X-App-Code, X-Dataset-Code, X-Token, Idempotency-Key';
+export const CORS_ALLOW_HEADERS =
+  'Content-Type, X-Time-Stamp, X-App-Code, X-Dataset-Code, X-Token, X-Sign-Version, X-Nonce, Idempotency-Key';
 
 /** The deployed functions' timeout. */
 const FUNCTION_TIMEOUT_MS = 28_000;
@@ -24,6 +25,17 @@ export interface LambdaHttpOptions {
   handlers: ReadonlyMap<string, ProxyHandler>;
   /** Extra GET endpoints of the local server (health, documents). */
   pages?: ReadonlyMap<string, () => { contentType: string; body: string | Buffer }>;
+  /** Told of every answered request (the terminal's request log). */
+  onResponse?: (answered: AnsweredRequest) => void;
+}
+
+export interface AnsweredRequest {
+  method: string;
+  path: string;
+  status: number;
+  durationMs: number;
+  /** Set when an operation's handler ran. */
+  requestId?: string;
 }
 
 function envelope(status: number, errorCode: number, errorMsg: string) {
@@ -103,8 +115,22 @@ function send(res: ServerResponse, result: APIGatewayProxyResult): void {
 export function createLambdaHttpServer(options: LambdaHttpOptions): Server {
   const routesByPath = new Map(serviceRoutes().map((route) => [route.path, route]));
   return createServer(async (req, res) => {
+    const started = Date.now();
+    const path = (req.url ?? '/').split('?')[0] as string;
+    let requestId: string | undefined;
+    if (options.onResponse) {
+      const report = options.onResponse;
+      res.once('finish', () =>
+        report({
+          method: req.method ?? 'GET',
+          path,
+          status: res.statusCode,
+          durationMs: Date.now() - started,
+          ...(requestId ? { requestId } : {}),
+        }),
+      );
+    }
     try {
-      const path = (req.url ?? '/').split('?')[0] as string;
       const page = req.method === 'GET' ? options.pages?.get(path) : undefined;
       if (page) {
         const { contentType, body } = page();
@@ -139,7 +165,7 @@ export function createLambdaHttpServer(options: LambdaHttpOptions): Server {
         send(res, envelope(400, 1001, 'request body is larger than 1 MB (1048576 bytes)'));
         return;
       }
-      const requestId = randomUUID();
+      requestId = randomUUID();
       send(res, await handler(toEvent(req, route, body, requestId), toContext(route, requestId)));
     } catch (error) {
       // A handler never throws (the envelope answers every error); this is the server's own failure.

@@ -1,8 +1,16 @@
 /**
  * Key store adapter over AWS Secrets Manager: one secret per application (`<prefix>/apps/<appCode>`) and one
- * for the deployment's default secret. Values are cached in the container; each call has a timeout; when
- * Secrets Manager fails, the last good value keeps serving for a bounded time, so a brief outage of the
- * secret store does not become an outage of the API.
+ * for the deployment's default secret. Values are cached in the container; each call has a timeout.
+ *
+ * No request waits for a refresh while a value is cached: past `cacheTtlMs` the cached value still answers and
+ * one refresh runs beside the request. When Secrets Manager fails, the last good value keeps serving for up to
+ * `maxStaleMs` after it was read, and refreshes back off (1 s, doubling to `maxBackoffMs`), so an outage costs
+ * requests nothing until that bound. Without a usable value a request waits for at most one call; during the
+ * back-off after a failed one it fails at once (the caller answers 3001 saying requests cannot be verified now).
+ *
+ * So a key removed from Secrets Manager keeps working in a warm container until the first request after
+ * `cacheTtlMs` has refreshed it (5 minutes and one request by default), or, while Secrets Manager is failing,
+ * for up to `maxStaleMs` (1 hour by default) after the last successful read.
  */
 import {
   GetSecretValueCommand,
@@ -22,6 +30,8 @@ export interface SecretsManagerKeyStoreOptions {
   maxStaleMs?: number;
   /** Timeout of one call to Secrets Manager. */
   callTimeoutMs?: number;
+  /** Longest wait between refresh attempts while Secrets Manager fails (the first wait is 1 s). */
+  maxBackoffMs?: number;
   now?: () => number;
 }
 
@@ -33,18 +43,29 @@ interface CacheEntry<T> {
 /** An application whose secret does not exist: remembered briefly so that unknown keys do not hammer the store. */
 const MISSING = Symbol('missing');
 
+const FIRST_BACKOFF_MS = 1_000;
+
+interface Failure {
+  delayMs: number;
+  retryAt: number;
+}
+
 export class SecretsManagerKeyStore implements KeyStore {
   private readonly cache = new Map<string, CacheEntry<string | typeof MISSING>>();
   private readonly inflight = new Map<string, Promise<string | typeof MISSING>>();
+  /** Secrets whose last read failed, and when the next attempt may run. */
+  private readonly failures = new Map<string, Failure>();
   private readonly ttl: number;
   private readonly maxStale: number;
   private readonly timeout: number;
+  private readonly maxBackoff: number;
   private readonly now: () => number;
 
   constructor(private readonly options: SecretsManagerKeyStoreOptions) {
     this.ttl = options.cacheTtlMs ?? 5 * 60_000;
     this.maxStale = options.maxStaleMs ?? 60 * 60_000;
     this.timeout = options.callTimeoutMs ?? 2_000;
+    this.maxBackoff = options.maxBackoffMs ?? 30_000;
     this.now = options.now ?? Date.now;
   }
 
@@ -67,21 +88,50 @@ export class SecretsManagerKeyStore implements KeyStore {
     const cached = this.cache.get(id);
     const age = cached ? this.now() - cached.fetchedAt : Number.POSITIVE_INFINITY;
     if (cached && age < this.ttl) return cached.value;
+    if (cached && age < this.maxStale) {
+      this.refreshBeside(id);
+      return cached.value;
+    }
+    const failure = this.failures.get(id);
+    if (failure && this.now() < failure.retryAt) {
+      throw new Error(`secret ${id} could not be read; the next attempt is in ${failure.retryAt - this.now()} ms`);
+    }
     try {
-      const value = await this.fetchOnce(id);
-      this.cache.set(id, { value, fetchedAt: this.now() });
-      return value;
+      return await this.refresh(id);
     } catch (error) {
-      if (cached && age < this.maxStale) return cached.value;
       throw new Error(`secret ${id} could not be read`, { cause: error });
     }
   }
 
-  /** One request per secret at a time, however many callers wait for it. */
-  private fetchOnce(id: string): Promise<string | typeof MISSING> {
+  /** A refresh that no request waits for: at most one at a time, none during the back-off after a failure. */
+  private refreshBeside(id: string): void {
+    const failure = this.failures.get(id);
+    if (this.inflight.has(id) || (failure && this.now() < failure.retryAt)) return;
+    this.refresh(id).catch(() => undefined);
+  }
+
+  /**
+   * One read per secret at a time, however many callers wait for it; its outcome updates the cache or the
+   * back-off once.
+   */
+  private refresh(id: string): Promise<string | typeof MISSING> {
     let pending = this.inflight.get(id);
     if (!pending) {
-      pending = this.fetch(id).finally(() => this.inflight.delete(id));
+      pending = this.fetch(id)
+        .then(
+          (value) => {
+            this.cache.set(id, { value, fetchedAt: this.now() });
+            this.failures.delete(id);
+            return value;
+          },
+          (error: unknown) => {
+            const previous = this.failures.get(id);
+            const delayMs = previous ? Math.min(previous.delayMs * 2, this.maxBackoff) : FIRST_BACKOFF_MS;
+            this.failures.set(id, { delayMs, retryAt: this.now() + delayMs });
+            throw error;
+          },
+        )
+        .finally(() => this.inflight.delete(id));
       this.inflight.set(id, pending);
     }
     return pending;

@@ -2,6 +2,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { environment } from '../runtime/environment';
+import { traced } from './tracing';
 
 /** A document client with the translation rules the record store relies on. */
 export function createDocumentClient(raw: DynamoDBClient): DynamoDBDocumentClient {
@@ -13,20 +14,36 @@ export function createDocumentClient(raw: DynamoDBClient): DynamoDBDocumentClien
   });
 }
 
+/**
+ * How to reach a DynamoDB endpoint other than AWS's own (local runs: the embedded store, an emulator such as
+ * moto or DynamoDB Local, or any endpoint given to `npm start -- --dynamodb-endpoint`): the region to sign for,
+ * and placeholder credentials unless real ones are configured.
+ */
+export function endpointClientConfig(
+  endpoint: string,
+  region: string,
+  credentialsConfigured: boolean,
+): { endpoint: string; region: string; credentials?: { accessKeyId: string; secretAccessKey: string } } {
+  return {
+    endpoint,
+    region,
+    ...(credentialsConfigured ? {} : { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+  };
+}
+
 let client: DynamoDBDocumentClient | undefined;
 
 export function dynamoDocumentClient(): DynamoDBDocumentClient {
   if (!client) {
-    const endpoint = environment().dynamodbEndpoint;
-    const raw = endpoint
+    const env = environment();
+    const raw = env.dynamodbEndpoint
       ? new DynamoDBClient({
-          endpoint,
-          region: 'local',
-          credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+          ...endpointClientConfig(env.dynamodbEndpoint, env.dynamodbRegion ?? 'local', env.awsCredentialsConfigured),
           maxAttempts: 3,
         })
       : new DynamoDBClient({ maxAttempts: 3 });
-    client = createDocumentClient(raw);
+    // Instrumented before the document client wraps it: the document client sends through this client's stack.
+    client = createDocumentClient(traced(raw));
   }
   return client;
 }

@@ -137,6 +137,12 @@ export const applicationSchema = z
       .optional()
       .describe("Local runs only: the application's signing secret; the deployment default when absent"),
     quota: quotaSchema.optional(),
+    signatureVersion: z
+      .union([z.literal(1), z.literal(2)])
+      .optional()
+      .describe(
+        'Signature version the application must use: 1 (default) or 2, which also signs the body, method, path and a single-use nonce',
+      ),
     grants: z.array(grantSchema).optional().describe('Without a grant an application reaches nothing'),
     users: z
       .array(userSchema)

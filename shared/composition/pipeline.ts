@@ -55,6 +55,13 @@ export function createHandler(operation: Operation, options: HandlerOptions = {}
           applicationKeys: (appCode) => lazy().keys.applicationKeys(appCode),
           defaultSecret: () => lazy().keys.defaultSecret(),
         },
+        nonces: {
+          claim: (appCode, nonce, expiresAtMs, capacity) => {
+            const nonces = lazy().nonces;
+            if (!nonces) throw new Error('no nonce store is configured');
+            return nonces.claim(appCode, nonce, expiresAtMs, capacity);
+          },
+        },
         now,
       }),
       operation,
@@ -77,6 +84,7 @@ function pipelineFor(
   lazy: () => RuntimePorts,
   now: () => number,
 ): ApiHandler {
+  // Create, batch create and update remember their answer under an Idempotency-Key (docs/interface.md §13).
   // Hooks run inside the idempotency wrapper: a replay answers what the hooks made of the first attempt.
   const hooked = withHooks(operation);
   const run = route.idempotent ? withIdempotency(hooked) : hooked;
@@ -101,10 +109,10 @@ function pipelineFor(
     )
     .handler(async (_event, context) => {
       const state = context.state;
-      const remaining = typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 0;
       const admission = state.admission;
       const { records, lists, bookkeeping, recordBatches, idempotency } = lazy();
       const ports = { records, lists, bookkeeping, recordBatches, idempotency };
+      const remaining = typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 0;
       // The operation returns the envelope's `data`; the envelope middleware's `after` makes it the HTTP result.
       // Authentication has resolved the caller and the catalog, or thrown; the operation sees no HTTP state.
       let data: unknown;

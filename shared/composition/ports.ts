@@ -4,6 +4,7 @@
  */
 import { FileKeyStore } from '../auth/file-key-store';
 import type { KeyStore } from '../auth/key-store';
+import { DynamoNonceStore, type NonceStore } from '../auth/nonce-store';
 import { SecretsManagerKeyStore } from '../auth/secrets-manager-key-store';
 import { dynamoDocumentClient } from '../aws/dynamodb';
 import { secretsManagerClient } from '../aws/secrets-manager';
@@ -29,6 +30,8 @@ export interface RuntimePorts {
   /** Requests sent with an Idempotency-Key (kept in the records table). */
   idempotency: IdempotencyStore;
   quota: QuotaStore;
+  /** Single-use nonces of signature version 2; without it, version-2 requests cannot be verified (3001). */
+  nonces?: NonceStore;
   metricNamespace: string;
   /** Headers every response carries (CORS for browser callers). */
   responseHeaders: Record<string, string>;
@@ -65,6 +68,7 @@ export function runtimePorts(): RuntimePorts {
     recordBatches: new RecordBatchStore(client, env.recordsTable),
     idempotency: new IdempotencyStore(client, env.recordsTable),
     quota: new QuotaStore(client, env.quotaTable),
+    nonces: new DynamoNonceStore(client, env.quotaTable),
     metricNamespace: env.metricNamespace,
     responseHeaders: env.corsAllowOrigin
       ? {

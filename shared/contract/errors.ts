@@ -105,6 +105,16 @@ export class InternalError extends ServiceError {
   }
 }
 
+/**
+ * A failure of ours that the caller is told about in words (3001): a dependency the service needs is out of
+ * reach, and retrying later is the remedy. The message names no internals.
+ */
+export class ServiceUnavailableError extends ServiceError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(ErrorCode.Internal, message, options);
+  }
+}
+
 export class RateLimitedError extends ServiceError {
   constructor(
     message: string,

@@ -102,6 +102,22 @@ function camelCase(operation: string): string {
   return pascal.charAt(0).toLowerCase() + pascal.slice(1);
 }
 
+/**
+ * zod writes the safe-integer range as the bounds of every integer; they say nothing an `integer` type does not,
+ * and Swagger UI shows -9007199254740991 as the example of such a field. Only bounds zod added are dropped.
+ */
+function withoutSafeIntegerBounds(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutSafeIntegerBounds);
+  if (value === null || typeof value !== 'object') return value;
+  const out: JsonObject = {};
+  for (const [key, child] of Object.entries(value)) {
+    if (key === 'minimum' && child === Number.MIN_SAFE_INTEGER) continue;
+    if (key === 'maximum' && child === Number.MAX_SAFE_INTEGER) continue;
+    out[key] = withoutSafeIntegerBounds(child);
+  }
+  return out;
+}
+
 /** JSON Schemas of a registry, with `$ref`s between them pointing into components.schemas. */
 function componentSchemas(entries: [string, z.ZodType][], io: 'input' | 'output'): Record<string, JsonObject> {
   const registry = z.registry<{ id: string }>();
@@ -111,7 +127,7 @@ function componentSchemas(entries: [string, z.ZodType][], io: 'input' | 'output'
   for (const [id, schema] of Object.entries(schemas)) {
     // Inside an OpenAPI document a component is addressed by its place, not by $id; the dialect is the document's.
     const { $schema: _dialect, $id: _id, ...rest } = schema as JsonObject;
-    out[id] = rest;
+    out[id] = withoutSafeIntegerBounds(rest) as JsonObject;
   }
   return out;
 }

@@ -125,11 +125,16 @@ export const sqlParamValueSchema = z.union([z.string(), z.number(), z.boolean(),
 
 const executeSqlCommon = {
   appCode: envelopeCodes.appCode,
-  datasetCode: codeSchema.optional().describe('Optional; signed like any other when sent'),
+  datasetCode: codeSchema
+    .optional()
+    .meta({ description: 'Optional; signed like any other when sent', examples: ['orders'] }),
   params: z
     .record(z.string(), sqlParamValueSchema)
     .optional()
-    .meta({ description: "Values of the query's declared #{name} parameters", examples: [{ since: '2024-01-01' }] }),
+    .meta({
+      description: "Values of the query's declared #{name} parameters",
+      examples: [{ since: '2024-01-01 00:00:00' }],
+    }),
 };
 
 export const executeSqlRequestSchema = z.union([
@@ -138,7 +143,10 @@ export const executeSqlRequestSchema = z.union([
       ...executeSqlCommon,
       sqlCode: codeSchema.meta({ description: 'The registered query', examples: ['revenue-by-status'] }),
     })
-    .meta({ title: 'By sqlCode' }),
+    .meta({
+      title: 'By sqlCode',
+      examples: [{ appCode: 'app-demo', sqlCode: 'revenue-by-status', params: { since: '2024-01-01 00:00:00' } }],
+    }),
   z
     .object({ ...executeSqlCommon, id: z.int().positive().describe('The numeric id of the registered query') })
     .meta({ title: 'By numeric id' }),
@@ -151,9 +159,9 @@ export const tableColumnSchema = z.object({
 
 export const listResultSchema = z.object({
   paging: z.object({
-    pageSize: z.int().describe('Records per page as served (at most 100)'),
-    totalCount: z.int().describe('Exact number of records matching the filters'),
-    currentPage: z.int().describe('From 1'),
+    pageSize: z.int().meta({ description: 'Records per page as served (at most 100)', examples: [10] }),
+    totalCount: z.int().meta({ description: 'Exact number of records matching the filters', examples: [42] }),
+    currentPage: z.int().meta({ description: 'From 1', examples: [1] }),
   }),
   tableData: z.array(dataRecordSchema),
   tableColumns: z.array(tableColumnSchema),

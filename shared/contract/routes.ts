@@ -1,6 +1,7 @@
 /**
  * The operations of the API: path, the Lambda that serves it, and what it needs from authentication.
- * The CDK stack, the local server and the client all read this one list.
+ * The CDK stack and the local server read this one list; the client package keeps the caller's view of it
+ * (packages/client/src/operations.ts), which a test holds to this one.
  */
 import type { GrantOperation } from './codes';
 

@@ -4,15 +4,18 @@
  * covering the dataset and the operation. The first failure answers.
  */
 import type middy from '@middy/core';
+import { verifySignature } from '../../packages/client/src/signature';
+import { NONCE_PATTERN } from '../../packages/client/src/signature-v2';
 import type { KeyStore } from '../auth/key-store';
-import { verifySignature } from '../auth/signature';
+import type { NonceStore } from '../auth/nonce-store';
+import { verifyVersionTwo } from '../auth/signature-v2-request';
 import type { CatalogProvider } from '../catalog/catalog-provider';
 import { CODE_PATTERN } from '../contract/codes';
 import {
   ApplicationNotFoundError,
   DatasetNotFoundError,
-  InternalError,
   InvalidParameterError,
+  ServiceUnavailableError,
   SignatureMismatchError,
   TimestampExpiredError,
 } from '../contract/errors';
@@ -22,12 +25,19 @@ import { applicationCaller } from '../permissions/caller';
 import { grantFor } from '../permissions/permissions';
 import type { ApiEvent, ApiResult, ServiceContext } from './request-state';
 
+/** Without a nonce store, a version-2 request cannot be verified: a failure of ours (3001). */
+const noNonceStore: NonceStore = {
+  claim: () => Promise.reject(new Error('no nonce store is configured')),
+};
+
 const TIMESTAMP = /^\d{1,16}$/;
 const BASE64 = /^[A-Za-z0-9+/]{1,200}={0,2}$/;
 
 export interface AuthOptions {
   catalog: CatalogProvider;
   keys: KeyStore;
+  /** Single-use nonces of signature version 2 (contract §16); required once an application uses it. */
+  nonces?: NonceStore;
   now?: () => number;
 }
 
@@ -64,6 +74,7 @@ export function authenticate(options: AuthOptions): middy.MiddlewareObj<ApiEvent
     const appCode = header(state.headers, 'X-App-Code', true, CODE_PATTERN) as string;
     const token = header(state.headers, 'X-Token', true, BASE64) as string;
     const datasetCode = header(state.headers, 'X-Dataset-Code', route.requiresDataset, CODE_PATTERN);
+    header(state.headers, 'X-Nonce', false, NONCE_PATTERN);
     bodyCode(body, 'appCode', 'X-App-Code', appCode);
     if (route.requiresDataset) bodyCode(body, 'datasetCode', 'X-Dataset-Code', datasetCode as string);
 
@@ -86,11 +97,36 @@ export function authenticate(options: AuthOptions): middy.MiddlewareObj<ApiEvent
       keys = await options.keys.applicationKeys(appCode);
       secret = keys?.signingSecret ?? (await options.keys.defaultSecret());
     } catch (cause) {
-      throw new InternalError('the key store could not be read', { cause });
+      // Only without a usable cached key (see the key store's bounds): a cold container during an outage.
+      throw new ServiceUnavailableError(
+        'the service cannot verify requests right now: its key store is out of reach; retry in a few seconds',
+        { cause },
+      );
     }
-    if (!keys || !verifySignature(token, { appCode, datasetCode, timeStamp }, keys.accessKeys, secret)) {
+    if (!keys) throw new SignatureMismatchError();
+    // ---- Signature version 2, opt-in per application (contract §16); version 1 below is unchanged.
+    if (application.config.signatureVersion === 2) {
+      await verifyVersionTwo(
+        {
+          headers: state.headers,
+          appCode,
+          datasetCode,
+          timeStamp,
+          token,
+          method: request.event.httpMethod,
+          path: route.path,
+          rawBody: state.rawBody ?? Buffer.alloc(0),
+          windowEndsAt: Number(timeStamp) + TIMESTAMP_WINDOW_MS,
+          capacity: state.capacity,
+        },
+        keys.accessKeys,
+        secret,
+        options.nonces ?? noNonceStore,
+      );
+    } else if (!verifySignature(token, { appCode, datasetCode, timeStamp }, keys.accessKeys, secret)) {
       throw new SignatureMismatchError();
     }
+    // ---- end of signature version 2
 
     if (!datasetCode) return;
     // 5. Dataset known in the deployment.

@@ -27,7 +27,9 @@ export function parseBody(): middy.MiddlewareObj<ApiEvent, ApiResult, Error, Ser
     if (size > MAX_BODY_BYTES) {
       throw new InvalidParameterError(`request body is larger than 1 MB (${MAX_BODY_BYTES} bytes)`);
     }
-    const text = request.event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
+    const bytes = request.event.isBase64Encoded ? Buffer.from(raw, 'base64') : Buffer.from(raw, 'utf8');
+    state.rawBody = bytes;
+    const text = bytes.toString('utf8');
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);

@@ -4,7 +4,14 @@
  * for the platform, and writes the request's log line. The only place where errors become responses.
  */
 import type middy from '@middy/core';
-import { ErrorCode, httpStatusFor, InvalidParameterError, RateLimitedError, ServiceError } from '../contract/errors';
+import {
+  ErrorCode,
+  httpStatusFor,
+  InvalidParameterError,
+  RateLimitedError,
+  ServiceError,
+  ServiceUnavailableError,
+} from '../contract/errors';
 import type { RouteDefinition } from '../contract/routes';
 import { logRequest } from '../observability/request-log';
 import { type ApiEvent, type ApiResult, newRequestState, type ServiceContext } from './request-state';
@@ -57,7 +64,11 @@ export function envelope(options: EnvelopeOptions): middy.MiddlewareObj<ApiEvent
     const state = context.state;
     const known = error instanceof ServiceError && error.code !== ErrorCode.Internal;
     const code = known ? (error as ServiceError).code : ErrorCode.Internal;
-    const message = known ? error.message : `internal error; quote request id ${state.requestId} when reporting it`;
+    const message = known
+      ? error.message
+      : error instanceof ServiceUnavailableError
+        ? `${error.message}; quote request id ${state.requestId} if it persists`
+        : `internal error; quote request id ${state.requestId} when reporting it`;
     const headers = { ...state.responseHeaders };
     if (error instanceof RateLimitedError) headers['Retry-After'] = String(error.retryAfterSeconds);
     await finish(context, code, known ? undefined : error);

@@ -19,6 +19,8 @@ export interface RequestState {
   headers: Record<string, string>;
   /** The parsed JSON body (an object). */
   body?: Record<string, unknown>;
+  /** The body's bytes as received (signature version 2 signs their digest). */
+  rawBody?: Buffer;
   catalog?: Catalog;
   /** The calling application (for a client-key request, the application of the key). */
   application?: Application;

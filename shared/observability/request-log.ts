@@ -60,7 +60,9 @@ export function logRequest(entry: RequestLogEntry, namespace: string, now = Date
     ...Object.keys(entry.extraMetrics ?? {}).map((name) => ({ Name: name, Unit: 'Milliseconds' })),
   ];
   const dimensions: string[][] = [['operation']];
-  if (entry.errorCode !== undefined) dimensions.push(['operation', ERROR_CODE_DIMENSION]);
+  // Errors by operation and code, and by code alone: an alarm over every operation reads the code-only series, so
+  // it stays within CloudWatch's 10 metrics per alarm however many operations there are.
+  if (entry.errorCode !== undefined) dimensions.push(['operation', ERROR_CODE_DIMENSION], [ERROR_CODE_DIMENSION]);
   // Requests and errors per mode, so dashboards tell signed and client-key traffic apart.
   if (entry.mode !== undefined) dimensions.push([MODE_DIMENSION]);
   writeLogLine({

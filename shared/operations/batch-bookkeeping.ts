@@ -22,7 +22,7 @@ export async function writeCountedBatch(
   if (records.length === 0) return;
   const capacity = context.telemetry.capacity;
   const datasetCode = context.dataset.datasetCode;
-  const counts = context.ports.bookkeeping.counts;
+  const counts = context.ports.bookkeeping;
   const ids = records.map((record) => record.id);
   const firstId = ids.reduce((a, b) => (b < a ? b : a));
   const lastId = ids.reduce((a, b) => (b > a ? b : a));

@@ -2,7 +2,7 @@
  * get-list: a page of a dataset's records with the exact total and the column definitions (docs/interface.md §5),
  * narrowed by the caller's grant (docs/interface.md §6): the grant's row filter is ANDed into the query itself, so
  * `totalCount` counts only the rows the caller may see, and fields outside `readFields` are neither returned
- * nor usable in filters, sorts or `select` (1006).
+ * nor usable in filters, sorts or `select` (1001, exactly as a field the dataset does not have).
  *
  * `select` narrows both `tableData` and `tableColumns`, so the columns always describe the data; `id` is
  * always returned.
@@ -10,10 +10,11 @@
 import type { Dataset } from '../catalog/catalog';
 import { InvalidParameterError } from '../contract/errors';
 import { rowScope, visibleFields } from '../permissions/permissions';
+import { assertEvaluable } from '../records/filter-expression';
 import { parseListParams } from '../records/filter-parser';
 import { indexLayout } from '../records/index-attributes';
 import { executeListPlan } from '../records/list-executor';
-import { allOf, type ListQuery, MATCH_ALL } from '../records/list-query';
+import { allOf, filterFields, type ListQuery, MATCH_ALL } from '../records/list-query';
 import { pageStartCache } from '../records/page-start-cache';
 import { planListQuery } from '../records/query-planner';
 import { type ApiRecord, toApiRecord } from '../records/record-codec';
@@ -72,6 +73,8 @@ export const getListOperation: Operation = {
       offset: (paging.currentPage - 1) * paging.pageSize,
       limit: paging.pageSize,
     };
+    // A filter the store could not evaluate is refused before anything is read (contract §7).
+    assertEvaluable(query.filter);
     const plan = planListQuery(query, indexLayout(dataset));
     const result = await executeListPlan(plan, query, {
       store: ports.lists,
@@ -81,6 +84,7 @@ export const getListOperation: Operation = {
       now: now(),
       readBudget: ports.lists.listReadBudget,
       pageStarts: pageStartCache,
+      nameable: new Set([...filterFields(parsed.filter), ...parsed.sort.map((key) => key.field.name)]),
     });
     const selected = parsed.select ? new Set(['id', ...parsed.select]) : undefined;
     const narrow = (record: ApiRecord): ApiRecord =>

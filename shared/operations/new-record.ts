@@ -3,7 +3,7 @@
  * and the grant (`writeFields`, `rowFilter`), with the derived index and lower-case attributes and both timestamps.
  * Pure: it throws the contract's error before anything is written.
  */
-import { assertCreateInScope, assertWritable, rowScope } from '../permissions/permissions';
+import { assertCreateInScope, assertWritable, rowScope, visibleFields } from '../permissions/permissions';
 import { withDerivedAttributes } from '../records/index-attributes';
 import {
   itemSize,
@@ -24,7 +24,7 @@ export function newRecordFields(
 ): RecordItem {
   const { dataset, grant, caller, catalog } = context;
   const appCode = caller.application.appCode;
-  const changes = validateChanges(dataset, params, 'create');
+  const changes = validateChanges(dataset, params, 'create', visibleFields(grant));
   assertWritable(grant, changes, appCode, dataset.datasetCode);
   const timestamp = formatTimestamp(new Date(createdAt), catalog.timeZone);
   // Index keys and lower-cased shadows go into the same write as the fields they derive from.

@@ -15,7 +15,7 @@ export const updateOperation: Operation = {
     const appCode = caller.application.appCode;
     const params = readParamMap(body);
     const id = readRecordId(params);
-    const changes = validateChanges(dataset, params, 'update');
+    const changes = validateChanges(dataset, params, 'update', visibleFields(grant));
     if (Object.keys(changes.set).length === 0 && changes.remove.length === 0) {
       throw new InvalidParameterError('nothing to update: send at least one dataset field besides id');
     }

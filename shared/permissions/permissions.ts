@@ -130,5 +130,5 @@ export function updateScopeCondition(
       throw outsideScope(appCode, datasetCode);
     }
   }
-  return compileFilterExpression(scope, 'rf');
+  return compileFilterExpression(scope, 'rf', 'condition');
 }

@@ -16,8 +16,12 @@ const NUMBER_TEXT = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;
 const DATE_TEXT = /^(\d{4})-(\d{2})-(\d{2})$/;
 const DATETIME_TEXT = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
 
-/** DynamoDB numbers: magnitude between 1e-130 and 1e126 (or zero). */
-const MAX_MAGNITUDE = 9.999999999999999e125;
+/**
+ * DynamoDB numbers: magnitude from 1e-130 up to, but not including, 1e126 (or zero). The bound is exclusive
+ * because the literal 9.999999999999999e125 is the same double as 1e126, which is sent as `1e+126` and refused
+ * by the store; the largest accepted double prints as 9.999999999999998e+125.
+ */
+const MAX_MAGNITUDE_EXCLUSIVE = 1e126;
 const MIN_MAGNITUDE = 1e-130;
 
 const TYPE_WORDS: Record<FieldType, string> = {
@@ -45,7 +49,7 @@ function isValidDate(year: number, month: number, day: number): boolean {
 
 function checkNumberRange(field: FieldConfig, value: number): number {
   const magnitude = Math.abs(value);
-  if (magnitude > MAX_MAGNITUDE || (magnitude !== 0 && magnitude < MIN_MAGNITUDE)) {
+  if (magnitude >= MAX_MAGNITUDE_EXCLUSIVE || (magnitude !== 0 && magnitude < MIN_MAGNITUDE)) {
     throw typeError(field, 'magnitude must be between 1e-130 and 1e126');
   }
   return Object.is(value, -0) ? 0 : value;

@@ -3,7 +3,10 @@
  * and `ytSortList`, checked against the dataset and the caller's readable fields.
  *
  * - An unknown field, a suffix or operator the field's type does not support, or a malformed value is 1001
- *   naming the key; a field the grant hides (readFields) used in a filter, a sort or `select` is 1006.
+ *   naming the key. A field the grant hides (readFields) is, to this caller, a field the dataset does not have
+ *   (contract §6): it gets exactly the message an unknown field gets, so hidden names cannot be listed.
+ * - `where` holds at most `MAX_WHERE_CONDITIONS` conditions (contract §7); counting stops at the first one
+ *   past the limit, so an oversized filter costs no more than a valid one to refuse.
  * - Values are coerced exactly as writes coerce them (`toStoredValue`), so `"42"` filters an integer field
  *   as 42 and an enum filter must name one of its options.
  * - Text operators (`_like`, `$contain`, `$startWith`, `$endWith`) are case-insensitive.
@@ -14,7 +17,7 @@
  */
 import type { Dataset } from '../catalog/catalog';
 import { filterKeyField } from '../catalog/schema';
-import { AccessDeniedError, InvalidParameterError } from '../contract/errors';
+import { InvalidParameterError } from '../contract/errors';
 import { type StoredValue, toStoredValue } from './field-values';
 import {
   allOf,
@@ -33,6 +36,8 @@ import { normalizeRecordId } from './record-ids';
 export const MAX_IN_VALUES = 100;
 /** `where` nests at most this deep (a bound on the work a request can ask for). */
 export const MAX_WHERE_DEPTH = 8;
+/** `where` holds at most this many conditions in all (contract §7). */
+export const MAX_WHERE_CONDITIONS = 100;
 
 export const RESERVED_LIST_PARAMS = new Set(['currentPage', 'pageSize', 'ytSortList', 'where', 'select']);
 
@@ -66,29 +71,37 @@ export interface ParsedListParams {
 
 class FieldResolver {
   private readonly known: ReadonlySet<string>;
+  /** Conditions of `where` seen so far. */
+  conditions = 0;
 
   constructor(
     private readonly dataset: Dataset,
-    private readonly access: FieldAccess,
+    access: FieldAccess,
   ) {
-    this.known = new Set([...dataset.fieldsByName.keys(), 'id', 'gmt_create', 'gmt_modified']);
+    const readable = [...dataset.fieldsByName.keys()].filter((name) => !access.readable || access.readable.has(name));
+    this.known = new Set([...readable, 'id', 'gmt_create', 'gmt_modified']);
+  }
+
+  /** Count one more `where` condition; 1001 past the limit. */
+  countCondition(): void {
+    this.conditions += 1;
+    if (this.conditions > MAX_WHERE_CONDITIONS) {
+      throw new InvalidParameterError(`where: holds more than ${MAX_WHERE_CONDITIONS} conditions`);
+    }
   }
 
   knownFields(): ReadonlySet<string> {
     return this.known;
   }
 
-  /** The field `name` names, or 1001 (unknown) / 1006 (hidden) mentioning `key`. */
+  /** The field `name` names, or 1001 mentioning `key`, the same for a hidden field as for an unknown one. */
   resolve(name: string, key: string): FieldRef {
     if (name === 'id') return ID_FIELD;
     if (name === 'gmt_create') return GMT_CREATE_FIELD;
     if (name === 'gmt_modified') return GMT_MODIFIED_FIELD;
-    const field = this.dataset.fieldsByName.get(name);
+    const field = this.known.has(name) ? this.dataset.fieldsByName.get(name) : undefined;
     if (!field)
       throw new InvalidParameterError(`${key}: unknown field '${name}' in dataset '${this.dataset.datasetCode}'`);
-    if (this.access.readable && !this.access.readable.has(name)) {
-      throw new AccessDeniedError(`${key}: field '${name}' is not readable for this application`);
-    }
     return { name, type: field.type };
   }
 
@@ -217,9 +230,11 @@ function whereNode(resolver: FieldResolver, node: unknown, path: string, depth: 
       const operators = Object.entries(value);
       if (operators.length === 0) throw new InvalidParameterError(`${at}: expects at least one operator`);
       for (const [operator, operand] of operators) {
+        resolver.countCondition();
         items.push(whereOperator(resolver, field, operator, operand, `${at}.${operator}`));
       }
     } else {
+      resolver.countCondition();
       items.push(whereOperator(resolver, field, '$eq', value, at));
     }
   }

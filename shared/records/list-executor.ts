@@ -37,6 +37,11 @@ export interface ListExecution {
   /** Read units this list may spend. */
   readBudget: number;
   pageStarts: PageStartCache;
+  /**
+   * Fields an error message may name: those of the caller's own filter. A grant's row filter is part of the
+   * query but never named to the caller (contract §6). Undefined: every field may be named.
+   */
+  nameable?: ReadonlySet<string>;
 }
 
 export interface ListResult {
@@ -48,16 +53,17 @@ export interface ListResult {
 export async function executeListPlan(plan: ListPlan, query: ListQuery, run: ListExecution): Promise<ListResult> {
   const budget = { start: run.meter.readUnits };
   const guard: ReadGuard = () => {
-    if (run.meter.readUnits - budget.start > run.readBudget) throw budgetExceeded(plan, run.readBudget);
+    if (run.meter.readUnits - budget.start > run.readBudget) throw budgetExceeded(plan, run.readBudget, run.nameable);
   };
   const executor = new PlanExecutor(plan, query, run, guard, budget);
   return plan.unfiltered ? executor.unfiltered() : executor.filtered();
 }
 
-function budgetExceeded(plan: ListPlan, budget: number): QueryTimeoutError {
-  const fields = plan.unindexedFields.map((name) => `'${name}'`).join(', ');
+function budgetExceeded(plan: ListPlan, budget: number, nameable?: ReadonlySet<string>): QueryTimeoutError {
+  const named = plan.unindexedFields.filter((name) => !nameable || nameable.has(name));
+  const fields = named.map((name) => `'${name}'`).join(', ');
   const advice = fields
-    ? `no index serves ${fields}: mark ${plan.unindexedFields.length > 1 ? 'one of them' : 'it'} as indexed in the dataset, or add a condition on an indexed field`
+    ? `no index serves ${fields}: mark ${named.length > 1 ? 'one of them' : 'it'} as indexed in the dataset, or add a condition on an indexed field`
     : 'add a narrower condition on an indexed field';
   return new QueryTimeoutError(`the query would read more than ${budget} capacity units; ${advice}`);
 }
@@ -93,7 +99,7 @@ class PlanExecutor {
   /** No filter: count from the counter, read only up to the page. */
   async unfiltered(): Promise<ListResult> {
     const { store, bookkeeping, datasetCode, meter, now } = this.run;
-    const totalCount = await countRecords(bookkeeping.counts, datasetCode, now, meter);
+    const totalCount = await countRecords(bookkeeping, datasetCode, now, meter);
     this.budget.start = meter.readUnits;
     if (this.query.offset >= totalCount) return { items: [], totalCount };
     const { path, order } = this.plan;

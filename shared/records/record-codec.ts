@@ -24,17 +24,20 @@ export interface RecordChanges {
 
 /**
  * Validate the fields a caller sends for a create or an update. System fields are ignored (the service owns
- * them), unknown fields and wrong types are 1001 naming the field.
+ * them), unknown fields and wrong types are 1001 naming the field. A field outside `visible` (a grant's
+ * readFields) is answered exactly as an unknown one (contract §6), and a missing required field is named only
+ * when the caller can see it.
  */
 export function validateChanges(
   dataset: Dataset,
   params: Record<string, unknown>,
   mode: 'create' | 'update',
+  visible?: ReadonlySet<string>,
 ): RecordChanges {
   const changes: RecordChanges = { set: {}, remove: [] };
   for (const [name, value] of Object.entries(params)) {
     if (isSystemField(name)) continue;
-    const field = dataset.fieldsByName.get(name);
+    const field = !visible || visible.has(name) ? dataset.fieldsByName.get(name) : undefined;
     if (!field) throw new InvalidParameterError(`field '${name}' is not defined in dataset '${dataset.datasetCode}'`);
     if (value === null || value === undefined) {
       if (field.required) throw new InvalidParameterError(`field '${name}' is required and cannot be null`);
@@ -44,7 +47,13 @@ export function validateChanges(
     changes.set[name] = toStoredValue(field, value);
   }
   if (mode === 'create') {
-    const missing = dataset.fields.filter((f) => f.required && !(f.name in changes.set)).map((f) => `'${f.name}'`);
+    const absent = dataset.fields.filter((f) => f.required && !(f.name in changes.set));
+    const missing = absent.filter((f) => !visible || visible.has(f.name)).map((f) => `'${f.name}'`);
+    if (absent.length > missing.length) {
+      throw new InvalidParameterError(
+        'this application cannot create records in this dataset: a required field is outside its grant',
+      );
+    }
     if (missing.length > 0) {
       throw new InvalidParameterError(`required field${missing.length > 1 ? 's' : ''} ${missing.join(', ')} missing`);
     }

@@ -23,8 +23,20 @@ export interface Environment {
   secretPrefix?: string;
   /** `secrets-manager` key store: the id of the deployment's default signing secret. */
   defaultSecretId?: string;
-  /** Local runs: the embedded DynamoDB-compatible endpoint. */
+  /** Local runs: the DynamoDB endpoint (the embedded store, or any other given to `npm start`). */
   dynamodbEndpoint?: string;
+  /** The region requests to `dynamodbEndpoint` are signed for (AWS_REGION; `local` without it). */
+  dynamodbRegion?: string;
+  /**
+   * Whether AWS credentials are configured (AWS_ACCESS_KEY_ID or AWS_PROFILE). Without them, requests to
+   * `dynamodbEndpoint` are signed with placeholder credentials, which emulators accept.
+   */
+  awsCredentialsConfigured: boolean;
+  /**
+   * Whether this is a Lambda function with active X-Ray tracing (the runtime sets AWS_XRAY_DAEMON_ADDRESS only
+   * then): AWS clients then record a subsegment per call.
+   */
+  tracing: boolean;
   /** CloudWatch metric namespace of the request log. */
   metricNamespace: string;
   stage: string;
@@ -45,6 +57,18 @@ function optional(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return value === undefined || value === '' ? undefined : value;
 }
 
+/** The region and credentials state of this process, for a client of a DynamoDB endpoint given by URL. */
+export function endpointTarget(env: NodeJS.ProcessEnv = process.env): {
+  region: string;
+  credentialsConfigured: boolean;
+} {
+  return {
+    region: optional(env, 'AWS_REGION') ?? 'local',
+    credentialsConfigured:
+      optional(env, 'AWS_ACCESS_KEY_ID') !== undefined || optional(env, 'AWS_PROFILE') !== undefined,
+  };
+}
+
 export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environment {
   const keyStore = optional(env, 'KEY_STORE') ?? 'secrets-manager';
   if (keyStore !== 'secrets-manager' && keyStore !== 'file') {
@@ -57,6 +81,9 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
     keyStore,
     metricNamespace: optional(env, 'METRIC_NAMESPACE') ?? 'DataAccessService',
     stage: optional(env, 'STAGE') ?? 'local',
+    awsCredentialsConfigured: endpointTarget(env).credentialsConfigured,
+    tracing:
+      optional(env, 'AWS_LAMBDA_FUNCTION_NAME') !== undefined && optional(env, 'AWS_XRAY_DAEMON_ADDRESS') !== undefined,
   };
   if (keyStore === 'file') {
     result.keyFile = required(env, 'KEY_FILE', 'the configuration file with local keys, for KEY_STORE=file');
@@ -75,7 +102,10 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
   const corsAllowOrigin = optional(env, 'CORS_ALLOW_ORIGIN');
   if (corsAllowOrigin) result.corsAllowOrigin = corsAllowOrigin;
   const endpoint = optional(env, 'DYNAMODB_ENDPOINT');
-  if (endpoint) result.dynamodbEndpoint = endpoint;
+  if (endpoint) {
+    result.dynamodbEndpoint = endpoint;
+    result.dynamodbRegion = endpointTarget(env).region;
+  }
   return result;
 }
 

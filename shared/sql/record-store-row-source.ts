@@ -45,7 +45,7 @@ export class RecordStoreRowSource implements DatasetRowSource {
         this.bookkeeping.changes.since(datasetCode, sinceMs, this.meter),
       readRowsById: (datasetCode, ids, request) => this.readRowsById(datasetCode, ids, request),
       // Custom SQL writes nothing: the count a list starts from, read only.
-      countRecords: (datasetCode) => estimateRecordCount(this.bookkeeping.counts, datasetCode, this.meter),
+      countRecords: (datasetCode) => estimateRecordCount(this.bookkeeping, datasetCode, this.meter),
     };
   }
 

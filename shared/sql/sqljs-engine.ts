@@ -36,6 +36,17 @@ export interface SqlJsEngineOptions {
   loadTimeoutMs?: number;
   /** Where the worker and sql.js files are; found next to the code or in node_modules by default. */
   assets?: SqlAssetPaths;
+  /**
+   * Memory one worker may use for SQLite (its loaded tables and the running statement), and again for its
+   * JavaScript heap (result rows). Past it the statement ends as `execSuccess: false` and the worker is
+   * replaced, so the memory returns. Default 512 MB.
+   */
+  memoryLimitMb?: number;
+}
+
+/** Why a statement stopped when its worker ran out of memory (answered as `execSuccess: false`). */
+export function memoryLimitMessage(limitMb: number): string {
+  return `the query needed more than its memory limit of ${limitMb} MB and was stopped; narrow it or aggregate in fewer rows`;
 }
 
 const READ_KEYWORDS = new Set(['SELECT', 'WITH', 'VALUES']);
@@ -51,12 +62,13 @@ type WorkerReply =
   | { id: number; type: 'need-rows' }
   | { id: number; type: 'started' }
   | { id: number; type: 'result'; rows: ResultRow[] }
-  | { id: number; type: 'error'; kind: 'statement' | 'write' | 'internal'; message: string };
+  | { id: number; type: 'error'; kind: 'statement' | 'write' | 'memory' | 'internal'; message: string };
 
 export class SqlJsEngine implements QueryEngine {
   private readonly maxCachedRows: number;
   private readonly loadTimeoutMs: number;
   private readonly assets: SqlAssetPaths;
+  private readonly memoryLimitMb: number;
   private worker: Worker | undefined;
   private started = 0;
   private nextId = 1;
@@ -67,6 +79,7 @@ export class SqlJsEngine implements QueryEngine {
     this.maxCachedRows = options.maxCachedRows ?? 400_000;
     this.loadTimeoutMs = options.loadTimeoutMs ?? 20_000;
     this.assets = options.assets ?? locateSqlAssets();
+    this.memoryLimitMb = options.memoryLimitMb ?? 512;
   }
 
   /** Workers started so far: 1 after the first query, one more after each query that had to be stopped. */
@@ -148,10 +161,19 @@ export class SqlJsEngine implements QueryEngine {
           return;
         }
         finish();
-        if (reply.type === 'error') reject(toError(reply.kind, reply.message));
+        if (reply.type === 'error' && reply.kind === 'memory') {
+          // A worker that ran out keeps the WASM memory it grew: replace it so that the memory returns.
+          this.discard(worker);
+          reject(new SqlStatementError(memoryLimitMessage(this.memoryLimitMb)));
+        } else if (reply.type === 'error') reject(toError(reply.kind, reply.message));
         else resolve(reply);
       };
-      const onFailure = (cause: unknown) => stop(new InternalError('the SQL worker stopped unexpectedly', { cause }));
+      const onFailure = (cause: unknown) =>
+        stop(
+          (cause as { code?: string } | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY'
+            ? new SqlStatementError(memoryLimitMessage(this.memoryLimitMb))
+            : new InternalError('the SQL worker stopped unexpectedly', { cause }),
+        );
       limit(
         this.loadTimeoutMs,
         () => new QueryTimeoutError(`loading the query's data took longer than ${this.loadTimeoutMs} ms`),
@@ -171,7 +193,9 @@ export class SqlJsEngine implements QueryEngine {
         sqlJsPath: this.assets.sqlJsPath,
         wasmPath: this.assets.wasmPath,
         maxCachedRows: this.maxCachedRows,
+        memoryLimitBytes: this.memoryLimitMb * 1024 * 1024,
       },
+      resourceLimits: { maxOldGenerationSizeMb: this.memoryLimitMb },
       // The worker is plain JavaScript: it needs none of the parent's loaders (tsx, ts-jest).
       execArgv: [],
     });
@@ -198,7 +222,7 @@ function toSqlParam(value: SqlValue | boolean): SqlValue {
   return value;
 }
 
-function toError(kind: 'statement' | 'write' | 'internal', message: string): Error {
+function toError(kind: 'statement' | 'write' | 'memory' | 'internal', message: string): Error {
   if (kind === 'write') return new SqlStatementError(READ_ONLY_MESSAGE);
   if (kind === 'statement') return new SqlStatementError(message);
   return new InternalError(`the SQL worker failed: ${message}`);

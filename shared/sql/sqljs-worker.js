@@ -10,7 +10,7 @@
  * Messages out: { id, type: 'need-rows' }   the tables are not loaded here; send them again with rows
  *               { id, type: 'started' }     tables ready, the statement starts now (its time limit starts)
  *               { id, type: 'result', rows }
- *               { id, type: 'error', kind: 'statement' | 'write' | 'internal', message }
+ *               { id, type: 'error', kind: 'statement' | 'write' | 'memory' | 'internal', message }
  */
 
 const { parentPort, workerData } = require('node:worker_threads');
@@ -18,10 +18,20 @@ const { parentPort, workerData } = require('node:worker_threads');
 if (!parentPort) throw new Error('sqljs-worker.js runs only as a worker thread');
 const port = parentPort;
 
-/** @type {{ sqlJsPath: string, wasmPath: string, maxCachedRows: number }} */
+/** @type {{ sqlJsPath: string, wasmPath: string, maxCachedRows: number, memoryLimitBytes: number }} */
 const options = workerData;
 const initSqlJs = require(options.sqlJsPath);
-const ready = initSqlJs({ locateFile: () => options.wasmPath });
+// SQLite's hard heap limit is process-wide: it bounds the loaded tables and the running statement together.
+// Past it an allocation fails with SQLITE_NOMEM ("out of memory"): the statement stops, and the engine
+// replaces this worker so that the WASM memory it grew is given back.
+const ready = initSqlJs({ locateFile: () => options.wasmPath }).then((/** @type {any} */ SQL) => {
+  const db = new SQL.Database();
+  db.run(`PRAGMA hard_heap_limit = ${Math.floor(options.memoryLimitBytes)}`);
+  db.close();
+  return SQL;
+});
+
+const OUT_OF_MEMORY = 'out of memory';
 
 /**
  * Loaded table sets, least recently used first. A set is one database holding exactly the tables of one
@@ -64,7 +74,8 @@ function handle(SQL, message) {
     }
   } catch (error) {
     if (database && temporary) database.close();
-    port.postMessage({ id, type: 'error', kind: 'internal', message: describe(error) });
+    const memory = error instanceof Error && error.message.startsWith(OUT_OF_MEMORY);
+    port.postMessage({ id, type: 'error', kind: memory ? 'memory' : 'internal', message: describe(error) });
     return;
   }
   port.postMessage({ id, type: 'started' });
@@ -199,8 +210,10 @@ function toResultValue(/** @type {unknown} */ value) {
 function classify(error) {
   if (error instanceof WriteRefused) return { kind: 'write', message: 'write refused' };
   if (error instanceof TooManyRows) return { kind: 'statement', message: error.message };
+  if (error instanceof RangeError) return { kind: 'memory', message: error.message };
   if (error instanceof Error && error.constructor === Error) {
     const message = error.message.split('\n')[0] ?? '';
+    if (message.startsWith(OUT_OF_MEMORY)) return { kind: 'memory', message };
     if (message.startsWith(SQLITE_WRITE_REFUSED)) return { kind: 'write', message };
     return { kind: 'statement', message };
   }

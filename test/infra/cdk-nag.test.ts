@@ -9,6 +9,7 @@ import { type BuiltService, buildService } from './service-fixture';
 
 let plain: BuiltService;
 let everything: BuiltService;
+let production: BuiltService;
 
 beforeAll(() => {
   plain = buildService();
@@ -18,6 +19,9 @@ beforeAll(() => {
       wafAclArn: 'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/partner-acl/0123abcd',
       alarmEmail: 'oncall@example.com',
     },
+  });
+  production = buildService({
+    context: { stage: 'live', production: 'true', alarmEmail: 'oncall@example.com', customerManagedKey: 'true' },
   });
 });
 
@@ -51,14 +55,25 @@ describe('cdk-nag AwsSolutions', () => {
     expect(violationsOf(everything)).toEqual([]);
   });
 
+  it('reports no unacknowledged finding for a production stage with its own web ACL and key', () => {
+    expect(violationsOf(production)).toEqual([]);
+  });
+
   it('acknowledges the WAF rule only when no web ACL is associated', () => {
     const ids = (service: BuiltService) => acknowledgementsOf(service.app).map((a) => a.id);
     expect(ids(plain)).toContain('AwsSolutions-APIG3');
     expect(ids(everything)).not.toContain('AwsSolutions-APIG3');
+    expect(ids(production)).not.toContain('AwsSolutions-APIG3');
+  });
+
+  it('acknowledges the unencrypted alarm topic only when there is no customer-managed key', () => {
+    const ids = (service: BuiltService) => acknowledgementsOf(service.app).map((a) => a.id);
+    expect(ids(everything)).toContain('AwsSolutions-SNS2');
+    expect(ids(production)).not.toContain('AwsSolutions-SNS2');
   });
 
   it('gives every acknowledgement a written reason', () => {
-    const acknowledgements = acknowledgementsOf(everything.app);
+    const acknowledgements = [...acknowledgementsOf(everything.app), ...acknowledgementsOf(production.app)];
     expect(acknowledgements.length).toBeGreaterThan(0);
     for (const { reason } of acknowledgements) expect(reason.length).toBeGreaterThan(40);
   });

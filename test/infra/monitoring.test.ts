@@ -203,8 +203,64 @@ describe('dashboard', () => {
 });
 
 describe('alarms', () => {
-  it('creates the four alarms of the stage', () => {
-    template.resourceCountIs('AWS::CloudWatch::Alarm', 4);
+  it('creates the six alarms of the stage', () => {
+    const names = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties.AlarmName);
+    expect(names).toEqual([
+      'data-access-service-dev-api-5xx-rate',
+      'data-access-service-dev-lambda-throttles',
+      'data-access-service-dev-dynamodb-throttles',
+      'data-access-service-dev-dynamodb-index-throttles',
+      'data-access-service-dev-auth-failures',
+      'data-access-service-dev-api-latency-p99',
+    ]);
+  });
+
+  it('alarms on any read or write throttle of any generic index of the records table, by index name', () => {
+    const alarm = Object.values(template.findResources('AWS::CloudWatch::Alarm')).find(
+      (a) => a.Properties.AlarmName === 'data-access-service-dev-dynamodb-index-throttles',
+    );
+    expect(alarm?.Properties).toMatchObject({ Threshold: 1, EvaluationPeriods: 1, DatapointsToAlarm: 1 });
+    // biome-ignore lint/suspicious/noExplicitAny: template JSON is untyped; the assertions read it
+    const metrics = alarm?.Properties.Metrics as Array<Record<string, any>>;
+    expect(metrics.find((m) => m.Expression)?.Expression).toBe(
+      'gsi0 + gsi1 + gsi2 + gsi3 + gsi4 + gsi5 + gsi6 + gsi7 + gsi8 + gsi9',
+    );
+    const watched = metrics
+      .filter((m) => m.MetricStat)
+      .map((m) => {
+        const { MetricName, Namespace, Dimensions } = m.MetricStat.Metric;
+        const dims = Object.fromEntries(Dimensions.map((d: { Name: string; Value: string }) => [d.Name, d.Value]));
+        return `${Namespace} ${MetricName} ${dims.TableName} ${dims.GlobalSecondaryIndexName}`;
+      });
+    expect(watched).toEqual(
+      ['gsi1', 'gsi2', 'gsi3', 'gsi4', 'gsi5'].flatMap((index) => [
+        `AWS/DynamoDB ReadThrottleEvents data-access-service-dev-records ${index}`,
+        `AWS/DynamoDB WriteThrottleEvents data-access-service-dev-records ${index}`,
+      ]),
+    );
+  });
+
+  it('alarms when 100 or more requests answer 1002 or 1003 in five minutes, summed over every operation', () => {
+    const alarm = Object.values(template.findResources('AWS::CloudWatch::Alarm')).find(
+      (a) => a.Properties.AlarmName === 'data-access-service-dev-auth-failures',
+    );
+    expect(alarm?.Properties).toMatchObject({ Threshold: 100, EvaluationPeriods: 1, DatapointsToAlarm: 1 });
+    // biome-ignore lint/suspicious/noExplicitAny: template JSON is untyped; the assertions read it
+    const metrics = alarm?.Properties.Metrics as Array<Record<string, any>>;
+    const watched = metrics
+      .filter((m) => m.MetricStat)
+      .map((m) => {
+        const { MetricName, Namespace, Dimensions } = m.MetricStat.Metric;
+        const dims = Object.fromEntries(Dimensions.map((d: { Name: string; Value: string }) => [d.Name, d.Value]));
+        return `${Namespace} ${MetricName} ${Object.keys(dims).join(',')} ${dims.code}`;
+      });
+    // The code-only series, which every operation's log line also writes: two metrics however many operations.
+    expect(watched).toEqual(['DataAccessService/dev errors code 1002', 'DataAccessService/dev errors code 1003']);
+    const threshold = buildService({ context: { authFailureAlarmThreshold: '25' } }).statelessTemplate;
+    threshold.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'data-access-service-dev-auth-failures',
+      Threshold: 25,
+    });
   });
 
   it('alarms when 1% or more of API requests answer 5xx in 2 of 3 five-minute periods', () => {
@@ -263,7 +319,7 @@ describe('alarms', () => {
       Endpoint: 'oncall@example.com',
     });
     const alarms = Object.values(withEmail.statelessTemplate.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(4);
+    expect(alarms).toHaveLength(6);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toHaveLength(1);
       expect(alarm.Properties.OKActions).toEqual(alarm.Properties.AlarmActions);

@@ -77,8 +77,8 @@ const SHARED_STATEMENTS = [
 ];
 
 describe('one function per operation', () => {
-  it('deploys seven operation functions plus the catalog deployer and the provider framework', () => {
-    template.resourceCountIs('AWS::Lambda::Function', 9);
+  it('deploys six operation functions plus the catalog deployer and the provider framework', () => {
+    template.resourceCountIs('AWS::Lambda::Function', 8);
   });
 
   it.each(OPERATIONS)('%s runs on Node.js 22, arm64, with tracing and a JSON log format', (operation) => {
@@ -97,7 +97,7 @@ describe('one function per operation', () => {
     ['create', 1024, 20],
     ['batch-create', 1024, 25],
     ['update', 1024, 10],
-    ['execute-sql', 2048, 28],
+    ['execute-sql', 3072, 28],
     ['login-user-info', 512, 10],
   ] as const)('%s has %i MB and a %i s timeout, under API Gateway’s 29 s', (operation, memory, timeout) => {
     expect(functionOf(operation).Properties).toMatchObject({ MemorySize: memory, Timeout: timeout });
@@ -113,12 +113,11 @@ describe('one function per operation', () => {
       DEFAULT_SECRET_ID: 'data-access-service/dev/default',
       METRIC_NAMESPACE: 'DataAccessService/dev',
       STAGE: 'dev',
-      CORS_ALLOW_ORIGIN: '*',
       NODE_OPTIONS: '--enable-source-maps',
     });
   });
 
-  it.each(OPERATIONS)('%s logs to its own log group, kept two weeks outside prod', (operation) => {
+  it.each(OPERATIONS)('%s logs to its own log group, kept two weeks outside production', (operation) => {
     const logGroupId = logicalIdOf(template, 'AWS::Logs::LogGroup', `/Op-${operation}/Logs/`);
     expect(functionOf(operation).Properties.LoggingConfig.LogGroup).toEqual({ Ref: logGroupId });
     template.hasResource('AWS::Logs::LogGroup', {
@@ -154,11 +153,6 @@ describe('least privilege', () => {
     expect(dataStatementsOf(operation)).toEqual([QUERY_STATEMENT, READ_WRITE_ITEMS_STATEMENT, ...SHARED_STATEMENTS]);
   });
 
-  it('login-user-info (client-key mode only) reads the catalog and updates its quota item — no record, no secret', () => {
-    expect(dataStatementsOf('login-user-info')).toEqual(SHARED_STATEMENTS.slice(0, -1));
-    expect(JSON.stringify(dataStatementsOf('login-user-info'))).not.toContain('secretsmanager');
-  });
-
   it('batch-create may additionally write records in batches (BatchWriteItem), and delete none', () => {
     expect(dataStatementsOf('batch-create')).toEqual([
       QUERY_STATEMENT,
@@ -175,6 +169,11 @@ describe('least privilege', () => {
       },
       ...SHARED_STATEMENTS,
     ]);
+  });
+
+  it('login-user-info (client-key mode only) reads the catalog and updates its quota item — no record, no secret', () => {
+    expect(dataStatementsOf('login-user-info')).toEqual(SHARED_STATEMENTS.slice(0, -1));
+    expect(JSON.stringify(dataStatementsOf('login-user-info'))).not.toContain('secretsmanager');
   });
 
   it.each(['get-one', 'execute-sql'] as const)('%s has no write action on the records table', (operation) => {

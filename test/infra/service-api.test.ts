@@ -9,10 +9,13 @@ import { type BuiltService, buildService, logicalIdOf } from './service-fixture'
 
 let service: BuiltService;
 let template: Template;
+/** A stage that allows browser callers from any origin (context corsAllowOrigin=*). */
+let corsTemplate: Template;
 
 beforeAll(() => {
   service = buildService();
   template = service.statelessTemplate;
+  corsTemplate = buildService({ context: { corsAllowOrigin: '*' } }).statelessTemplate;
 });
 
 const ROUTE_PATHS = [
@@ -24,11 +27,11 @@ const ROUTE_PATHS = [
   ['execute-sql', '/api/custom/executeSql'],
 ] as const;
 
-function resourceIdForPath(path: string): string {
+function resourceIdForPath(path: string, from: Template = template): string {
   // Walk the resource tree from the root, one path part at a time.
-  const resources = template.findResources('AWS::ApiGateway::Resource');
+  const resources = from.findResources('AWS::ApiGateway::Resource');
   let parent: unknown = {
-    'Fn::GetAtt': [logicalIdOf(template, 'AWS::ApiGateway::RestApi', '/Api/Api/'), 'RootResourceId'],
+    'Fn::GetAtt': [logicalIdOf(from, 'AWS::ApiGateway::RestApi', '/Api/Api/'), 'RootResourceId'],
   };
   let found = '';
   for (const part of path.split('/').filter(Boolean)) {
@@ -43,10 +46,17 @@ function resourceIdForPath(path: string): string {
 }
 
 describe('routes', () => {
-  it('has one POST method per operation and its /client/ twin, GET loginUserInfo, plus the CORS preflights', () => {
+  it('has one POST method per operation and its /client/ twin, GET loginUserInfo, and nothing else', () => {
     const methods = Object.values(template.findResources('AWS::ApiGateway::Method'));
     expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(12);
     expect(methods.filter((m) => m.Properties.HttpMethod === 'GET')).toHaveLength(1);
+    expect(methods.filter((m) => !['POST', 'GET'].includes(m.Properties.HttpMethod))).toHaveLength(0);
+  });
+
+  it('adds a CORS preflight (OPTIONS) per resource when an origin is allowed', () => {
+    const methods = Object.values(corsTemplate.findResources('AWS::ApiGateway::Method'));
+    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(12);
+    expect(methods.filter((m) => m.Properties.HttpMethod === 'OPTIONS').length).toBeGreaterThanOrEqual(13);
     expect(methods.filter((m) => !['POST', 'GET', 'OPTIONS'].includes(m.Properties.HttpMethod))).toHaveLength(0);
   });
 
@@ -90,16 +100,28 @@ describe('routes', () => {
 });
 
 describe('CORS', () => {
+  it('allows no cross-origin request unless context names an origin', () => {
+    expect(
+      Object.keys(template.findResources('AWS::ApiGateway::Method', { Properties: { HttpMethod: 'OPTIONS' } })),
+    ).toEqual([]);
+    for (const fn of Object.values(template.findResources('AWS::Lambda::Function'))) {
+      expect(fn.Properties.Environment?.Variables?.CORS_ALLOW_ORIGIN).toBeUndefined();
+    }
+    for (const response of Object.values(template.findResources('AWS::ApiGateway::GatewayResponse'))) {
+      expect(JSON.stringify(response.Properties.ResponseParameters ?? {})).not.toContain('Access-Control');
+    }
+  });
+
   it('does not let a browser send a personal access key: X-User-AK is not an allowed header on /client/ paths', () => {
-    template.hasResourceProperties('AWS::ApiGateway::Method', {
+    corsTemplate.hasResourceProperties('AWS::ApiGateway::Method', {
       HttpMethod: 'OPTIONS',
-      ResourceId: { Ref: resourceIdForPath('/client/data/get-list') },
+      ResourceId: { Ref: resourceIdForPath('/client/data/get-list', corsTemplate) },
       Integration: Match.objectLike({
         IntegrationResponses: [
           Match.objectLike({
             ResponseParameters: Match.objectLike({
               'method.response.header.Access-Control-Allow-Headers':
-                "'X-Time-Stamp,X-App-Code,X-Dataset-Code,X-Token,Content-Type,Idempotency-Key'",
+                "'X-Time-Stamp,X-App-Code,X-Dataset-Code,X-Token,Content-Type,X-Sign-Version,X-Nonce,Idempotency-Key'",
             }),
           }),
         ],
@@ -108,9 +130,8 @@ describe('CORS', () => {
   });
 
   it('answers the preflight with the signed-request headers and POST', () => {
-    template.hasResourceProperties('AWS::ApiGateway::Method', {
+    corsTemplate.hasResourceProperties('AWS::ApiGateway::Method', {
       HttpMethod: 'OPTIONS',
-      ResourceId: { Ref: resourceIdForPath('/openapi/data/get-list') },
       Integration: {
         Type: 'MOCK',
         IntegrationResponses: [
@@ -118,7 +139,7 @@ describe('CORS', () => {
             StatusCode: '204',
             ResponseParameters: {
               'method.response.header.Access-Control-Allow-Headers':
-                "'X-Time-Stamp,X-App-Code,X-Dataset-Code,X-Token,Content-Type,Idempotency-Key'",
+                "'X-Time-Stamp,X-App-Code,X-Dataset-Code,X-Token,Content-Type,X-Sign-Version,X-Nonce,Idempotency-Key'",
               'method.response.header.Access-Control-Allow-Origin': "'*'",
               'method.response.header.Access-Control-Allow-Methods': "'POST,OPTIONS'",
               'method.response.header.Access-Control-Expose-Headers':
@@ -143,7 +164,7 @@ describe('CORS', () => {
   });
 
   it('tells the functions which origin to allow', () => {
-    template.hasResourceProperties('AWS::Lambda::Function', {
+    corsTemplate.hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: Match.objectLike({ CORS_ALLOW_ORIGIN: '*' }) },
     });
   });
@@ -155,7 +176,7 @@ describe('stage', () => {
     template.hasResourceProperties('AWS::ApiGateway::Stage', {
       StageName: 'dev',
       TracingEnabled: true,
-      MethodSettings: [
+      MethodSettings: Match.arrayWith([
         {
           HttpMethod: '*',
           ResourcePath: '/*',
@@ -164,7 +185,7 @@ describe('stage', () => {
           ThrottlingRateLimit: 200,
           ThrottlingBurstLimit: 400,
         },
-      ],
+      ]),
       AccessLogSetting: {
         DestinationArn: Match.anyValue(),
         Format: Match.stringLikeRegexp('^\\{"requestId":"\\$context.requestId",.*"status":\\$context.status,.*\\}$'),
@@ -185,10 +206,48 @@ describe('stage', () => {
     expect(format).not.toMatch(/X-Token|header/i);
   });
 
-  it('takes the throttle from context', () => {
-    const custom = buildService({ context: { throttleRateLimit: '50', throttleBurstLimit: '100' } });
+  it('throttles each method: the data operations at the stage rate, custom SQL at its own lower one', () => {
+    const stage = Object.values(template.findResources('AWS::ApiGateway::Stage'))[0];
+    const perMethod = (stage?.Properties.MethodSettings as Array<Record<string, unknown>>)
+      .filter((setting) => setting.HttpMethod === 'POST')
+      .map(({ ResourcePath, ThrottlingRateLimit, ThrottlingBurstLimit }) => ({
+        ResourcePath,
+        ThrottlingRateLimit,
+        ThrottlingBurstLimit,
+      }));
+    // API Gateway's method paths escape '/' as '~1'.
+    expect(perMethod).toEqual([
+      { ResourcePath: '/~1openapi~1data~1get-list', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
+      { ResourcePath: '/~1openapi~1data~1get-one', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
+      { ResourcePath: '/~1openapi~1data~1create', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
+      { ResourcePath: '/~1openapi~1data~1update', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
+      { ResourcePath: '/~1api~1custom~1executeSql', ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 },
+    ]);
+  });
+
+  it('takes the throttles from context', () => {
+    const custom = buildService({
+      context: {
+        throttleRateLimit: '50',
+        throttleBurstLimit: '100',
+        sqlThrottleRateLimit: '5',
+        sqlThrottleBurstLimit: '8',
+      },
+    });
     custom.statelessTemplate.hasResourceProperties('AWS::ApiGateway::Stage', {
-      MethodSettings: [Match.objectLike({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 })],
+      MethodSettings: Match.arrayWith([
+        Match.objectLike({ HttpMethod: '*', ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 }),
+        Match.objectLike({
+          ResourcePath: '/~1openapi~1data~1get-one',
+          ThrottlingRateLimit: 50,
+          ThrottlingBurstLimit: 100,
+        }),
+        Match.objectLike({
+          ResourcePath: '/~1api~1custom~1executeSql',
+          ThrottlingRateLimit: 5,
+          ThrottlingBurstLimit: 8,
+        }),
+      ]),
     });
   });
 });
@@ -196,8 +255,9 @@ describe('stage', () => {
 describe('WAF', () => {
   const wafAclArn = 'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/partner-acl/0123abcd';
 
-  it('is not associated unless context names a web ACL', () => {
+  it('is neither created nor associated outside production unless context asks', () => {
     template.resourceCountIs('AWS::WAFv2::WebACLAssociation', 0);
+    template.resourceCountIs('AWS::WAFv2::WebACL', 0);
   });
 
   it('associates the web ACL from context with the stage', () => {
@@ -217,6 +277,12 @@ describe('gateway responses', () => {
     'gatewayresponse.header.Access-Control-Expose-Headers':
       "'X-Request-Id,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After,Idempotent-Replayed'",
   };
+
+  it('adds the CORS headers to every refusal when an origin is allowed', () => {
+    const responses = Object.values(corsTemplate.findResources('AWS::ApiGateway::GatewayResponse'));
+    expect(responses).toHaveLength(7);
+    for (const response of responses) expect(response.Properties.ResponseParameters).toMatchObject(CORS_HEADERS);
+  });
 
   it.each([
     ['REQUEST_TOO_LARGE', '400', envelope(1001, '"request body is too large: at most 1 MB is accepted"')],
@@ -246,7 +312,6 @@ describe('gateway responses', () => {
     template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
       ResponseType: type,
       StatusCode: status,
-      ResponseParameters: CORS_HEADERS,
       ResponseTemplates: { 'application/json': body },
     });
   });
@@ -255,7 +320,7 @@ describe('gateway responses', () => {
     template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
       ResponseType: 'THROTTLED',
       StatusCode: '429',
-      ResponseParameters: { ...CORS_HEADERS, 'gatewayresponse.header.Retry-After': "'1'" },
+      ResponseParameters: { 'gatewayresponse.header.Retry-After': "'1'" },
       ResponseTemplates: {
         'application/json': envelope(4001, '"the service is receiving too many requests; retry after 1 second(s)"'),
       },

@@ -71,6 +71,7 @@ describe('served by the local server', () => {
       '/docs/favicon-32x32.png',
       '/openapi.json',
       '/docs/swagger-ui-bundle.js',
+      '/docs/docs-signer.js',
       '/docs/docs-init.js',
     ]);
     // Offline: nothing is loaded from another host.
@@ -80,6 +81,7 @@ describe('served by the local server', () => {
       '/docs/favicon-32x32.png': 'image/png',
       '/openapi.json': 'application/json; charset=utf-8',
       '/docs/swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
+      '/docs/docs-signer.js': 'text/javascript; charset=utf-8',
       '/docs/docs-init.js': 'text/javascript; charset=utf-8',
     };
     for (const asset of assets) {
@@ -93,5 +95,9 @@ describe('served by the local server', () => {
     const init = await (await fetch(`${harness.url}/docs/docs-init.js`)).text();
     expect(init).toContain("url: '/openapi.json'");
     expect(init).toContain('validatorUrl: null');
+    // The page's signer is one browser script with no module loader and nothing of Node.js.
+    const signer = await (await fetch(`${harness.url}/docs/docs-signer.js`)).text();
+    expect(signer).toMatch(/^"use strict";\nvar DasDocsSigner = \(\(\) => \{/);
+    expect(signer).not.toMatch(/require\(["']node:/);
   });
 });

@@ -42,7 +42,7 @@ describe('a correctly signed request', () => {
     const signed = await harness.call(LIST, listBody, { headers: {} });
     expect(signed.status).toBe(200);
     const ts = String(Date.now());
-    const { signRequest } = await import('../../shared/auth/signature');
+    const { signRequest } = await import('../../packages/client/src/signature');
     const token = signRequest(
       { accessKey: MAIN_APP.accessKey, appCode: 'app-main', datasetCode: 'notes', timeStamp: ts },
       MAIN_APP.secret,
@@ -226,7 +226,7 @@ describe('the local gateway', () => {
     const preflight = await fetch(`${harness.url}${LIST}`, { method: 'OPTIONS' });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-headers')).toBe(
-      'Content-Type, X-Time-Stamp, X-App-Code, X-Dataset-Code, X-Token, Idempotency-Key',
+      'Content-Type, X-Time-Stamp, X-App-Code, X-Dataset-Code, X-Token, X-Sign-Version, X-Nonce, Idempotency-Key',
     );
     const res = await harness.call(LIST, listBody);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');

@@ -5,7 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { AuthenticationError, createClient } from '../../client';
+import { AuthenticationError, createClient } from '../../packages/client/src/index';
 import { userKeyDigest } from '../../shared/auth/user-key';
 import { failureWith } from '../support/failure-envelope';
 import { type AppCredentials, type CallResult, ServiceHarness } from '../support/service-harness';
@@ -256,7 +256,7 @@ describe('bad keys and another application’s key', () => {
 describe('one way in per path', () => {
   it('signed headers do not open /client/ paths', async () => {
     const timeStamp = String(Date.now());
-    const { signRequest } = await import('../../shared/auth/signature');
+    const { signRequest } = await import('../../packages/client/src/signature');
     const token = signRequest(
       { accessKey: MAIN.accessKey, appCode: 'app-main', datasetCode: 'tasks', timeStamp },
       MAIN.secret,

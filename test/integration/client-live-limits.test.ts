@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { createClient, InvalidParameterError, RateLimitedError } from '../../client';
+import { createClient, InvalidParameterError, RateLimitedError } from '../../packages/client/src';
 import { ServiceHarness } from '../support/service-harness';
 
 const APP = { appCode: 'app-client', accessKey: 'ak-client-live-0001', signingSecret: 'sk-client-live-secret' };

@@ -13,8 +13,8 @@ import {
   RateLimitedError,
   RequestTimeoutError,
   TransportError,
-} from '../../client';
-import { verifySignature } from '../../shared/auth/signature';
+} from '../../packages/client/src';
+import { verifySignature } from '../../packages/client/src/signature';
 
 interface Received {
   path: string;

@@ -10,8 +10,8 @@ import {
   InvalidParameterError,
   NotFoundError,
   type TokenRequest,
-} from '../../client';
-import { mintBrowserToken } from '../../shared/auth/browser-token';
+} from '../../packages/client/src';
+import { mintBrowserToken } from '../../packages/client/src/browser-token';
 import { MAIN_APP, ServiceHarness } from '../support/service-harness';
 
 const harness = new ServiceHarness();

@@ -4,9 +4,10 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { verifySignature } from '../../shared/auth/signature';
+import { verifySignature } from '../../packages/client/src/signature';
 import { failureWith } from '../support/failure-envelope';
 import { FIXTURE_CONFIG, MAIN_APP, ServiceHarness } from '../support/service-harness';
 
@@ -24,7 +25,16 @@ interface Run {
 function das(args: string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [DAS, ...args], {
-      env: { ...process.env, DAS_URL: '', DAS_APP_CODE: '', DAS_ACCESS_KEY: '', DAS_SIGNING_SECRET: '', ...env },
+      env: {
+        ...process.env,
+        DAS_URL: '',
+        DAS_APP_CODE: '',
+        DAS_ACCESS_KEY: '',
+        DAS_SIGNING_SECRET: '',
+        // Not the record of a local service someone is running in this checkout.
+        DAS_LOCAL_SERVICE_FILE: path.join(tmpdir(), 'das-cli-no-local-service.json'),
+        ...env,
+      },
     });
     let stdout = '';
     let stderr = '';
@@ -36,6 +46,18 @@ function das(args: string[], env: Record<string, string> = {}): Promise<Run> {
     });
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** A port nothing listens on: one the system just handed out and took back. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
   });
 }
 
@@ -201,12 +223,14 @@ describe('das sign and das token', () => {
     expect(run.stdout).toContain(`-d '{"appCode":"app-main","datasetCode":"notes","paramMap":{"title":"curl"}}'`);
   });
 
-  it('token mints {token, timeStamp, expiresAt} valid for 10 minutes', async () => {
+  it('token mints {token, timeStamp, timestamp, expiresAt} valid for 10 minutes', async () => {
     const run = await das(['token', ...KEYS, '--dataset', 'notes', '--timestamp', '1763800000000']);
     expect(run.code).toBe(0);
     const minted = JSON.parse(run.stdout);
-    expect(Object.keys(minted)).toEqual(['token', 'timeStamp', 'expiresAt']);
+    expect(Object.keys(minted)).toEqual(['token', 'timeStamp', 'timestamp', 'expiresAt']);
     expect(minted.timeStamp).toBe('1763800000000');
+    // The platform's browser helpers read a numeric `timestamp`.
+    expect(minted.timestamp).toBe(1763800000000);
     expect(minted.expiresAt).toBe(1763800600000);
     expect(
       verifySignature(
@@ -324,7 +348,20 @@ describe('das call', () => {
   it('no service at the address is exit code 1 with the reason', async () => {
     const run = await das(['call', 'get-list', '--url', 'http://127.0.0.1:9', '--dataset', 'typed', ...KEYS]);
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain('request to http://127.0.0.1:9/openapi/data/get-list failed');
+    expect(run.stderr).toBe(
+      'no service at http://127.0.0.1:9 (bad port) — is `npm start` running? set --url or DAS_URL\n',
+    );
+  });
+
+  it('a refused connection says where it looked and what to check', async () => {
+    const closed = await freePort();
+    const run = await das(['call', 'get-list', '--dataset', 'typed', ...KEYS], {
+      DAS_URL: `http://127.0.0.1:${closed}`,
+    });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(
+      `no service at http://127.0.0.1:${closed} (ECONNREFUSED) — is \`npm start\` running? set --url or DAS_URL\n`,
+    );
   });
 });
 

@@ -3,8 +3,8 @@
  * configured units, and the message names the field to index. Indexed reads of the same data stay under it.
  */
 import path from 'node:path';
-import { expectFailure } from '../support/failure-envelope';
-import { ServiceHarness } from '../support/service-harness';
+import { expectFailure, failureWith } from '../support/failure-envelope';
+import { type AppCredentials, ServiceHarness } from '../support/service-harness';
 
 // Read once, when the first request builds the container's ports: this file's server has a tiny budget.
 process.env.LIST_READ_BUDGET = '2';
@@ -35,6 +35,32 @@ describe('2001 when an unindexed read exceeds the budget', () => {
     expect(res.body.errorMsg).toContain('would read more than 2 capacity units');
     expect(res.body.errorMsg).toContain(fragment);
     expect(res.body.errorMsg).toContain('indexed');
+  });
+});
+
+describe('2001 under a row filter', () => {
+  // app-scoped reads items through the row filter {"region": "EU"}; region has no index.
+  const SCOPED: AppCredentials = {
+    appCode: 'app-scoped',
+    accessKey: 'ak-scoped-current-01',
+    secret: 'sk-scoped-secret-value',
+  };
+
+  it('never names the row filter field, which the caller did not send (contract §6)', async () => {
+    const res = await harness.getList('items', {}, { app: SCOPED });
+    expect(res.status).toBe(504);
+    expect(res.body).toEqual({
+      ...failureWith(2001),
+      errorMsg: 'the query would read more than 2 capacity units; add a narrower condition on an indexed field',
+    });
+  });
+
+  it('still names an unindexed field of the caller own filter, and only that one', async () => {
+    const res = await harness.getList('items', { name_like: 'item' }, { app: SCOPED });
+    expect(res.status).toBe(504);
+    expect(res.body.errorMsg).toBe(
+      "the query would read more than 2 capacity units; no index serves 'name': mark it as indexed in the dataset, or add a condition on an indexed field",
+    );
   });
 });
 

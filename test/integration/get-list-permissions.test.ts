@@ -1,9 +1,10 @@
 /**
  * Get-list under a grant (docs/interface.md §6): the row filter narrows the list inside the query (exact totalCount),
- * readFields hide fields from records and columns, and filtering, sorting or selecting a hidden field is 1006.
+ * readFields hide fields from records and columns, and filtering, sorting or selecting a hidden field is
+ * answered exactly as for a field the dataset does not have (1001).
  */
 import path from 'node:path';
-import { expectFailure } from '../support/failure-envelope';
+import { failureWith } from '../support/failure-envelope';
 import { type AppCredentials, ServiceHarness } from '../support/service-harness';
 
 const harness = new ServiceHarness(path.join(__dirname, '..', 'fixtures', 'list-config.json'));
@@ -88,31 +89,49 @@ describe('readFields', () => {
     ]);
   });
 
+  // Contract §6: to this application a hidden field is a field the dataset does not have. A request on a
+  // hidden field (price, note, flag) gets the answer the same request on a made-up field (nosuch) gets.
   it.each([
-    ['a filter on a hidden field', { price: 10 }, "price: field 'price' is not readable for this application"],
+    ['a filter', { price: 10 }, 'price', { nosuch: 10 }, 'nosuch', ": unknown field or filter in dataset 'items'"],
     [
-      'a _like on a hidden field',
-      { note_like: 'secret' },
-      "note_like: field 'note' is not readable for this application",
+      'a _like',
+      { note_like: 'x' },
+      'note_like',
+      { nosuch_like: 'x' },
+      'nosuch_like',
+      ": unknown field or filter in dataset 'items'",
     ],
     [
-      'a where on a hidden field',
+      'a where',
       { where: { $or: [{ qty: 1 }, { flag: true }] } },
-      "where.$or[1].flag: field 'flag' is not readable for this application",
+      "where.$or[1].flag: unknown field 'flag'",
+      { where: { $or: [{ qty: 1 }, { nosuch: true }] } },
+      "where.$or[1].nosuch: unknown field 'nosuch'",
+      " in dataset 'items'",
     ],
     [
-      'a sort on a hidden field',
+      'a sort',
       { ytSortList: [{ price: 'desc' }] },
-      "ytSortList[0].price: field 'price' is not readable for this application",
+      "ytSortList[0].price: unknown field 'price'",
+      { ytSortList: [{ nosuch: 'desc' }] },
+      "ytSortList[0].nosuch: unknown field 'nosuch'",
+      " in dataset 'items'",
     ],
     [
-      'a select of a hidden field',
+      'a select',
       { select: ['name', 'note'] },
-      "select[1]: field 'note' is not readable for this application",
+      "select[1]: unknown field 'note'",
+      { select: ['name', 'nosuch'] },
+      "select[1]: unknown field 'nosuch'",
+      " in dataset 'items'",
     ],
-  ])('refuses %s with 1006', async (_label, paramMap, message) => {
-    const res = await scoped(paramMap);
-    expectFailure(res, 1006, message);
+  ])('answers %s on a hidden field as on an unknown one (1001)', async (_label, hidden, hiddenStart, unknown, unknownStart, rest) => {
+    const res = await scoped(hidden);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ ...failureWith(1001), errorMsg: `${hiddenStart}${rest}` });
+    const other = await scoped(unknown);
+    expect(other.status).toBe(400);
+    expect(other.body).toEqual({ ...failureWith(1001), errorMsg: `${unknownStart}${rest}` });
   });
 
   it('still allows system fields and visible fields in filters, sorts and select', async () => {

@@ -207,10 +207,10 @@ it('keeps the record count exact across checkpoints, reading only the tail after
     hourAgo - 200_000,
   );
   const first = new CapacityMeter();
-  expect(await countRecords(bookkeeping.counts, 'counted', Date.now(), first)).toBe(100);
+  expect(await countRecords(bookkeeping, 'counted', Date.now(), first)).toBe(100);
   await load(dataset, [{ a: 1 }, { a: 2 }, { a: 3 }], Date.now());
   const second = new CapacityMeter();
-  expect(await countRecords(bookkeeping.counts, 'counted', Date.now(), second)).toBe(103);
+  expect(await countRecords(bookkeeping, 'counted', Date.now(), second)).toBe(103);
   // The checkpoint covers the first 100: the second count reads the checkpoint and a 3-record tail.
   expect(second.readUnits).toBeLessThan(first.readUnits);
   expect(first.writeUnits).toBe(1);

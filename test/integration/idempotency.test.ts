@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { ProxyHandler } from '../../bin/local/lambda-http';
-import { createClient } from '../../client';
+import { createClient } from '../../packages/client/src/index';
 import { createDocumentClient } from '../../shared/aws/dynamodb';
 import { createHandler } from '../../shared/composition/pipeline';
 import { type RuntimePorts, runtimePorts } from '../../shared/composition/ports';

@@ -3,7 +3,7 @@
  * writeFields and a rowFilter; the owner has no grant and so no access.
  */
 import path from 'node:path';
-import { expectFailure } from '../support/failure-envelope';
+import { expectFailure, failureWith } from '../support/failure-envelope';
 import { type AppCredentials, ServiceHarness } from '../support/service-harness';
 
 const harness = new ServiceHarness(path.join(__dirname, '..', 'fixtures', 'permissions-config.json'));
@@ -12,6 +12,7 @@ const LIMITED: AppCredentials = { appCode: 'app-limited', accessKey: 'ak-limited
 const OWNER: AppCredentials = { appCode: 'app-owner', accessKey: 'ak-owner-00000001', secret: 'sk-owner-secret' };
 const READER: AppCredentials = { appCode: 'app-reader', accessKey: 'ak-reader-000001', secret: 'sk-reader-secret' };
 
+const CLERK: AppCredentials = { appCode: 'app-clerk', accessKey: 'ak-clerk-0000001', secret: 'sk-clerk-secret' };
 const VISIBLE_TO_LIMITED = ['id', 'customer', 'status', 'region', 'gmt_create', 'gmt_modified'];
 
 let euOrder: Record<string, unknown>;
@@ -108,24 +109,42 @@ describe('readFields', () => {
 });
 
 describe('writeFields', () => {
-  it('refuses a create touching another field with 1006 and writes nothing', async () => {
+  it('refuses a create touching a hidden field with 1001, as for a field the dataset does not have', async () => {
     const before = (await harness.getList('orders', {}, { app: FULL })).body.data.paging.totalCount;
     const res = await harness.create('orders', { customer: 'c-x', region: 'EU', margin: 0.9 }, { app: LIMITED });
-    expect(res.status).toBe(403);
-    expect(res.body.errorMsg).toBe("application 'app-limited' may not write field 'margin' of dataset 'orders'");
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ ...failureWith(1001), errorMsg: "field 'margin' is not defined in dataset 'orders'" });
+    const unknown = await harness.create('orders', { customer: 'c-x', region: 'EU', nosuch: 0.9 }, { app: LIMITED });
+    expect(unknown.body).toEqual({
+      ...failureWith(1001),
+      errorMsg: "field 'nosuch' is not defined in dataset 'orders'",
+    });
     expect((await harness.getList('orders', {}, { app: FULL })).body.data.paging.totalCount).toBe(before);
   });
 
-  it('refuses an update touching other fields with 1006, naming them, and changes nothing', async () => {
+  it('refuses an update touching hidden fields with 1001 and changes nothing', async () => {
     const res = await harness.update(
       'orders',
       { id: euOrder.id, status: 'paid', amount: 1, margin: null },
       { app: LIMITED },
     );
-    expect(res.status).toBe(403);
-    expect(res.body.errorMsg).toBe(
-      "application 'app-limited' may not write fields 'amount', 'margin' of dataset 'orders'",
-    );
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ ...failureWith(1001), errorMsg: "field 'amount' is not defined in dataset 'orders'" });
+    expect((await harness.getOne('orders', euOrder.id, { app: FULL })).body.data).toEqual(euOrder);
+  });
+
+  it('refuses with 1006 a write of a field the application reads but may not write, naming it', async () => {
+    const create = await harness.create('orders', { customer: 'c-y', amount: 3 }, { app: CLERK });
+    expect(create.status).toBe(403);
+    expect(create.body).toEqual({
+      ...failureWith(1006),
+      errorMsg: "application 'app-clerk' may not write field 'amount' of dataset 'orders'",
+    });
+    const update = await harness.update('orders', { id: euOrder.id, amount: 1 }, { app: CLERK });
+    expect(update.body).toEqual({
+      ...failureWith(1006),
+      errorMsg: "application 'app-clerk' may not write field 'amount' of dataset 'orders'",
+    });
     expect((await harness.getOne('orders', euOrder.id, { app: FULL })).body.data).toEqual(euOrder);
   });
 

@@ -44,7 +44,7 @@ beforeAll(async () => {
   table = names.Records as string;
   doc = createDocumentClient(dynamo.client);
   store = new RecordStore(doc, table);
-  counts = new DatasetBookkeeping(doc, table).counts;
+  counts = new DatasetBookkeeping(doc, table);
 });
 afterAll(() => dynamo.close());
 

@@ -1,6 +1,6 @@
 /**
- * The direction of imports, measured: reads every module of the service (`shared/`, `functions/`, `client/`,
- * `lib/`, `bin/`), resolves its relative imports (type-only ones too: they bind the same way), and reports the
+ * The direction of imports, measured: reads every module of the service (`packages/client/`, `shared/`,
+ * `functions/`, `lib/`, `bin/`), resolves its relative imports (type-only ones too: they bind the same way), and reports the
  * imports that run from a lower layer to a higher one and every circle, between files and between folders.
  * The layer order is the one docs/layers.md describes; biome.json's `noRestrictedImports` overrides enforce the
  * same order at lint time, and test/unit/import-layers.test.ts checks both agree with it.
@@ -16,6 +16,8 @@ import ts from 'typescript';
  * `shared/` is a layer; every other top-level folder is one.
  */
 export const LAYERS: readonly string[] = [
+  // The installable client package: it imports nothing of the service, which verifies with its signing module.
+  'packages/client',
   'shared/contract',
   'shared/runtime',
   'shared/observability',
@@ -32,7 +34,6 @@ export const LAYERS: readonly string[] = [
   'shared/hooks',
   'shared/http',
   'shared/composition',
-  'client',
   'functions',
   'lib',
   'bin',
@@ -44,7 +45,7 @@ export const LAYERS: readonly string[] = [
  */
 export const ALLOWED_UPWARD: ReadonlySet<string> = new Set<string>([]);
 
-export const SOURCE_ROOTS = ['shared', 'functions', 'client', 'lib', 'bin'];
+export const SOURCE_ROOTS = ['packages', 'shared', 'functions', 'lib', 'bin'];
 
 export interface ImportEdge {
   from: string;
@@ -54,13 +55,17 @@ export interface ImportEdge {
 /** The folder (layer) a repository path belongs to. */
 export function layerOf(path: string): string {
   const parts = path.split('/');
-  return parts[0] === 'shared' && parts.length > 2 ? `shared/${parts[1]}` : (parts[0] as string);
+  return (parts[0] === 'shared' || parts[0] === 'packages') && parts.length > 2
+    ? `${parts[0]}/${parts[1]}`
+    : (parts[0] as string);
 }
 
 function sourceFiles(root: string, dir: string): string[] {
   const found: string[] = [];
   for (const name of readdirSync(join(root, dir))) {
     const path = join(dir, name);
+    // A package's build output and dependencies are not sources.
+    if (name === 'dist' || name === 'node_modules') continue;
     if (statSync(join(root, path)).isDirectory()) found.push(...sourceFiles(root, path));
     else if (/\.(ts|js)$/.test(name) && !name.endsWith('.d.ts')) found.push(path.split(sep).join('/'));
   }
@@ -70,7 +75,9 @@ function sourceFiles(root: string, dir: string): string[] {
 function resolveImport(root: string, from: string, specifier: string): string | undefined {
   if (!specifier.startsWith('.')) return undefined;
   const base = resolve(root, dirname(from), specifier);
-  for (const candidate of [base, `${base}.ts`, `${base}.js`, join(base, 'index.ts')]) {
+  // The client package's sources name their imports `./x.js`, as Node.js ES modules require; the file is x.ts.
+  const typescript = base.replace(/\.js$/, '.ts');
+  for (const candidate of [base, `${base}.ts`, `${base}.js`, typescript, join(base, 'index.ts')]) {
     if (existsSync(candidate) && statSync(candidate).isFile()) return relative(root, candidate).split(sep).join('/');
   }
   return undefined;

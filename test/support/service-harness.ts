@@ -1,14 +1,18 @@
 /**
  * Integration test harness: the real local server (real handlers, real HTTP, in-process dynalite) and a
  * client that signs requests the way existing clients do. One server per test file (one process).
+ *
+ * With DAS_TEST_DYNAMODB_ENDPOINT set (e.g. to moto's server, as CI does), the server runs against that endpoint
+ * in the region AWS_REGION names, with tables of its own (unique names, deleted when it stops), so test files can
+ * share one endpoint.
  */
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type LocalServer, type LocalServerOptions, startLocalServer } from '../../bin/local-server';
-import { signRequest } from '../../shared/auth/signature';
-import { createDocumentClient } from '../../shared/aws/dynamodb';
-import { environment } from '../../shared/runtime/environment';
+import { signRequest } from '../../packages/client/src/signature';
+import { createDocumentClient, endpointClientConfig } from '../../shared/aws/dynamodb';
+import { endpointTarget, environment } from '../../shared/runtime/environment';
 import { bundleLoader, captureLogLines } from './synthesized-bundles';
 
 export const FIXTURE_CONFIG = path.join(__dirname, '..', 'fixtures', 'service-config.json');
@@ -61,6 +65,15 @@ export interface HarnessOptions {
   bundlesDir?: string;
 }
 
+/** The DynamoDB endpoint the integration tests run against instead of the embedded store, if any. */
+export const TEST_DYNAMODB_ENDPOINT = process.env.DAS_TEST_DYNAMODB_ENDPOINT || undefined;
+
+/**
+ * Table names of this test file on a shared endpoint: unique per file (jest runs files in parallel processes),
+ * the same for every server of the file, because the handlers read the table names once per module load.
+ */
+const TEST_TABLE_PREFIX = `das-test-${process.pid}-${Date.now().toString(36)}`;
+
 export class ServiceHarness {
   readonly logLines: Record<string, unknown>[] = [];
   /** The synthesized bundle files the server loaded (when it runs bundles). */
@@ -87,6 +100,13 @@ export class ServiceHarness {
       loadHandler:
         this.options.loadHandler ??
         (bundles ? bundleLoader(bundles, (file) => this.loadedBundles.push(file)) : undefined),
+      ...(TEST_DYNAMODB_ENDPOINT
+        ? {
+            dynamodb: { endpoint: TEST_DYNAMODB_ENDPOINT, ...endpointTarget() },
+            tablePrefix: TEST_TABLE_PREFIX,
+            dropTablesOnClose: true,
+          }
+        : {}),
     });
     return this;
   }
@@ -97,15 +117,17 @@ export class ServiceHarness {
     this.restoreStdout?.();
   }
 
-  /** A client of the server's embedded store and its table names, to prepare or inspect items directly. */
+  /** A client of the server's store (embedded or not) and its table names, to prepare or inspect items directly. */
   dynamo(): { client: DynamoDBDocumentClient; tables: { quota: string; records: string } } {
     const env = environment();
     this.store ??= createDocumentClient(
-      new DynamoDBClient({
-        endpoint: env.dynamodbEndpoint,
-        region: 'local',
-        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-      }),
+      new DynamoDBClient(
+        endpointClientConfig(
+          env.dynamodbEndpoint as string,
+          env.dynamodbRegion ?? 'local',
+          env.awsCredentialsConfigured,
+        ),
+      ),
     );
     return { client: this.store, tables: { quota: env.quotaTable, records: env.recordsTable } };
   }

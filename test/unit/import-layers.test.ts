@@ -29,8 +29,9 @@ describe('import layers', () => {
     expect(report.folderCircles).toEqual([]);
   });
 
-  it('puts the contract at the bottom: it imports nothing else of the service', () => {
-    expect(LAYERS[0]).toBe('shared/contract');
+  it('puts the client package at the bottom and the contract next: they import nothing else of the service', () => {
+    expect(LAYERS.slice(0, 2)).toEqual(['packages/client', 'shared/contract']);
+    expect(layerOf('packages/client/src/signature.ts')).toBe('packages/client');
     expect(layerOf('shared/contract/errors.ts')).toBe('shared/contract');
   });
 

@@ -104,6 +104,79 @@ describe('SecretsManagerKeyStore', () => {
     );
   }, 2_000);
 
+  describe('during an outage of Secrets Manager', () => {
+    const never = () => new Promise<never>(() => undefined);
+
+    it('answers a warm request at once from the stale value, whatever the store does, and refreshes beside it', async () => {
+      sm.on(GetSecretValueCommand).resolvesOnce({ SecretString: '{"accessKey":"ak-one"}' }).callsFake(never);
+      const keys = store({ callTimeoutMs: 3_000 });
+      await keys.applicationKeys('app-a');
+      clock += 61_000;
+      // The call underneath never answers: a request that waited for it would hang this test.
+      await expect(keys.applicationKeys('app-a')).resolves.toEqual({
+        accessKeys: ['ak-one'],
+        signingSecret: undefined,
+      });
+      await expect(keys.applicationKeys('app-a')).resolves.toEqual({
+        accessKeys: ['ak-one'],
+        signingSecret: undefined,
+      });
+      expect(sm.commandCalls(GetSecretValueCommand)).toHaveLength(2);
+    }, 1_000);
+
+    it('backs off between refresh attempts: 1 s, then 2 s, doubling up to the limit', async () => {
+      sm.on(GetSecretValueCommand)
+        .resolvesOnce({ SecretString: '{"accessKey":"ak-one"}' })
+        .rejects(new Error('throttled'));
+      const keys = store({ maxBackoffMs: 4_000 });
+      await keys.applicationKeys('app-a');
+      clock += 61_000;
+      const attemptsAfter = async (ms: number) => {
+        clock += ms;
+        await keys.applicationKeys('app-a');
+        await new Promise((resolve) => setImmediate(resolve));
+        return sm.commandCalls(GetSecretValueCommand).length;
+      };
+      expect(await attemptsAfter(0)).toBe(2); // first refresh attempt, fails: next one in 1 s
+      expect(await attemptsAfter(999)).toBe(2);
+      expect(await attemptsAfter(1)).toBe(3); // fails: next in 2 s
+      expect(await attemptsAfter(1_999)).toBe(3);
+      expect(await attemptsAfter(1)).toBe(4); // fails: next in 4 s (the limit)
+      expect(await attemptsAfter(3_999)).toBe(4);
+      expect(await attemptsAfter(1)).toBe(5); // fails: still 4 s
+      expect(await attemptsAfter(3_999)).toBe(5);
+      expect(await attemptsAfter(1)).toBe(6);
+    });
+
+    it('takes the new value once the store answers again, and forgets the back-off', async () => {
+      sm.on(GetSecretValueCommand)
+        .resolvesOnce({ SecretString: '{"accessKey":"ak-one"}' })
+        .rejectsOnce(new Error('throttled'))
+        .resolves({ SecretString: '{"accessKey":"ak-two"}' });
+      const keys = store();
+      await keys.applicationKeys('app-a');
+      clock += 61_000;
+      await keys.applicationKeys('app-a');
+      await new Promise((resolve) => setImmediate(resolve));
+      clock += 1_000;
+      expect(await keys.applicationKeys('app-a')).toEqual({ accessKeys: ['ak-one'], signingSecret: undefined });
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(await keys.applicationKeys('app-a')).toEqual({ accessKeys: ['ak-two'], signingSecret: undefined });
+    });
+
+    it('without a usable value, fails at once during the back-off instead of waiting for the store again', async () => {
+      sm.on(GetSecretValueCommand).callsFake(never);
+      const keys = store({ callTimeoutMs: 50 });
+      await expect(keys.applicationKeys('app-a')).rejects.toThrow('secret das/prod/apps/app-a could not be read');
+      const started = Date.now();
+      await expect(keys.applicationKeys('app-a')).rejects.toThrow(
+        'secret das/prod/apps/app-a could not be read; the next attempt is in 1000 ms',
+      );
+      expect(sm.commandCalls(GetSecretValueCommand)).toHaveLength(1);
+      expect(Date.now() - started).toBeLessThan(50);
+    }, 2_000);
+  });
+
   it('refuses a secret without an access key', async () => {
     sm.on(GetSecretValueCommand).resolves({ SecretString: '{"signingSecret":"x"}' });
     await expect(store().applicationKeys('app-a')).rejects.toThrow('application secret has no accessKey');

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
-import { buildStringToSign, signRequest, verifySignature } from '../../../../shared/auth/signature';
+import { buildStringToSign, signRequest, verifySignature } from '../../../../packages/client/src/signature';
 
 interface Vector {
   name: string;

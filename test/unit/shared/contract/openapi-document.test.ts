@@ -139,4 +139,27 @@ describe('operation schemas', () => {
     ).toBe(false);
     expect(executeSqlRequestSchema.safeParse({ appCode: 'app-demo', params: {} }).success).toBe(false);
   });
+
+  it('gives fixed, realistic examples: no safe-integer bounds, and an example for every patterned string', () => {
+    const text = JSON.stringify(doc);
+    expect(text).not.toContain(String(Number.MAX_SAFE_INTEGER));
+    const unexampled: string[] = [];
+    // biome-ignore lint/suspicious/noExplicitAny: the test walks a JSON document
+    const walk = (node: any, at: string) => {
+      if (node === null || typeof node !== 'object') return;
+      // Swagger UI invents a random string for a pattern without an example, a new one on every load.
+      if (typeof node.pattern === 'string' && !Array.isArray(node.examples)) unexampled.push(at);
+      for (const [key, child] of Object.entries(node)) walk(child, `${at}/${key}`);
+    };
+    walk(doc, '#');
+    expect(unexampled).toEqual([]);
+    expect(resolve('#/components/schemas/ListResult').properties.paging.properties).toEqual({
+      pageSize: { type: 'integer', description: 'Records per page as served (at most 100)', examples: [10] },
+      totalCount: { type: 'integer', description: 'Exact number of records matching the filters', examples: [42] },
+      currentPage: { type: 'integer', description: 'From 1', examples: [1] },
+    });
+    expect(resolve('#/components/schemas/ExecuteSqlRequest').anyOf[0].examples).toEqual([
+      { appCode: 'app-demo', sqlCode: 'revenue-by-status', params: { since: '2024-01-01 00:00:00' } },
+    ]);
+  });
 });

@@ -5,8 +5,8 @@
  */
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
+import { signRequest } from '../../../../packages/client/src/signature';
 import { FileKeyStore } from '../../../../shared/auth/file-key-store';
-import { signRequest } from '../../../../shared/auth/signature';
 import { StaticCatalogProvider } from '../../../../shared/catalog/catalog-provider';
 import type { CatalogConfig } from '../../../../shared/catalog/schema';
 import { routeFor } from '../../../../shared/contract/routes';
@@ -70,6 +70,8 @@ function authenticated(operation: 'get-list' | 'create' = 'get-list') {
       authenticate({
         catalog: new StaticCatalogProvider(config),
         keys: new FileKeyStore(config),
+        // No application here requires signature version 2, so no nonce is ever claimed.
+        nonces: { claim: async () => true },
         now: () => NOW,
       }),
     )

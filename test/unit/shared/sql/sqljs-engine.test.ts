@@ -219,3 +219,22 @@ describe('SqlJsEngine', () => {
     expect(results.map((r) => r.rows)).toEqual([[{ n: 4 }], [{ n: 3 }], [{ m: 20 }]]);
   });
 });
+
+describe('memory limit', () => {
+  const small = new SqlJsEngine({ memoryLimitMb: 32 });
+  afterAll(() => small.close());
+  const query = (sql: string) => small.run({ tables: [], sql, params: {}, timeoutMs: 10_000 });
+
+  it('stops a statement past the limit as a statement error, and replaces the worker so the memory returns', async () => {
+    expect((await query('SELECT length(randomblob(1000000)) AS n')).rows).toEqual([{ n: 1000000 }]);
+    const startedBefore = small.workersStarted;
+    const error = await query('SELECT length(randomblob(64000000)) AS n').catch((e: unknown) => e);
+    expect(error).toEqual(
+      new SqlStatementError(
+        'the query needed more than its memory limit of 32 MB and was stopped; narrow it or aggregate in fewer rows',
+      ),
+    );
+    expect((await query('SELECT 41 + 1 AS n')).rows).toEqual([{ n: 42 }]);
+    expect(small.workersStarted).toBe(startedBefore + 1);
+  });
+});

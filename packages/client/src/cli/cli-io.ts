@@ -27,6 +27,28 @@ export interface CommandIo {
   out(text: string): void;
   err(text: string): void;
   env: NodeJS.ProcessEnv;
+  /**
+   * What a checkout of the service adds (its `das` passes these): the configuration whose local keys sign when
+   * no key is given, a loader that validates it, and where the local service it started listens.
+   */
+  workspace?: {
+    defaultConfig: string;
+    loadConfig(file: string): LocalKeysConfig;
+    localServiceUrl(): string | undefined;
+  };
+}
+
+/** What `das` reads of a configuration file (contract §9): the applications' local keys, grants and signature version. */
+export interface LocalKeysConfig {
+  defaultSigningSecret?: string | undefined;
+  applications: {
+    appCode: string;
+    accessKey?: string | string[] | undefined;
+    signingSecret?: string | undefined;
+    grants?: { datasetCode: string }[] | undefined;
+    /** 2: the application accepts only version-2 signatures (contract §16). */
+    signatureVersion?: 1 | 2 | undefined;
+  }[];
 }
 
 export const processIo: CommandIo = {
@@ -41,7 +63,7 @@ export function parseCommandArgs<T extends NonNullable<ParseArgsConfig['options'
   options: T,
   helpCommand: string,
   allowPositionals = false,
-) {
+): ReturnType<typeof parseArgs<{ args: string[]; options: T; allowPositionals: boolean; strict: true }>> {
   try {
     return parseArgs({ args, options, allowPositionals, strict: true });
   } catch (error) {

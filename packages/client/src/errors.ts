@@ -3,7 +3,22 @@
  * so callers can `catch (e) { if (e instanceof NotFoundError) … }` or switch on `e.errorCode`; a call that never
  * got an envelope (timeout, network, a proxy's HTML page) gets its own class without an error code.
  */
-import { ErrorCode, type ErrorCodeValue } from '../shared/contract/errors';
+
+/** The contract's error codes (contract §2). */
+export const ErrorCode = {
+  InvalidParameter: 1001,
+  SignatureMismatch: 1002,
+  TimestampExpired: 1003,
+  ApplicationNotFound: 1004,
+  DatasetNotFound: 1005,
+  AccessDenied: 1006,
+  QueryTimeout: 2001,
+  DataNotFound: 2002,
+  Internal: 3001,
+  RateLimited: 4001,
+} as const;
+
+export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
 
 export interface ServiceCallErrorDetails {
   errorCode: number;

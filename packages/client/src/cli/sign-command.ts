@@ -2,11 +2,12 @@
  * `das sign`: the four signed headers of a request, for curl, Postman or a hand-written client; with --curl a
  * complete signed curl command (what `npm run sign` prints).
  */
-import { ROUTES, routeFor } from '../../shared/contract/routes';
-import { signedCurl, signedHeaders } from '../local/signed-curl';
-import { type CommandIo, integerOption, parseCommandArgs, UsageError } from './cli-io';
-import { CREDENTIAL_HELP, CREDENTIAL_OPTIONS, resolveCredentials } from './credentials';
-import { operationName } from './operation-names';
+import { OPERATIONS, routeFor } from '../operations.js';
+import { type CommandIo, integerOption, parseCommandArgs, UsageError } from './cli-io.js';
+import { CREDENTIAL_HELP, CREDENTIAL_OPTIONS, resolveCredentials } from './credentials.js';
+import { operationName } from './operation-names.js';
+import { serviceUrl } from './service-url.js';
+import { signedCurl, signedHeaders } from './signed-curl.js';
 
 const HELP = 'das sign --help';
 
@@ -16,15 +17,21 @@ export const SIGN_USAGE = `Usage: das sign [--app <appCode>] [--dataset <code>] 
 Prints the headers X-Time-Stamp, X-App-Code, X-Dataset-Code (when --dataset is given) and X-Token of a request
 signed now (or at --timestamp). The token is valid for 10 minutes.
 
+Signature version 2 (an application with "signatureVersion": 2 in --config, or --sign-version 2) also signs the
+operation, the body and a single-use nonce (headers X-Sign-Version and X-Nonce): the headers then go with
+--op and --body, and the exact body to send is printed after them (--json: {"headers", "body"}).
+
 ${CREDENTIAL_HELP}
   --dataset <code>    the dataset the request names (data operations; optional for execute-sql)
   --timestamp <ms>    sign for this time instead of now (milliseconds since the epoch)
   --json              print the headers as a JSON object
   --curl              print a signed curl command instead (npm run sign does this)
-  --op <operation>    with --curl: ${ROUTES.map((r) => r.operation).join(', ')} (default get-list)
+  --op <operation>    with --curl: ${OPERATIONS.map((r) => r.operation).join(', ')} (default get-list)
   --body <json>       with --curl: the paramMap (data operations), the array of records (batch-create) or the
                       body fields (execute-sql)
-  --url <base>        with --curl: the service (env DAS_URL; default http://127.0.0.1:3000)
+  --url <base>        with --curl: the service (env DAS_URL; default: the local service npm start
+                      runs, else http://127.0.0.1:3000)
+  --sign-version <n>  1 or 2 (default: the application's signatureVersion in --config, else 1)
 
 Examples:
   das sign --app app-demo --dataset orders --key ak-7f3c9a1b2d4e --secret sk-demo-secret
@@ -43,6 +50,7 @@ export function runSign(args: string[], io: CommandIo): void {
       op: { type: 'string' },
       body: { type: 'string' },
       url: { type: 'string' },
+      'sign-version': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     HELP,
@@ -53,6 +61,29 @@ export function runSign(args: string[], io: CommandIo): void {
   }
   const timeStamp = integerOption(values.timestamp, 'timestamp', HELP);
   const credentials = resolveCredentials(values, io, HELP);
+  const application = credentials.config?.applications.find((a) => a.appCode === credentials.appCode);
+  const optionVersion = values['sign-version'];
+  if (optionVersion !== undefined && optionVersion !== '1' && optionVersion !== '2') {
+    throw new UsageError('--sign-version must be 1 or 2', HELP);
+  }
+  const signatureVersion = optionVersion === undefined ? (application?.signatureVersion ?? 1) : Number(optionVersion);
+  if (!values.curl && signatureVersion === 2) {
+    // Version 2 signs the operation and the body: the headers are only good with this exact body.
+    const { route, datasetCode, body } = requestOf(values, credentials, HELP);
+    const bodyText = JSON.stringify(body);
+    const headers = {
+      'Content-Type': 'application/json',
+      ...signedHeaders({ ...credentials, datasetCode, timeStamp }, { path: route.path, bodyText }),
+    };
+    io.out(
+      values.json
+        ? `${JSON.stringify({ headers, path: route.path, body: bodyText }, null, 2)}\n`
+        : `${Object.entries(headers)
+            .map(([name, value]) => `${name}: ${value}\n`)
+            .join('')}\nPOST ${route.path} with exactly this body:\n${bodyText}\n`,
+    );
+    return;
+  }
   if (!values.curl) {
     for (const name of ['op', 'body', 'url'] as const) {
       if (values[name] !== undefined) throw new UsageError(`--${name} goes with --curl`, HELP);
@@ -67,11 +98,24 @@ export function runSign(args: string[], io: CommandIo): void {
     );
     return;
   }
-  const route = routeFor(operationName(values.op ?? 'get-list', HELP));
+  const { route, datasetCode, body } = requestOf(values, credentials, HELP);
+  const baseUrl = serviceUrl(values.url, io).replace(/\/+$/, '');
+  io.out(
+    `${signedCurl({ baseUrl, path: route.path, ...credentials, datasetCode, body, signatureVersion: signatureVersion === 2 ? 2 : 1, ...(timeStamp === undefined ? {} : { timeStamp }) })}\n`,
+  );
+}
+
+/** The operation, dataset and body a signed request will carry, from --op, --dataset and --body. */
+function requestOf(
+  values: { op?: string | undefined; dataset?: string | undefined; body?: string | undefined },
+  credentials: ReturnType<typeof resolveCredentials>,
+  help: string,
+) {
+  const route = routeFor(operationName(values.op ?? 'get-list', help));
   // As `npm run sign` always did: a data operation without --dataset uses the application's first grant.
   const firstGrant = credentials.config?.applications.find((a) => a.appCode === credentials.appCode)?.grants?.[0];
   const datasetCode = values.dataset ?? (route.requiresDataset ? firstGrant?.datasetCode : undefined);
-  if (route.requiresDataset && !datasetCode) throw new UsageError(`--dataset is required for ${route.operation}`, HELP);
+  if (route.requiresDataset && !datasetCode) throw new UsageError(`--dataset is required for ${route.operation}`, help);
   const batch = route.operation === 'batch-create';
   let extra: Record<string, unknown> = {};
   let records: unknown[] = [];
@@ -80,13 +124,13 @@ export function runSign(args: string[], io: CommandIo): void {
     try {
       parsed = JSON.parse(values.body);
     } catch {
-      throw new UsageError('--body must be JSON', HELP);
+      throw new UsageError('--body must be JSON', help);
     }
     if (batch) {
-      if (!Array.isArray(parsed)) throw new UsageError('--body must be a JSON array of records for batch-create', HELP);
+      if (!Array.isArray(parsed)) throw new UsageError('--body must be a JSON array of records for batch-create', help);
       records = parsed;
     } else if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-      throw new UsageError('--body must be a JSON object', HELP);
+      throw new UsageError('--body must be a JSON object', help);
     } else {
       extra = parsed as Record<string, unknown>;
     }
@@ -96,8 +140,5 @@ export function runSign(args: string[], io: CommandIo): void {
     : route.requiresDataset
       ? { appCode: credentials.appCode, datasetCode, paramMap: extra }
       : { appCode: credentials.appCode, ...(datasetCode ? { datasetCode } : {}), ...extra };
-  const baseUrl = (values.url ?? (io.env.DAS_URL || undefined) ?? 'http://127.0.0.1:3000').replace(/\/+$/, '');
-  io.out(
-    `${signedCurl({ baseUrl, path: route.path, ...credentials, datasetCode, body, ...(timeStamp === undefined ? {} : { timeStamp }) })}\n`,
-  );
+  return { route, datasetCode, body };
 }

@@ -4,11 +4,13 @@
  * DAS_USER_KEY) it sends a personal access key to the `/client/` path instead of signing (client-key mode).
  */
 import { readFileSync } from 'node:fs';
-import { createClient, RequestTimeoutError, type ServiceResponse, TransportError } from '../../client';
-import { routeFor } from '../../shared/contract/routes';
-import { CommandFailure, type CommandIo, integerOption, parseCommandArgs, UsageError } from './cli-io';
-import { CREDENTIAL_HELP, CREDENTIAL_OPTIONS, type CredentialOptions, resolveCredentials } from './credentials';
-import { operationName } from './operation-names';
+import { RequestTimeoutError, TransportError } from '../errors.js';
+import { createClient, type ServiceResponse } from '../index.js';
+import { routeFor } from '../operations.js';
+import { CommandFailure, type CommandIo, integerOption, parseCommandArgs, UsageError } from './cli-io.js';
+import { CREDENTIAL_HELP, CREDENTIAL_OPTIONS, type CredentialOptions, resolveCredentials } from './credentials.js';
+import { operationName } from './operation-names.js';
+import { connectionHint, serviceUrl, URL_HELP } from './service-url.js';
 
 const HELP = 'das call --help';
 
@@ -17,10 +19,11 @@ export const CALL_USAGE = `Usage: das call <operation> [--url <base>] [--app <ap
                 [--file <records.json>] [--idempotency-key <key>]
 
 Operations: get-list, get-one, create, batch-create, update, execute-sql (or getList, getOne, ..., executeSql), and
-with a personal access key login-user-info. Prints the response envelope as JSON. Exit code 0 on success, 1 on a failure envelope or no answer, 2 on a
+with a personal access key login-user-info. Prints the response envelope as JSON. Exit code 0 on success, 1 on a
+failure envelope or no answer, 2 on a
 wrong command line. A 4001 is retried (up to 3 attempts) after the Retry-After the service asks for.
 
-  --url <base>        the service (env DAS_URL; default http://127.0.0.1:3000)
+${URL_HELP}
 ${CREDENTIAL_HELP}
   --user-key <key>    client-key mode: a personal access key (env DAS_USER_KEY), sent to the /client/ paths
                       instead of signing; --app (or DAS_APP_CODE) names its application
@@ -156,8 +159,9 @@ export async function runCall(args: string[], io: CommandIo): Promise<void> {
     }
   }
 
+  const baseUrl = serviceUrl(values.url, io);
   const client = createClient({
-    baseUrl: baseUrlOf(values, io),
+    baseUrl,
     ...callerOptions(userKey, values, io),
     ...(timeoutMs === undefined ? {} : { timeoutMs }),
   });
@@ -168,12 +172,9 @@ export async function runCall(args: string[], io: CommandIo): Promise<void> {
         datasetCode: values.dataset,
         ...(key === undefined ? {} : { idempotencyKey: key }),
       }),
+    baseUrl,
     io,
   );
-}
-
-function baseUrlOf(values: { url?: string | undefined }, io: CommandIo): string {
-  return values.url ?? (io.env.DAS_URL || undefined) ?? 'http://127.0.0.1:3000';
 }
 
 /** Who calls: a personal access key (client-key mode) with its application, or an application's signing keys. */
@@ -201,12 +202,13 @@ async function callLoginUserInfo(
   io: CommandIo,
 ): Promise<void> {
   if (!userKey) throw new UsageError('login-user-info needs a personal access key: --user-key or DAS_USER_KEY', HELP);
-  const client = createClient({ baseUrl: baseUrlOf(values, io), appCode: '', userKey });
-  await printEnvelope(() => client.send('login-user-info', {}), io);
+  const baseUrl = serviceUrl(values.url, io);
+  const client = createClient({ baseUrl, appCode: '', userKey });
+  await printEnvelope(() => client.send('login-user-info', {}), baseUrl, io);
 }
 
 /** Print the envelope; a failure envelope or no answer exits 1. */
-async function printEnvelope(call: () => Promise<ServiceResponse>, io: CommandIo): Promise<void> {
+async function printEnvelope(call: () => Promise<ServiceResponse>, baseUrl: string, io: CommandIo): Promise<void> {
   try {
     const response = await call();
     io.out(`${JSON.stringify(response.envelope, null, 2)}\n`);
@@ -216,6 +218,8 @@ async function printEnvelope(call: () => Promise<ServiceResponse>, io: CommandIo
       );
     }
   } catch (error) {
+    if (error instanceof TransportError && error.httpStatus === undefined && !(error instanceof RequestTimeoutError))
+      throw new CommandFailure(connectionHint(baseUrl, error));
     if (error instanceof RequestTimeoutError || error instanceof TransportError)
       throw new CommandFailure(error.message);
     throw error;

@@ -3,8 +3,8 @@
  * and in browsers.
  *
  * - Server mode, `createClient({ baseUrl, appCode, accessKey, signingSecret })`: every request is signed with
- *   the same module the service verifies with (`shared/auth/signature.ts`, loaded on first use because it
- *   needs `node:crypto`).
+ *   the same module the service verifies with (`./signature`, loaded on first use because it needs
+ *   `node:crypto`).
  * - Browser mode, `createClient({ baseUrl, appCode, token })`: the access key must never reach a browser, so a
  *   trusted server mints `{token, timeStamp, expiresAt}` (`das token`, or `mintBrowserToken`) and the client
  *   only sends it.
@@ -18,8 +18,9 @@
  * A call with an `idempotencyKey` (create, batchCreate, update) is also retried after a 3001, a 2001 or no
  * answer at all: the service completes the first attempt instead of writing twice.
  */
-import type { SignatureInput } from '../shared/auth/signature';
-import { LOGIN_USER_INFO_ROUTE, routeIn, USER_KEY_HEADER } from '../shared/contract/client-routes';
+import { RequestTimeoutError, serviceCallError, TransportError } from './errors.js';
+import { LOGIN_USER_INFO_ROUTE, type OperationName, routeIn, USER_KEY_HEADER } from './operations.js';
+import type { SignatureInput } from './signature.js';
 import type {
   DataRecord,
   GetListParams,
@@ -27,13 +28,24 @@ import type {
   LoginUserInfo,
   SqlParamValue,
   SqlResult as SqlResultShape,
-} from '../shared/contract/operation-schemas';
-import type { OperationName } from '../shared/contract/routes';
-import { RequestTimeoutError, serviceCallError, TransportError } from './errors';
+} from './types.js';
 
-export type { GetListParams, LoginUserInfo, SortEntry, SqlParamValue } from '../shared/contract/operation-schemas';
-export type { OperationName } from '../shared/contract/routes';
-export * from './errors';
+// Signing needs node:crypto, so it is a subpath of its own (`/signature`, `/browser-token`): browser bundles of
+// this entry never load it.
+export * from './errors.js';
+export {
+  type AuthMode,
+  clientPathOf,
+  LOGIN_USER_INFO_ROUTE,
+  OPERATIONS,
+  type OperationName,
+  type OperationRoute,
+  routeFor,
+  routeIn,
+  USER_KEY_HEADER,
+} from './operations.js';
+export type { SignatureInput } from './signature.js';
+export type * from './types.js';
 
 /** A token minted by a trusted server for one application (and dataset), valid for 10 minutes. */
 export interface PreSignedToken {
@@ -77,6 +89,11 @@ interface CommonOptions {
 export interface KeyClientOptions extends CommonOptions {
   accessKey: string;
   signingSecret: string;
+  /**
+   * 2 for an application configured with `signatureVersion: 2` (contract §16): each request is also signed
+   * over its body, method and path with a new nonce. Default 1.
+   */
+  signatureVersion?: 1 | 2;
   token?: never;
   userKey?: never;
 }
@@ -85,6 +102,7 @@ export interface TokenClientOptions extends CommonOptions {
   token: TokenProvider;
   accessKey?: never;
   signingSecret?: never;
+  signatureVersion?: never;
   userKey?: never;
 }
 
@@ -93,6 +111,7 @@ export interface UserKeyClientOptions extends CommonOptions {
   userKey: string;
   accessKey?: never;
   signingSecret?: never;
+  signatureVersion?: never;
   token?: never;
 }
 
@@ -196,7 +215,7 @@ let signer: Promise<Signer> | undefined;
 
 /** The service's own signing module, loaded only in server mode so browser bundles never evaluate node:crypto. */
 function loadSigner(): Promise<Signer> {
-  signer ??= import('../shared/auth/signature').then((module) => module.signRequest);
+  signer ??= import('./signature.js').then((module) => module.signRequest);
   return signer;
 }
 
@@ -243,21 +262,39 @@ export function createClient(options: ClientOptions): DataAccessClient {
   }
 
   /** The request's authentication headers: a personal access key, or the four signed ones. */
-  async function signedHeaders(operation: OperationName, datasetCode: string | undefined) {
+  async function signedHeaders(operation: OperationName, datasetCode: string | undefined, payload: string) {
     if (options.userKey) return { 'Content-Type': 'application/json', [USER_KEY_HEADER]: options.userKey };
     let timeStamp: string;
     let token: string;
+    const extra: Record<string, string> = {};
     if (options.token) {
       const minted = await options.token({ operation, appCode: options.appCode, datasetCode });
       timeStamp = String(minted.timeStamp);
       token = minted.token;
     } else {
       timeStamp = String(now());
-      const sign = await loadSigner();
-      token = sign(
-        { accessKey: options.accessKey as string, appCode: options.appCode, datasetCode, timeStamp },
-        options.signingSecret as string,
-      );
+      const input = {
+        accessKey: options.accessKey as string,
+        appCode: options.appCode,
+        datasetCode,
+        timeStamp,
+      };
+      if (options.signatureVersion === 2) {
+        // WebCrypto, no node:crypto: the same signer a browser page can use.
+        const v2 = await import('./signature-v2.js');
+        const nonce = v2.newNonce();
+        const route = routeIn(operation, 'signed');
+        if (!route) throw new Error(`${operation} has no signed path`);
+        token = await v2.signRequestV2Web(
+          { ...input, bodySha256: await v2.sha256Hex(payload), method: route.method, nonce, path: route.path },
+          options.signingSecret as string,
+        );
+        extra[v2.SIGN_VERSION_HEADER] = '2';
+        extra[v2.NONCE_HEADER] = nonce;
+      } else {
+        const sign = await loadSigner();
+        token = sign(input, options.signingSecret as string);
+      }
     }
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
@@ -266,7 +303,7 @@ export function createClient(options: ClientOptions): DataAccessClient {
       'X-Token': token,
     };
     if (datasetCode) headers['X-Dataset-Code'] = datasetCode;
-    return headers;
+    return { ...headers, ...extra };
   }
 
   /** Whether a failed attempt is worth another: rate limits always, failures of ours when a key makes it safe. */
@@ -316,7 +353,8 @@ export function createClient(options: ClientOptions): DataAccessClient {
     } catch (error) {
       if (timedOut) throw new RequestTimeoutError(timeoutMs);
       if (error instanceof TransportError || signal?.aborted) throw error;
-      throw new TransportError(`request to ${url} failed: ${(error as Error).message}`, undefined, { cause: error });
+      const reason = ((error as Error).cause as Error | undefined)?.message ?? (error as Error).message;
+      throw new TransportError(`request to ${url} failed: ${reason}`, undefined, { cause: error });
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', forwardAbort);
@@ -338,7 +376,7 @@ export function createClient(options: ClientOptions): DataAccessClient {
     const idempotent = callOptions.idempotencyKey !== undefined;
     for (let n = 1; ; n += 1) {
       // Signed afresh each time: a retry may come minutes later, and the token is bound to its timestamp.
-      const headers = await signedHeaders(operation, datasetCode);
+      const headers: Record<string, string> = await signedHeaders(operation, datasetCode, payload);
       if (idempotent) headers['Idempotency-Key'] = callOptions.idempotencyKey as string;
       let response: ServiceResponse;
       try {

@@ -9,7 +9,7 @@ import {
   RateLimitedError,
   ServiceCallError,
   serviceCallError,
-} from '../../../client/errors';
+} from '../../../../packages/client/src/errors';
 
 describe('serviceCallError', () => {
   it.each([

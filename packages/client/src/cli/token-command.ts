@@ -2,16 +2,17 @@
  * `das token`: mint a pre-generated token for a browser, `{token, timeStamp, expiresAt}` as JSON. Run it where
  * the access key may be (a trusted server); the browser client sends token and timestamp only.
  */
-import { mintBrowserToken } from '../../shared/auth/browser-token';
-import { type CommandIo, integerOption, parseCommandArgs } from './cli-io';
-import { CREDENTIAL_HELP, CREDENTIAL_OPTIONS, resolveCredentials } from './credentials';
+import { mintBrowserToken } from '../browser-token.js';
+import { type CommandIo, integerOption, parseCommandArgs } from './cli-io.js';
+import { CREDENTIAL_HELP, CREDENTIAL_OPTIONS, resolveCredentials } from './credentials.js';
 
 const HELP = 'das token --help';
 
 export const TOKEN_USAGE = `Usage: das token [--app <appCode>] [--dataset <code>] [--key <accessKey> --secret <secret>] [--timestamp <ms>]
 
-Prints {"token", "timeStamp", "expiresAt"} as JSON: a browser sends token as X-Token and timeStamp as
-X-Time-Stamp until expiresAt (10 minutes; milliseconds since the epoch). A token is bound to the application
+Prints {"token", "timeStamp", "timestamp", "expiresAt"} as JSON: a browser sends token as X-Token and
+timeStamp as X-Time-Stamp until expiresAt (10 minutes; milliseconds since the epoch). timestamp is the same
+instant as a number, for helpers that read that name. A token is bound to the application
 and to the dataset it was minted for (none: execute-sql without a dataset header).
 
 ${CREDENTIAL_HELP}

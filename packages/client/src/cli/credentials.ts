@@ -1,13 +1,11 @@
 /**
  * Where `das sign`, `das token` and `das call` get an application's keys: --key/--secret (or the DAS_ACCESS_KEY
  * and DAS_SIGNING_SECRET environment variables, which keep the secret out of the process list), else the local
- * keys of the application in a configuration file (--config, default the demo configuration), as `npm start` uses.
+ * keys of the application in a configuration file (--config; in a checkout of the service, the demo
+ * configuration by default), as `npm start` uses.
  */
-
-import type { CatalogConfig } from '../../shared/catalog/schema';
-import { loadConfigFile } from '../../shared/catalog-store/load-config';
-import { DEFAULT_CONFIG } from '../local/default-config';
-import { type CommandIo, UsageError } from './cli-io';
+import { readFileSync } from 'node:fs';
+import { type CommandIo, type LocalKeysConfig, UsageError } from './cli-io.js';
 
 export interface CredentialOptions {
   app?: string | undefined;
@@ -21,7 +19,7 @@ export interface Credentials {
   accessKey: string;
   secret: string;
   /** The configuration the keys came from, when they came from one. */
-  config?: CatalogConfig;
+  config?: LocalKeysConfig;
 }
 
 export const CREDENTIAL_HELP = [
@@ -29,7 +27,7 @@ export const CREDENTIAL_HELP = [
   '  --key <accessKey>   its access key (env DAS_ACCESS_KEY)',
   '  --secret <secret>   its signing secret (env DAS_SIGNING_SECRET)',
   '  --config <file>     without --key/--secret, take the local keys from this configuration',
-  '                      (default: config/demo.json)',
+  "                      (default in the service's repository: config/demo.json)",
 ].join('\n');
 
 export const CREDENTIAL_OPTIONS = {
@@ -39,12 +37,25 @@ export const CREDENTIAL_OPTIONS = {
   config: { type: 'string' },
 } as const;
 
+/** A configuration file read for its keys only; `das config validate` (in the service's repository) checks it. */
+function readKeysFile(file: string): LocalKeysConfig {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new UsageError(`cannot read ${file}: ${(error as Error).message}`, 'das --help');
+  }
+  const applications = (parsed as { applications?: unknown }).applications;
+  if (!Array.isArray(applications)) throw new UsageError(`${file} has no applications list`, 'das --help');
+  return parsed as LocalKeysConfig;
+}
+
 export function resolveCredentials(options: CredentialOptions, io: CommandIo, helpCommand: string): Credentials {
   // An empty variable counts as unset, as shells and CI systems often export them empty.
   const appCode = options.app ?? (io.env.DAS_APP_CODE || undefined);
   const accessKey = options.key ?? (io.env.DAS_ACCESS_KEY || undefined);
   const secret = options.secret ?? (io.env.DAS_SIGNING_SECRET || undefined);
-  if (accessKey !== undefined || secret !== undefined) {
+  if (accessKey !== undefined || secret !== undefined || (!options.config && !io.workspace)) {
     if (!appCode || !accessKey || !secret) {
       throw new UsageError(
         '--app, --key and --secret go together (or DAS_APP_CODE, DAS_ACCESS_KEY, DAS_SIGNING_SECRET)',
@@ -53,8 +64,8 @@ export function resolveCredentials(options: CredentialOptions, io: CommandIo, he
     }
     return { appCode, accessKey, secret };
   }
-  const file = options.config ?? DEFAULT_CONFIG;
-  const config = loadConfigFile(file);
+  const file = options.config ?? (io.workspace?.defaultConfig as string);
+  const config = io.workspace ? io.workspace.loadConfig(file) : readKeysFile(file);
   const app = appCode
     ? config.applications.find((a) => a.appCode === appCode)
     : config.applications.find((a) => a.accessKey !== undefined);

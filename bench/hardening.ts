@@ -1,0 +1,156 @@
+/**
+ * `npm run bench -- hardening`: what the hardening measures cost, in one run against the local service.
+ * - A 1,000-condition `where` (refused, 1001) and how long `/health` waits while ten of them are in flight,
+ *   against `/health` alone.
+ * - Signature version 2 against version 1 on the same get-one: latency and the nonce's write unit.
+ * - The key store during a Secrets Manager outage (a client that never answers, like a network partition):
+ *   a warm lookup with stale keys, a cold lookup during the back-off, and the first cold lookup (one timeout).
+ */
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { type LocalServer, startLocalServer } from '../bin/local-server';
+import { bodySha256Hex, signRequest, signRequestV2 } from '../packages/client/src/signature';
+import { newNonce } from '../packages/client/src/signature-v2';
+import { SecretsManagerKeyStore } from '../shared/auth/secrets-manager-key-store';
+
+const grants = [{ datasetCode: 'notes', operations: ['read', 'create'] }];
+const quota = { perMinute: 1_000_000, perHour: 10_000_000, perDay: 100_000_000, concurrent: 100 };
+const V1 = { appCode: 'app-v1', accessKey: 'ak-bench-v1-key', secret: 'sk-bench-v1' };
+const V2 = { appCode: 'app-v2', accessKey: 'ak-bench-v2-key', secret: 'sk-bench-v2' };
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] as number;
+}
+const round = (n: number) => Math.round(n * 100) / 100;
+
+export async function run(): Promise<void> {
+  const configFile = path.join(os.tmpdir(), `bench-hardening-${process.pid}.json`);
+  writeFileSync(
+    configFile,
+    JSON.stringify({
+      applications: [
+        { appCode: V1.appCode, accessKey: V1.accessKey, signingSecret: V1.secret, quota, grants },
+        { appCode: V2.appCode, accessKey: V2.accessKey, signingSecret: V2.secret, quota, grants, signatureVersion: 2 },
+      ],
+      datasets: [{ appCode: V1.appCode, datasetCode: 'notes', fields: [{ name: 'text', type: 'string' }] }],
+    }),
+  );
+  const lines: Record<string, unknown>[] = [];
+  const server: LocalServer = await startLocalServer({
+    configFile,
+    port: 0,
+    logSink: (l) => lines.push(JSON.parse(l)),
+  });
+  try {
+    const call = async (app: typeof V1, route: string, payload: Record<string, unknown>, version: 1 | 2) => {
+      const body = JSON.stringify({ appCode: app.appCode, datasetCode: 'notes', ...payload });
+      const timeStamp = String(Date.now());
+      const nonce = newNonce();
+      const base = { accessKey: app.accessKey, appCode: app.appCode, datasetCode: 'notes', timeStamp };
+      const token =
+        version === 2
+          ? signRequestV2({ ...base, bodySha256: bodySha256Hex(body), method: 'POST', nonce, path: route }, app.secret)
+          : signRequest(base, app.secret);
+      const headers: Record<string, string> = {
+        'Content-Type': 'application/json',
+        'X-Time-Stamp': timeStamp,
+        'X-App-Code': app.appCode,
+        'X-Dataset-Code': 'notes',
+        'X-Token': token,
+        ...(version === 2 ? { 'X-Sign-Version': '2', 'X-Nonce': nonce } : {}),
+      };
+      const started = performance.now();
+      const response = await fetch(`${server.url}${route}`, { method: 'POST', headers, body });
+      const answer = (await response.json()) as { success: boolean; errorCode?: number; data?: { id?: string } };
+      return { ms: performance.now() - started, answer };
+    };
+    const health = async () => {
+      const started = performance.now();
+      await (await fetch(`${server.url}/health`)).text();
+      return performance.now() - started;
+    };
+
+    // ---- 1,000 conditions
+    const wide = { paramMap: { where: { $or: Array.from({ length: 1000 }, (_, k) => ({ text: { $ne: `v${k}` } })) } } };
+    await call(V1, '/openapi/data/get-list', wide, 1);
+    const refused: number[] = [];
+    for (let i = 0; i < 20; i++) refused.push((await call(V1, '/openapi/data/get-list', wide, 1)).ms);
+    const small: number[] = [];
+    const one = { paramMap: { where: { text: { $ne: 'v' } } } };
+    for (let i = 0; i < 20; i++) small.push((await call(V1, '/openapi/data/get-list', one, 1)).ms);
+    const idle: number[] = [];
+    for (let i = 0; i < 20; i++) idle.push(await health());
+    const busy: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const flood = Array.from({ length: 10 }, () => call(V1, '/openapi/data/get-list', wide, 1));
+      busy.push(await health());
+      await Promise.all(flood);
+    }
+    const code = (await call(V1, '/openapi/data/get-list', wide, 1)).answer.errorCode;
+    process.stdout.write(
+      `1,000-condition where: errorCode ${code}, median ${round(median(refused))} ms over 20 requests ` +
+        `(a one-condition get-list of an empty dataset, answered 200: ${round(median(small))} ms)\n` +
+        `/health median: alone ${round(median(idle))} ms; with ten 1,000-condition requests in flight ${round(median(busy))} ms\n`,
+    );
+
+    // ---- version 2 against version 1
+    const created = await call(V1, '/openapi/data/create', { paramMap: { text: 'bench' } }, 1);
+    const id = created.answer.data?.id;
+    const measure = async (app: typeof V1, version: 1 | 2) => {
+      await call(app, '/openapi/data/get-one', { paramMap: { id } }, version);
+      const ms: number[] = [];
+      let writeUnits = 0;
+      for (let i = 0; i < 50; i++) {
+        ms.push((await call(app, '/openapi/data/get-one', { paramMap: { id } }, version)).ms);
+        writeUnits += Number((lines.at(-1) as { writeUnits: number }).writeUnits);
+      }
+      return {
+        ms: median(ms),
+        writeUnits: writeUnits / 50,
+        readUnits: (lines.at(-1) as { readUnits: number }).readUnits,
+      };
+    };
+    const v1 = await measure(V1, 1);
+    const v2 = await measure(V2, 2);
+    process.stdout.write(
+      '\n| get-one | median ms | read units | write units |\n|---|---:|---:|---:|\n' +
+        `| signature version 1 | ${round(v1.ms)} | ${v1.readUnits} | ${v1.writeUnits} |\n` +
+        `| signature version 2 | ${round(v2.ms)} | ${v2.readUnits} | ${v2.writeUnits} |\n`,
+    );
+  } finally {
+    await server.close();
+  }
+
+  // ---- key store outage
+  let healthy = true;
+  const secret = JSON.stringify({ accessKey: 'ak-outage-0001', signingSecret: 'sk-outage' });
+  const client = {
+    send: () => (healthy ? Promise.resolve({ SecretString: secret }) : new Promise(() => undefined)),
+  } as unknown as SecretsManagerClient;
+  let clock = Date.now();
+  const options = { client, secretPrefix: 'das/bench', defaultSecretId: 'das/bench/default', now: () => clock };
+  const timeLookups = async (store: SecretsManagerKeyStore, n: number) => {
+    const started = performance.now();
+    for (let i = 0; i < n; i++) await store.applicationKeys('app-a').catch(() => undefined);
+    return (performance.now() - started) / n;
+  };
+  const warm = new SecretsManagerKeyStore(options);
+  await warm.applicationKeys('app-a');
+  const cached = await timeLookups(warm, 10_000);
+  healthy = false;
+  clock += 6 * 60_000; // past the 5-minute cache TTL: every lookup now finds stale keys
+  const stale = await timeLookups(warm, 10_000);
+  const cold = new SecretsManagerKeyStore({ ...options, callTimeoutMs: 2_000 });
+  const first = await timeLookups(cold, 1);
+  const backoff = await timeLookups(cold, 10_000);
+  process.stdout.write(
+    '\n| key lookup (Secrets Manager store) | mean per lookup |\n|---|---:|\n' +
+      `| warm, within the cache TTL | ${round(cached * 1000)} µs |\n` +
+      `| warm, stale keys, Secrets Manager not answering | ${round(stale * 1000)} µs |\n` +
+      `| cold, first lookup, Secrets Manager not answering | ${round(first)} ms |\n` +
+      `| cold, during the back-off after that | ${round(backoff * 1000)} µs |\n`,
+  );
+}

@@ -1,0 +1,56 @@
+/**
+ * Where the local service `npm start` runs, recorded so that `das call` and `npm run sign` in the same checkout
+ * reach it whatever `--port` it was given. The last server started wins; a server removes its record when it
+ * stops, and a record whose process is gone is ignored.
+ */
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+/** In the checkout's node_modules cache: per checkout, never committed. `DAS_LOCAL_SERVICE_FILE` moves it. */
+export function serviceAddressFile(): string {
+  return (
+    process.env.DAS_LOCAL_SERVICE_FILE ||
+    path.join(__dirname, '..', '..', 'node_modules', '.cache', 'data-access-service', 'local-service.json')
+  );
+}
+
+export function recordLocalServiceUrl(url: string): () => void {
+  const file = serviceAddressFile();
+  try {
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, `${JSON.stringify({ url, pid: process.pid })}\n`);
+  } catch {
+    // A read-only checkout: the banner's `export DAS_URL=…` line still says where the service is.
+    return () => undefined;
+  }
+  return () => {
+    const current = readRecord(file);
+    if (current?.pid === process.pid) rmSync(file, { force: true });
+  };
+}
+
+function readRecord(file: string): { url: string; pid: number } | undefined {
+  try {
+    const record = JSON.parse(readFileSync(file, 'utf8')) as { url?: unknown; pid?: unknown };
+    if (typeof record.url === 'string' && typeof record.pid === 'number') return { url: record.url, pid: record.pid };
+  } catch {
+    // No record, or a half-written one: no local service to point at.
+  }
+  return undefined;
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The URL of the running local service, if one recorded itself and is still alive. */
+export function readLocalServiceUrl(): string | undefined {
+  const record = readRecord(serviceAddressFile());
+  return record && isRunning(record.pid) ? record.url : undefined;
+}

@@ -1,0 +1,69 @@
+/**
+ * The operations a caller can send, as the client sees them: name, method, path and whether a dataset code is
+ * signed and sent. The service keeps its own route table (which function serves each path, what the grant
+ * must allow); a test checks that every route it serves is here with the same method and path.
+ *
+ * Two ways in: the signed paths (`OPERATIONS`), and client-key mode, where a personal access key goes in
+ * `X-User-AK` to each operation's `/client/` twin (`/openapi/data/get-list` → `/client/data/get-list`), plus
+ * `GET /client/user/loginUserInfo`, which exists only there.
+ */
+export type OperationName =
+  | 'get-list'
+  | 'get-one'
+  | 'create'
+  | 'batch-create'
+  | 'update'
+  | 'execute-sql'
+  | 'login-user-info';
+
+/** How a request authenticates: signed headers, or a personal access key (client-key mode). */
+export type AuthMode = 'signed' | 'client';
+
+export interface OperationRoute {
+  operation: OperationName;
+  method: 'POST' | 'GET';
+  path: string;
+  /** Data operations sign and send a dataset code; custom SQL may. */
+  requiresDataset: boolean;
+}
+
+/** The header that carries a personal access key. */
+export const USER_KEY_HEADER = 'X-User-AK';
+
+/** The signed operations. */
+export const OPERATIONS: readonly OperationRoute[] = [
+  { operation: 'get-list', method: 'POST', path: '/openapi/data/get-list', requiresDataset: true },
+  { operation: 'get-one', method: 'POST', path: '/openapi/data/get-one', requiresDataset: true },
+  { operation: 'create', method: 'POST', path: '/openapi/data/create', requiresDataset: true },
+  { operation: 'batch-create', method: 'POST', path: '/openapi/data/batch-create', requiresDataset: true },
+  { operation: 'update', method: 'POST', path: '/openapi/data/update', requiresDataset: true },
+  { operation: 'execute-sql', method: 'POST', path: '/api/custom/executeSql', requiresDataset: false },
+];
+
+/** Answers the user a personal access key belongs to; client-key mode only. */
+export const LOGIN_USER_INFO_ROUTE: OperationRoute = {
+  operation: 'login-user-info',
+  method: 'GET',
+  path: '/client/user/loginUserInfo',
+  requiresDataset: false,
+};
+
+/** A signed path's client-key twin: its first segment becomes `client`. */
+export function clientPathOf(signedPath: string): string {
+  return `/client${signedPath.slice(signedPath.indexOf('/', 1))}`;
+}
+
+/** The signed route of an operation. */
+export function routeFor(operation: OperationName): OperationRoute {
+  const route = OPERATIONS.find((r) => r.operation === operation);
+  if (!route) throw new Error(`no signed route for operation ${operation}`);
+  return route;
+}
+
+/** The route of an operation in one mode; `undefined` when the operation has no such path. */
+export function routeIn(operation: OperationName, mode: AuthMode): OperationRoute | undefined {
+  if (mode === 'signed') return OPERATIONS.find((r) => r.operation === operation);
+  if (operation === LOGIN_USER_INFO_ROUTE.operation) return LOGIN_USER_INFO_ROUTE;
+  const signed = OPERATIONS.find((r) => r.operation === operation);
+  return signed && { ...signed, path: clientPathOf(signed.path) };
+}

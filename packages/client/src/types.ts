@@ -1,0 +1,59 @@
+/**
+ * The wire shapes callers meet (contract §1, §4, §5, §8), written for the client so that the package needs
+ * nothing of the service. The service's zod schemas are the authority; a type test checks these against them.
+ */
+
+/** Record id: a string (a time-ordered ULID) or a number; either form is accepted back. */
+export type RecordId = string | number;
+
+/** The system fields of every record. */
+export interface SystemFields {
+  id: RecordId;
+  /** `YYYY-MM-DD HH:MM:SS`, set by the service. */
+  gmt_create: string;
+  /** `YYYY-MM-DD HH:MM:SS`, set by the service. */
+  gmt_modified: string;
+}
+
+export type DataRecord = SystemFields & Record<string, unknown>;
+
+/** One key, the field name, mapped to `asc` or `desc`. */
+export type SortEntry = Record<string, 'asc' | 'desc'>;
+
+/** get-list's paramMap: paging, sorting, `where`, `select`, and the suffix filters (`status_in`, …). */
+export interface GetListParams {
+  currentPage?: number;
+  pageSize?: number;
+  ytSortList?: SortEntry[];
+  where?: Record<string, unknown>;
+  select?: string[];
+  [filter: string]: unknown;
+}
+
+export interface TableColumn {
+  title: string;
+  dataIndex: string;
+}
+
+export interface ListResult {
+  paging: { pageSize: number; totalCount: number; currentPage: number };
+  tableData: DataRecord[];
+  tableColumns: TableColumn[];
+}
+
+export type SqlParamValue = string | number | boolean | null;
+
+export interface SqlResult {
+  execSuccess: boolean;
+  execResult?: Record<string, unknown>[];
+  execError?: string;
+}
+
+/** Client-key mode: the user a personal access key belongs to (`GET /client/user/loginUserInfo`). */
+export interface LoginUserInfo {
+  id: string;
+  userName: string;
+  loginName: string;
+  appCode: string;
+  role: string | null;
+}

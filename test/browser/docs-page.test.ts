@@ -1,0 +1,171 @@
+/**
+ * The /docs page in a real browser (Debian's chromium driven by playwright-core): it asks once for an
+ * application's keys, keeps them in sessionStorage only, and "Try it out" on get-list answers 200 with the
+ * records, signed in the page. A screenshot of the answered page is kept in test-artifacts/.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { DEFAULT_CONFIG } from '../../bin/local/default-config';
+import { ServiceHarness } from '../support/service-harness';
+
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const ARTIFACTS = path.join(__dirname, '..', '..', 'test-artifacts');
+const DEMO = { appCode: 'app-demo', accessKey: 'ak-7f3c9a1b2d4e', secret: 'sk-demo-secret' };
+
+// The demo configuration plus an application that requires signature version 2 (contract §16).
+const V2 = { appCode: 'app-demo-v2', accessKey: 'ak-demo-v2-0001', secret: 'sk-demo-v2-secret' };
+const configFile = path.join(tmpdir(), `docs-page-${process.pid}.json`);
+const demo = JSON.parse(readFileSync(DEFAULT_CONFIG, 'utf8'));
+const demoApp = demo.applications.find((a: { appCode: string }) => a.appCode === DEMO.appCode);
+demo.applications.push({
+  ...demoApp,
+  appCode: V2.appCode,
+  accessKey: V2.accessKey,
+  signingSecret: V2.secret,
+  signatureVersion: 2,
+});
+writeFileSync(configFile, JSON.stringify(demo));
+const harness = new ServiceHarness(configFile);
+let browser: Browser;
+let page: Page;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`no browser at ${CHROMIUM}: install Debian's chromium (apt-get install chromium), as .ci/run does`);
+  }
+  await harness.start();
+  for (const order of [
+    { customer_id: 'c-docs-1', amount: 12.5, status: 'new' },
+    { customer_id: 'c-docs-2', amount: 30, status: 'new' },
+    { customer_id: 'c-docs-3', amount: 99, status: 'paid' },
+  ]) {
+    const created = await harness.call(
+      '/openapi/data/create',
+      { datasetCode: 'orders', paramMap: order },
+      { app: DEMO },
+    );
+    expect(created.status).toBe(200);
+  }
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
+  page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
+}, 60_000);
+afterAll(async () => {
+  await browser?.close();
+  await harness.stop();
+  rmSync(configFile, { force: true });
+});
+
+/** The example body Swagger UI shows for an operation (what "Try it out" starts from). */
+async function exampleBody(operationBlock: string): Promise<string> {
+  const block = page.locator(operationBlock);
+  if (!(await block.locator('.opblock-body').isVisible())) await block.locator('.opblock-summary').first().click();
+  return (await block.locator('.body-param__example').first().textContent()) ?? '';
+}
+
+it('asks once for the keys, keeps them in sessionStorage, and signs Try it out in the page', async () => {
+  await page.goto(`${harness.url}/docs`);
+  const form = page.locator('#das-credentials');
+  await form.waitFor({ state: 'visible' });
+  await page.fill('#das-app-code', DEMO.appCode);
+  await page.fill('#das-access-key', DEMO.accessKey);
+  await page.fill('#das-signing-secret', DEMO.secret);
+  await page.click('#das-use');
+  await expect(page.locator('#das-signing-as-text').textContent()).resolves.toBe(
+    'Try it out signs every request as app-demo (keys kept in this tab only).',
+  );
+
+  // Reloaded, the page remembers for this tab: it does not ask again.
+  await page.reload();
+  await page.locator('#das-signing-as').waitFor({ state: 'visible' });
+  expect(await form.isVisible()).toBe(false);
+  // Evaluated in the page (an expression, as the test's own types have no DOM).
+  const stored = await page.evaluate(
+    "({ session: sessionStorage.getItem('das-docs-credentials'), local: localStorage.length, cookies: document.cookie })",
+  );
+  expect(stored).toEqual({
+    session: JSON.stringify({ appCode: 'app-demo', accessKey: DEMO.accessKey, signingSecret: DEMO.secret }),
+    local: 0,
+    cookies: '',
+  });
+
+  // get-list's example body: status new, amount from 10, highest amount first.
+  const getList = '#operations-records-getList';
+  await exampleBody(getList);
+  await page.locator(`${getList} .try-out__btn`).click();
+  await page.locator(`${getList} .execute`).click();
+  const status = page.locator(`${getList} .live-responses-table tbody tr.response .response-col_status`).first();
+  await status.waitFor({ state: 'visible', timeout: 20_000 });
+  expect((await status.textContent())?.trim()).toBe('200');
+  const answer = JSON.parse(
+    (await page
+      .locator(`${getList} .live-responses-table tbody tr.response .response-col_description pre`)
+      .first()
+      .textContent()) ?? '',
+  );
+  expect(answer.success).toBe(true);
+  expect(answer.data.paging.totalCount).toBe(2);
+  expect(answer.data.tableData.map((r: { customer_id: string }) => r.customer_id)).toEqual(['c-docs-2', 'c-docs-1']);
+
+  mkdirSync(ARTIFACTS, { recursive: true });
+  await status.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: path.join(ARTIFACTS, 'docs-try-it-out.png'), fullPage: false });
+
+  // The service saw a signed get-list from the demo application, which it accepted.
+  expect(harness.logLines.filter((line) => line.operation === 'get-list')).toEqual([
+    expect.objectContaining({ appCode: 'app-demo', datasetCode: 'orders', errors: 0 }),
+  ]);
+}, 90_000);
+
+it('shows the same executeSql example on every load', async () => {
+  const executeSql = '#operations-custom_SQL-executeSql';
+  const first = await exampleBody(executeSql);
+  await page.reload();
+  const second = await exampleBody(executeSql);
+  expect(JSON.parse(first)).toEqual({
+    appCode: 'app-demo',
+    sqlCode: 'revenue-by-status',
+    params: { since: '2024-01-01 00:00:00' },
+  });
+  expect(second).toBe(first);
+}, 60_000);
+
+it('signs version 2 for an application that requires it', async () => {
+  await page.click('#das-forget');
+  await page.locator('#das-credentials').waitFor({ state: 'visible' });
+  await page.fill('#das-app-code', V2.appCode);
+  await page.fill('#das-access-key', V2.accessKey);
+  await page.fill('#das-signing-secret', V2.secret);
+  await page.click('#das-use');
+  const getList = '#operations-records-getList';
+  await exampleBody(getList);
+  if (await page.locator(`${getList} .try-out__btn`).isVisible())
+    await page.locator(`${getList} .try-out__btn`).click();
+  await page.locator(`${getList} .execute`).click();
+  const status = page.locator(`${getList} .live-responses-table tbody tr.response .response-col_status`).first();
+  await status.waitFor({ state: 'visible', timeout: 20_000 });
+  expect((await status.textContent())?.trim()).toBe('200');
+  const answer = JSON.parse(
+    (await page
+      .locator(`${getList} .live-responses-table tbody tr.response .response-col_description pre`)
+      .first()
+      .textContent()) ?? '',
+  );
+  expect(answer.data.tableData.map((r: { customer_id: string }) => r.customer_id)).toEqual(['c-docs-2', 'c-docs-1']);
+  // A version-1 token would have been refused (1002): the service accepted a version-2 one.
+  expect(harness.logLines.filter((line) => line.appCode === V2.appCode)).toEqual([
+    expect.objectContaining({ operation: 'get-list', errors: 0 }),
+  ]);
+}, 60_000);
