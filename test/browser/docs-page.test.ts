@@ -28,6 +28,8 @@ demo.applications.push({
   signingSecret: V2.secret,
   signatureVersion: 2,
 });
+// Written elsewhere, so its functions' files are named from the demo configuration's folder.
+for (const fn of demo.functions ?? []) if (fn.file) fn.file = path.resolve(path.dirname(DEFAULT_CONFIG), fn.file);
 writeFileSync(configFile, JSON.stringify(demo));
 const harness = new ServiceHarness(configFile);
 let browser: Browser;
