@@ -23,6 +23,8 @@ import {
   tableThrottles,
 } from './service-metrics';
 
+/** Indexes watched by one alarm: two metrics each (read and write throttles), within CloudWatch's 10 per alarm. */
+const INDEXES_PER_ALARM = 5;
 export interface ServiceAlarmsProps extends ServiceMetricSources {
   stage: string;
   latencyAlarmP99Ms: number;
@@ -94,16 +96,23 @@ export class ServiceAlarms extends Construct {
       { evaluationPeriods: 1, datapointsToAlarm: 1 },
     );
     const records = props.tables.find(({ label }) => label === 'records');
-    if (records && props.recordIndexNames.length > 0) {
-      add(
-        'DynamoDbIndexThrottles',
-        'dynamodb-index-throttles',
-        indexThrottles(records.table, props.recordIndexNames),
-        1,
-        'A generic index (gsi1…) of the records table throttled: a hot indexed value or filter; writes to the ' +
-          'table slow down with it. See "Throttle events by table" and the index metrics in the DynamoDB console.',
-        { evaluationPeriods: 1, datapointsToAlarm: 1 },
-      );
+    if (records) {
+      // An alarm may read at most 10 metrics, two per index: one alarm per 5 indexes (the generic gsi1…gsi5, then
+      // the count index).
+      for (let start = 0; start < props.recordIndexNames.length; start += INDEXES_PER_ALARM) {
+        const names = props.recordIndexNames.slice(start, start + INDEXES_PER_ALARM);
+        const suffix = start === 0 ? '' : `-${start / INDEXES_PER_ALARM + 1}`;
+        add(
+          `DynamoDbIndexThrottles${suffix}`,
+          `dynamodb-index-throttles${suffix}`,
+          indexThrottles(records.table, names),
+          1,
+          `An index of the records table (${names.join(', ')}) throttled: a hot indexed value or filter, or a burst ` +
+            'of creates; writes to the table slow down with it. See "Throttle events by table" and the index ' +
+            'metrics in the DynamoDB console.',
+          { evaluationPeriods: 1, datapointsToAlarm: 1 },
+        );
+      }
     }
     add(
       'AuthFailureSpike',

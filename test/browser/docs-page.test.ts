@@ -21,6 +21,8 @@ const demo = JSON.parse(readFileSync(DEFAULT_CONFIG, 'utf8'));
 const demoApp = demo.applications.find((a: { appCode: string }) => a.appCode === DEMO.appCode);
 demo.applications.push({
   ...demoApp,
+  // Its own application: no users (their key digests are the demo application's, and digests are unique).
+  users: undefined,
   appCode: V2.appCode,
   accessKey: V2.accessKey,
   signingSecret: V2.secret,

@@ -238,6 +238,11 @@ describe('alarms', () => {
         `AWS/DynamoDB WriteThrottleEvents data-access-service-dev-records ${index}`,
       ]),
     );
+    // The count index (a sixth index) has an alarm of its own: an alarm may read at most 10 metrics.
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'data-access-service-dev-dynamodb-index-throttles-2',
+      AlarmDescription: Match.stringLikeRegexp('\\(counted\\)'),
+    });
   });
 
   it('alarms when 100 or more requests answer 1002 or 1003 in five minutes, summed over every operation', () => {

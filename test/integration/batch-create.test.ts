@@ -187,6 +187,7 @@ describe('validation first', () => {
     expect(record).toEqual({
       id: res.body.data[1],
       customer: 'eu-2',
+      amount: null,
       status: null,
       region: 'EU',
       gmt_create: expect.any(String),
