@@ -92,7 +92,7 @@ describe('production alarms reach someone', () => {
   it('gives every alarm the e-mail topic as its alarm and OK action', () => {
     const topicId = logicalIdOf(stateless, 'AWS::SNS::Topic', '/AlarmTopic/');
     const alarms = Object.values(stateless.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(6);
+    expect(alarms).toHaveLength(7);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
       expect(alarm.Properties.OKActions).toEqual([{ Ref: topicId }]);
