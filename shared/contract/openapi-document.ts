@@ -288,7 +288,7 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
             minLength: 1,
             maxLength: 255,
             pattern: '^[\\x20-\\x7E]+$',
-            example: 'load-2024-05-01-part-1',
+            examples: ['load-2024-05-01-part-1'],
           },
         },
       },
