@@ -283,7 +283,13 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
             'nothing; the same key with another request is 1001; while the first still runs, 4001 with Retry-After: 1. ' +
             'Refused requests (1001-1006, 2002, 4001) are not remembered; after a 3001, a 2001 or no answer, a retry ' +
             'completes the first request without writing any record twice.',
-          schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
+          schema: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 255,
+            pattern: '^[\\x20-\\x7E]+$',
+            examples: ['load-2024-05-01-part-1'],
+          },
         },
       },
       securitySchemes,

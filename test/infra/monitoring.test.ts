@@ -163,19 +163,20 @@ describe('dashboard', () => {
     expect(expressions.map((row) => row[0])).toEqual([
       expect.objectContaining({
         label: '1002',
-        expression: 'auth1002_0 + auth1002_1 + auth1002_2 + auth1002_3 + auth1002_4 + auth1002_5',
+        expression: 'auth1002_0 + auth1002_1 + auth1002_2 + auth1002_3 + auth1002_4 + auth1002_5 + auth1002_6',
       }),
       expect.objectContaining({
         label: '1003',
-        expression: 'auth1003_0 + auth1003_1 + auth1003_2 + auth1003_3 + auth1003_4 + auth1003_5',
+        expression: 'auth1003_0 + auth1003_1 + auth1003_2 + auth1003_3 + auth1003_4 + auth1003_5 + auth1003_6',
       }),
       expect.objectContaining({
         label: '1004',
-        expression: 'auth1004_0 + auth1004_1 + auth1004_2 + auth1004_3 + auth1004_4 + auth1004_5',
+        expression: 'auth1004_0 + auth1004_1 + auth1004_2 + auth1004_3 + auth1004_4 + auth1004_5 + auth1004_6',
       }),
     ]);
     const sources = rows.filter((row) => row[0] === 'DataAccessService/dev');
-    expect(sources).toHaveLength(18);
+    // Three codes, seven operation functions.
+    expect(sources).toHaveLength(21);
     expect(sources).toContainEqual([
       'DataAccessService/dev',
       'errors',
@@ -203,13 +204,14 @@ describe('dashboard', () => {
 });
 
 describe('alarms', () => {
-  it('creates the six alarms of the stage', () => {
+  it('creates the seven alarms of the stage', () => {
     const names = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties.AlarmName);
     expect(names).toEqual([
       'data-access-service-dev-api-5xx-rate',
       'data-access-service-dev-lambda-throttles',
       'data-access-service-dev-dynamodb-throttles',
       'data-access-service-dev-dynamodb-index-throttles',
+      'data-access-service-dev-dynamodb-index-throttles-2',
       'data-access-service-dev-auth-failures',
       'data-access-service-dev-api-latency-p99',
     ]);
@@ -287,7 +289,7 @@ describe('alarms', () => {
       AlarmName: 'data-access-service-dev-lambda-throttles',
       Threshold: 1,
       EvaluationPeriods: 1,
-      Metrics: Match.arrayWith([Match.objectLike({ Expression: 'm0 + m1 + m2 + m3 + m4 + m5' })]),
+      Metrics: Match.arrayWith([Match.objectLike({ Expression: 'm0 + m1 + m2 + m3 + m4 + m5 + m6' })]),
     });
   });
 
@@ -324,7 +326,7 @@ describe('alarms', () => {
       Endpoint: 'oncall@example.com',
     });
     const alarms = Object.values(withEmail.statelessTemplate.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(6);
+    expect(alarms).toHaveLength(7);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toHaveLength(1);
       expect(alarm.Properties.OKActions).toEqual(alarm.Properties.AlarmActions);

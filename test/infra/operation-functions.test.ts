@@ -77,8 +77,8 @@ const SHARED_STATEMENTS = [
 ];
 
 describe('one function per operation', () => {
-  it('deploys six operation functions plus the catalog deployer and the provider framework', () => {
-    template.resourceCountIs('AWS::Lambda::Function', 8);
+  it('deploys seven operation functions plus the catalog deployer and the provider framework', () => {
+    template.resourceCountIs('AWS::Lambda::Function', 9);
   });
 
   it.each(OPERATIONS)('%s runs on Node.js 22, arm64, with tracing and a JSON log format', (operation) => {

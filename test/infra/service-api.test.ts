@@ -220,6 +220,7 @@ describe('stage', () => {
       { ResourcePath: '/~1openapi~1data~1get-list', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
       { ResourcePath: '/~1openapi~1data~1get-one', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
       { ResourcePath: '/~1openapi~1data~1create', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
+      { ResourcePath: '/~1openapi~1data~1batch-create', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
       { ResourcePath: '/~1openapi~1data~1update', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
       { ResourcePath: '/~1api~1custom~1executeSql', ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 },
     ]);
