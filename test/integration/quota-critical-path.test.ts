@@ -7,12 +7,29 @@
 import path from 'node:path';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoDocumentClient } from '../../shared/aws/dynamodb';
+import { createHandler } from '../../shared/composition/pipeline';
+import { createOperation } from '../../shared/operations/create';
+import { getListOperation } from '../../shared/operations/get-list';
+import { getOneOperation } from '../../shared/operations/get-one';
+import type { Operation } from '../../shared/operations/operation';
 import { expectFailure } from '../support/failure-envelope';
 import type { AppCredentials } from '../support/service-harness';
 import { ServiceHarness } from '../support/service-harness';
 
 const QUOTA_CONFIG = path.join(__dirname, '..', 'fixtures', 'quota-config.json');
-const harness = new ServiceHarness(QUOTA_CONFIG);
+// The handlers are built in this process, also when the suite runs against the synthesized bundles: what is
+// watched is this container's DynamoDB client, which a bundle would carry a copy of.
+const OPERATIONS: Record<string, Operation> = {
+  'get-one': getOneOperation,
+  'get-list': getListOperation,
+  create: createOperation,
+};
+const harness = new ServiceHarness(QUOTA_CONFIG, {
+  loadHandler: async (file) => {
+    const operation = OPERATIONS[file];
+    return operation ? createHandler(operation) : undefined;
+  },
+});
 
 function app(appCode: string): AppCredentials {
   return { appCode, accessKey: `ak-${appCode}-0001`, secret: 'quota-fixture-default-secret' };
