@@ -1,14 +1,17 @@
 /**
- * Jest, in three projects that prove different things (`npm run test:unit`, `test:integration`, `test:infra`;
- * `npm test` runs all three): unit (pure logic, no I/O), integration (the real pipeline over HTTP against an
- * in-process dynalite) and infra (CDK assertions on the synthesized template). TypeScript through ts-jest (type
- * checking is `npm run lint`'s job), middy (ESM-only) transformed too.
+ * Jest, in projects that prove different things (`npm run test:unit`, `test:integration`, `test:infra` run one;
+ * `npm test` runs them all): unit (pure logic, no I/O), integration (the real pipeline over HTTP against an
+ * in-process dynalite, worker threads, child processes), infra (CDK assertions on the synthesized template and the
+ * synthesized bundles), package, walkthrough and browser. Each of unit, integration and infra mirrors the source
+ * tree: a test sits at the path of the module it exercises, or in a folder of that name when it has several.
+ * TypeScript and middy's ES modules are compiled by esbuild (test/support/esbuild-transform.js): type checking is
+ * `npm run lint`'s job.
  */
 const common = {
   testEnvironment: 'node',
   rootDir: __dirname,
   transform: {
-    '^.+\\.[tj]s$': ['ts-jest', { tsconfig: { allowJs: true, isolatedModules: true }, diagnostics: false }],
+    '^.+\\.[tj]s$': '<rootDir>/test/support/esbuild-transform.js',
   },
   transformIgnorePatterns: ['/node_modules/(?!@middy)'],
   // The client package's sources import './x.js' as Node.js ES modules require; here they are the .ts files.

@@ -5,7 +5,7 @@
  * does that with esbuild's `commandHooks.afterBundling`, using `sqlBundleCopyCommands`).
  *
  * At run time each file is looked for next to the running code first (the bundle case: `__dirname` is the
- * bundle's directory) and otherwise in the sql.js package (source runs under ts-jest or tsx, where
+ * bundle's directory) and otherwise in the sql.js package (source runs under jest or tsx, where
  * `__dirname` is this directory and node_modules exists).
  */
 import { existsSync } from 'node:fs';

@@ -196,7 +196,7 @@ export class SqlJsEngine implements QueryEngine {
         memoryLimitBytes: this.memoryLimitMb * 1024 * 1024,
       },
       resourceLimits: { maxOldGenerationSizeMb: this.memoryLimitMb },
-      // The worker is plain JavaScript: it needs none of the parent's loaders (tsx, ts-jest).
+      // The worker is plain JavaScript: it needs none of the parent's loaders (tsx, jest's transform).
       execArgv: [],
     });
     // An idle warm worker must not keep the process alive; `exchange` refs it while a query is in flight.

@@ -3,7 +3,7 @@
  * The worker thread that runs custom SQL in sql.js (SQLite compiled to WASM). It lives in its own thread so
  * that a runaway statement can be stopped the only way a synchronous WASM loop can be: by terminating the
  * thread (see sqljs-engine.ts). Plain CommonJS on purpose: a worker starts from a file that Node runs as is,
- * and this one must start the same way under ts-jest, under tsx and next to a single-file Lambda bundle.
+ * and this one must start the same way under jest, under tsx and next to a single-file Lambda bundle.
  * sql.js and its .wasm are found through the paths in `workerData`, so the worker needs no node_modules.
  *
  * Messages in:  { id, tables: [{ name, key?, columns, rows? }], sql, params, readOnly, maxRows? }
