@@ -1,6 +1,6 @@
 /** The per-stage dashboard and the alarms, with the optional notification topic. */
 import { Match, type Template } from 'aws-cdk-lib/assertions';
-import { type BuiltService, buildService, logicalIdOf } from './service-fixture';
+import { type BuiltService, buildService, logicalIdOf } from '../support/service-fixture';
 
 let service: BuiltService;
 let template: Template;

@@ -1,6 +1,6 @@
 /**
  * Running the service from what deploys: the one loader of synthesized bundles. `npm run test:bundles`
- * synthesizes the CDK app and sets HANDLER_BUNDLES_DIR to its output, and test/infra/bundled-handlers.test.ts
+ * synthesizes the CDK app and sets HANDLER_BUNDLES_DIR to its output, and test/infra/lib/operation-function/bundled-handlers.test.ts
  * synthesizes its own; either way the harness loads each route's handler from the esbuild bundle `cdk synth`
  * produced for its Lambda function, instead of from the TypeScript sources.
  */

@@ -1,0 +1,164 @@
+/**
+ * Deploying the configuration: the custom resource carries the configuration without key material, so a
+ * change of content is an Update; its function writes that catalog (tested here against dynalite).
+ */
+import type { AddressInfo } from 'node:net';
+import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import type { Template } from 'aws-cdk-lib/assertions';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Context } from 'aws-lambda';
+import dynalite from 'dynalite';
+import { CatalogDeployment } from '../../../lib/catalog-deployment';
+import { createDocumentClient } from '../../../shared/aws/dynamodb';
+import { readCatalog, withoutSecrets } from '../../../shared/catalog-store/catalog-store';
+import {
+  arnOf,
+  type BuiltService,
+  buildService,
+  logicalIdOf,
+  PROJECT_ROOT,
+  TEST_CONFIG,
+} from '../../support/service-fixture';
+
+let service: BuiltService;
+let template: Template;
+
+beforeAll(() => {
+  service = buildService();
+  template = service.statelessTemplate;
+});
+
+describe('custom resource', () => {
+  it('passes the catalog table and the configuration without keys', () => {
+    const resources = Object.values(template.findResources('Custom::DeployedCatalog'));
+    expect(resources).toHaveLength(1);
+    const properties = resources[0]?.Properties;
+    expect(properties.TableName).toBe('data-access-service-dev-catalog');
+    const deployed = JSON.parse(properties.Config);
+    expect(deployed.defaultSigningSecret).toBeUndefined();
+    expect(deployed.applications).toEqual([
+      {
+        appCode: 'app-demo',
+        name: 'Demo CRM',
+        grants: [{ datasetCode: 'orders', operations: ['read', 'create', 'update'] }],
+      },
+      { appCode: 'app-reports', grants: [{ datasetCode: 'orders', operations: ['read'] }] },
+    ]);
+    expect(deployed.datasets).toEqual(TEST_CONFIG.datasets);
+  });
+
+  it('gives the deploy function PutItem on the catalog table and nothing else of DynamoDB', () => {
+    const roleId = logicalIdOf(template, 'AWS::IAM::Role', '/CatalogDeployment/Role/');
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      Roles: [{ Ref: roleId }],
+      PolicyDocument: {
+        Statement: [
+          {
+            Effect: 'Allow',
+            Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+            Resource: {
+              'Fn::GetAtt': [logicalIdOf(template, 'AWS::Logs::LogGroup', '/CatalogDeployment/Logs/'), 'Arn'],
+            },
+          },
+          {
+            Effect: 'Allow',
+            Action: 'dynamodb:PutItem',
+            Resource: arnOf('dynamodb', 'table/data-access-service-dev-catalog'),
+          },
+        ],
+      },
+    });
+  });
+
+  it('refuses at synth a configuration too large for a custom resource event', () => {
+    const big = structuredClone(TEST_CONFIG);
+    const [dataset] = big.datasets;
+    if (!dataset) throw new Error('the test configuration has a dataset');
+    dataset.fields = Array.from({ length: 4000 }, (_, i) => ({ name: `field_${i}_${'x'.repeat(40)}`, type: 'string' }));
+    const stack = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Big');
+    expect(
+      () =>
+        new CatalogDeployment(stack, 'Catalog', {
+          catalogTableName: 'catalog',
+          config: big,
+          projectRoot: PROJECT_ROOT,
+          logRetention: RetentionDays.ONE_DAY,
+          logRemovalPolicy: RemovalPolicy.DESTROY,
+        }),
+    ).toThrow(/the configuration is \d+ bytes without secrets; a deployment carries at most 200000/);
+  });
+});
+
+type DeployCatalogEvent = Parameters<typeof import('../../../functions/deploy-catalog').handler>[0];
+
+describe('deploy-catalog function', () => {
+  const server = dynalite({ createTableMs: 0 });
+  let raw: DynamoDBClient;
+  let handler: typeof import('../../../functions/deploy-catalog').handler;
+
+  const event = (requestType: 'Create' | 'Update' | 'Delete', config: unknown): DeployCatalogEvent =>
+    ({
+      RequestType: requestType,
+      ServiceToken: 'token',
+      ResponseURL: 'https://example.com',
+      StackId: 'stack',
+      RequestId: 'request',
+      LogicalResourceId: 'Catalog',
+      ResourceType: 'Custom::DeployedCatalog',
+      PhysicalResourceId: 'catalog',
+      ResourceProperties: { ServiceToken: 'token', TableName: 'catalog', Config: JSON.stringify(config) },
+      OldResourceProperties: {},
+    }) as unknown as DeployCatalogEvent;
+
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => server.listen(0, resolve));
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const client = { endpoint, region: 'local', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } };
+    // The function builds its client from the default chain; point the chain at dynalite.
+    process.env.AWS_ENDPOINT_URL_DYNAMODB = endpoint;
+    process.env.AWS_REGION = 'local';
+    process.env.AWS_ACCESS_KEY_ID = 'x';
+    process.env.AWS_SECRET_ACCESS_KEY = 'x';
+    raw = new DynamoDBClient(client);
+    await raw.send(
+      new CreateTableCommand({
+        TableName: 'catalog',
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+        BillingMode: 'PAY_PER_REQUEST',
+      }),
+    );
+    ({ handler } = await import('../../../functions/deploy-catalog'));
+  });
+
+  afterAll(async () => {
+    raw.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  const invoke = (e: DeployCatalogEvent) => handler(e, {} as Context, () => undefined);
+
+  it('writes the configuration as the catalog on create', async () => {
+    const result = await invoke(event('Create', withoutSecrets(TEST_CONFIG)));
+    expect(result).toEqual({ PhysicalResourceId: 'catalog', Data: { applications: 2, datasets: 1 } });
+    expect(await readCatalog(createDocumentClient(raw), 'catalog')).toEqual(withoutSecrets(TEST_CONFIG));
+  });
+
+  it('replaces the catalog on update, keeping the same physical id', async () => {
+    const changed = { ...withoutSecrets(TEST_CONFIG), defaultPageSize: 50 };
+    const result = await invoke(event('Update', changed));
+    expect(result).toMatchObject({ PhysicalResourceId: 'catalog' });
+    expect((await readCatalog(createDocumentClient(raw), 'catalog'))?.defaultPageSize).toBe(50);
+  });
+
+  it('leaves the catalog in place on delete', async () => {
+    expect(await invoke(event('Delete', {}))).toEqual({ PhysicalResourceId: 'catalog' });
+    expect((await readCatalog(createDocumentClient(raw), 'catalog'))?.defaultPageSize).toBe(50);
+  });
+
+  it('fails the deploy, listing the problems, when the configuration is invalid', async () => {
+    const invalid = { applications: [], datasets: [{ appCode: 'nobody', datasetCode: 'x', fields: [] }] };
+    await expect(invoke(event('Update', invalid))).rejects.toThrow(/deployed configuration: \d+ problem\(s\)/);
+  });
+});

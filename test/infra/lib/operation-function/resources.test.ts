@@ -1,0 +1,224 @@
+/**
+ * One Lambda per operation: runtime, sizing, environment, bundling, and — the point of the project construct —
+ * an IAM policy that grants each operation exactly the actions it needs and nothing else.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { arnOf, type BuiltService, buildService, logicalIdOf } from '../../../support/service-fixture';
+
+let service: BuiltService;
+let template: Template;
+
+beforeAll(() => {
+  // The only infra test that runs esbuild: it checks what the bundles contain.
+  service = buildService({ bundle: true });
+  template = service.statelessTemplate;
+});
+
+const OPERATIONS = [
+  'get-list',
+  'get-one',
+  'create',
+  'batch-create',
+  'update',
+  'execute-sql',
+  'login-user-info',
+] as const;
+type Operation = (typeof OPERATIONS)[number];
+
+// biome-ignore lint/suspicious/noExplicitAny: a template resource is untyped JSON that the assertions read
+function functionOf(operation: Operation): Record<string, any> {
+  const id = logicalIdOf(template, 'AWS::Lambda::Function', `/Op-${operation}/Function/`);
+  return template.toJSON().Resources[id];
+}
+
+/** The statements of the policy attached to an operation's role, without the log and X-Ray statements. */
+function dataStatementsOf(operation: Operation): unknown[] {
+  const roleId = logicalIdOf(template, 'AWS::IAM::Role', `/Op-${operation}/Role/`);
+  const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((policy) =>
+    JSON.stringify(policy.Properties.Roles).includes(`"${roleId}"`),
+  );
+  expect(policies).toHaveLength(1);
+  const statements: Array<{ Action: string | string[] }> = policies[0]?.Properties.PolicyDocument.Statement;
+  return statements.filter((s) => ![s.Action].flat().some((a) => a.startsWith('logs:') || a.startsWith('xray:')));
+}
+
+const RECORDS = arnOf('dynamodb', 'table/data-access-service-dev-records');
+// In the order the synthesized policy lists them.
+const INDEXES = ['counted', ...[1, 2, 3, 4, 5].map((n) => `gsi${n}`)].map((name) =>
+  arnOf('dynamodb', `table/data-access-service-dev-records/index/${name}`),
+);
+const SECRETS = [
+  arnOf('secretsmanager', 'secret:data-access-service/dev/apps/app-demo-??????'),
+  arnOf('secretsmanager', 'secret:data-access-service/dev/apps/app-reports-??????'),
+  arnOf('secretsmanager', 'secret:data-access-service/dev/default-??????'),
+];
+const QUERY_STATEMENT = { Effect: 'Allow', Action: 'dynamodb:Query', Resource: [RECORDS, ...INDEXES] };
+// Statements on the same resource are merged (feature flag @aws-cdk/aws-iam:minimizePolicies).
+const READ_ITEMS_STATEMENT = {
+  Effect: 'Allow',
+  Action: ['dynamodb:BatchGetItem', 'dynamodb:GetItem'],
+  Resource: RECORDS,
+};
+const READ_WRITE_ITEMS_STATEMENT = {
+  Effect: 'Allow',
+  Action: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+  Resource: RECORDS,
+};
+const SHARED_STATEMENTS = [
+  { Effect: 'Allow', Action: 'dynamodb:GetItem', Resource: arnOf('dynamodb', 'table/data-access-service-dev-catalog') },
+  {
+    Effect: 'Allow',
+    Action: 'dynamodb:UpdateItem',
+    Resource: arnOf('dynamodb', 'table/data-access-service-dev-quota'),
+  },
+  { Effect: 'Allow', Action: 'secretsmanager:GetSecretValue', Resource: SECRETS },
+];
+
+describe('one function per operation', () => {
+  it('deploys seven operation functions plus the catalog deployer and the provider framework', () => {
+    template.resourceCountIs('AWS::Lambda::Function', 9);
+  });
+
+  it.each(OPERATIONS)('%s runs on Node.js 22, arm64, with tracing and a JSON log format', (operation) => {
+    expect(functionOf(operation).Properties).toMatchObject({
+      Runtime: 'nodejs22.x',
+      Architectures: ['arm64'],
+      Handler: 'index.handler',
+      TracingConfig: { Mode: 'Active' },
+      LoggingConfig: { LogFormat: 'JSON' },
+    });
+  });
+
+  it.each([
+    ['get-list', 1024, 15],
+    ['get-one', 1024, 10],
+    ['create', 1024, 20],
+    ['batch-create', 1024, 25],
+    ['update', 1024, 10],
+    ['execute-sql', 3072, 28],
+    ['login-user-info', 512, 10],
+  ] as const)('%s has %i MB and a %i s timeout, under API Gateway’s 29 s', (operation, memory, timeout) => {
+    expect(functionOf(operation).Properties).toMatchObject({ MemorySize: memory, Timeout: timeout });
+  });
+
+  it.each(OPERATIONS)('%s reads its tables and secrets from the environment the runtime expects', (operation) => {
+    expect(functionOf(operation).Properties.Environment.Variables).toEqual({
+      RECORDS_TABLE: 'data-access-service-dev-records',
+      CATALOG_TABLE: 'data-access-service-dev-catalog',
+      QUOTA_TABLE: 'data-access-service-dev-quota',
+      KEY_STORE: 'secrets-manager',
+      SECRET_PREFIX: 'data-access-service/dev',
+      DEFAULT_SECRET_ID: 'data-access-service/dev/default',
+      METRIC_NAMESPACE: 'DataAccessService/dev',
+      STAGE: 'dev',
+      NODE_OPTIONS: '--enable-source-maps',
+    });
+  });
+
+  it.each(OPERATIONS)('%s logs to its own log group, kept two weeks outside production', (operation) => {
+    const logGroupId = logicalIdOf(template, 'AWS::Logs::LogGroup', `/Op-${operation}/Logs/`);
+    expect(functionOf(operation).Properties.LoggingConfig.LogGroup).toEqual({ Ref: logGroupId });
+    template.hasResource('AWS::Logs::LogGroup', {
+      Properties: { RetentionInDays: 14 },
+      DeletionPolicy: 'Delete',
+    });
+  });
+});
+
+describe('least privilege', () => {
+  it.each([
+    'get-one',
+    'execute-sql',
+  ] as const)('%s may read records, read the catalog, update its quota item and read the secrets — and write nothing else', (operation) => {
+    expect(dataStatementsOf(operation)).toEqual([QUERY_STATEMENT, READ_ITEMS_STATEMENT, ...SHARED_STATEMENTS]);
+  });
+
+  it('get-list may also put dataset bookkeeping items (meta# partitions), never a record', () => {
+    expect(dataStatementsOf('get-list')).toEqual([
+      QUERY_STATEMENT,
+      READ_ITEMS_STATEMENT,
+      {
+        Effect: 'Allow',
+        Action: 'dynamodb:PutItem',
+        Resource: RECORDS,
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['meta#*'] } },
+      },
+      ...SHARED_STATEMENTS,
+    ]);
+  });
+
+  it.each(['create', 'update'] as const)('%s may additionally put and update records', (operation) => {
+    expect(dataStatementsOf(operation)).toEqual([QUERY_STATEMENT, READ_WRITE_ITEMS_STATEMENT, ...SHARED_STATEMENTS]);
+  });
+
+  it('batch-create may additionally write records in batches (BatchWriteItem), and delete none', () => {
+    expect(dataStatementsOf('batch-create')).toEqual([
+      QUERY_STATEMENT,
+      {
+        Effect: 'Allow',
+        Action: [
+          'dynamodb:BatchGetItem',
+          'dynamodb:BatchWriteItem',
+          'dynamodb:GetItem',
+          'dynamodb:PutItem',
+          'dynamodb:UpdateItem',
+        ],
+        Resource: RECORDS,
+      },
+      ...SHARED_STATEMENTS,
+    ]);
+  });
+
+  it('login-user-info (client-key mode only) reads the catalog and updates its quota item — no record, no secret', () => {
+    expect(dataStatementsOf('login-user-info')).toEqual(SHARED_STATEMENTS.slice(0, -1));
+    expect(JSON.stringify(dataStatementsOf('login-user-info'))).not.toContain('secretsmanager');
+  });
+
+  it.each(['get-one', 'execute-sql'] as const)('%s has no write action on the records table', (operation) => {
+    const text = JSON.stringify(dataStatementsOf(operation));
+    for (const action of ['PutItem', 'DeleteItem', 'BatchWriteItem', 'dynamodb:*']) expect(text).not.toContain(action);
+  });
+
+  it.each(OPERATIONS)('%s writes logs to its own log group only and X-Ray traces', (operation) => {
+    const roleId = logicalIdOf(template, 'AWS::IAM::Role', `/Op-${operation}/Role/`);
+    const logGroupId = logicalIdOf(template, 'AWS::Logs::LogGroup', `/Op-${operation}/Logs/`);
+    template.hasResourceProperties('AWS::IAM::Policy', {
+      Roles: [{ Ref: roleId }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          {
+            Effect: 'Allow',
+            Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+            Resource: { 'Fn::GetAtt': [logGroupId, 'Arn'] },
+          },
+          { Effect: 'Allow', Action: ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'], Resource: '*' },
+        ]),
+      },
+    });
+  });
+
+  it.each(OPERATIONS)('%s has a role of its own with no managed policy', (operation) => {
+    const roleId = logicalIdOf(template, 'AWS::IAM::Role', `/Op-${operation}/Role/`);
+    expect(functionOf(operation).Properties.Role).toEqual({ 'Fn::GetAtt': [roleId, 'Arn'] });
+    expect(template.toJSON().Resources[roleId].Properties.ManagedPolicyArns).toBeUndefined();
+  });
+});
+
+describe('bundles', () => {
+  const assetDir = (operation: Operation): string => {
+    const code = functionOf(operation).Metadata['aws:asset:path'];
+    return join(service.app.outdir, code);
+  };
+
+  it.each(OPERATIONS)('%s ships a minified CommonJS bundle with its source map', (operation) => {
+    expect(existsSync(join(assetDir(operation), 'index.js'))).toBe(true);
+    expect(existsSync(join(assetDir(operation), 'index.js.map'))).toBe(true);
+  });
+
+  it('copies the SQL engine’s WebAssembly next to the execute-sql bundle only', () => {
+    expect(existsSync(join(assetDir('execute-sql'), 'sql-wasm.wasm'))).toBe(true);
+    expect(existsSync(join(assetDir('get-list'), 'sql-wasm.wasm'))).toBe(false);
+  });
+});

@@ -1,0 +1,60 @@
+/**
+ * The local server's log on a terminal: one short readable line per request — method, path, HTTP status (with
+ * the error code of a failure), milliseconds, read and write units — instead of the deployment's JSON lines.
+ */
+
+import { formatRequestLine } from '../../../../bin/local/terminal-log';
+import { startLocalServer } from '../../../../bin/local-server';
+import { signRequest } from '../../../../packages/client/src/signature';
+import { FIXTURE_CONFIG, MAIN_APP } from '../../../support/service-harness';
+
+it('formats a request as one line', () => {
+  expect(
+    formatRequestLine(
+      { method: 'POST', path: '/openapi/data/get-list', status: 200, durationMs: 14, requestId: 'r' },
+      { readUnits: 5.5, writeUnits: 2 },
+    ),
+  ).toBe('POST /openapi/data/get-list 200 14 ms · 5.5 RU · 2 WU');
+  expect(
+    formatRequestLine(
+      { method: 'POST', path: '/openapi/data/get-one', status: 404, durationMs: 3, requestId: 'r' },
+      { errorCode: 2002, readUnits: 1, writeUnits: 2 },
+    ),
+  ).toBe('POST /openapi/data/get-one 404 (2002) 3 ms · 1 RU · 2 WU');
+  expect(formatRequestLine({ method: 'GET', path: '/health', status: 200, durationMs: 0 }, undefined)).toBe(
+    'GET /health 200 0 ms',
+  );
+});
+
+it('writes one such line per request, and no JSON', async () => {
+  const lines: string[] = [];
+  const server = await startLocalServer({ configFile: FIXTURE_CONFIG, port: 0, textLog: (line) => lines.push(line) });
+  try {
+    const timeStamp = String(Date.now());
+    const headers = {
+      'Content-Type': 'application/json',
+      'X-Time-Stamp': timeStamp,
+      'X-App-Code': MAIN_APP.appCode,
+      'X-Dataset-Code': 'notes',
+      'X-Token': signRequest({ ...MAIN_APP, datasetCode: 'notes', timeStamp }, MAIN_APP.secret),
+    };
+    const body = (paramMap: object) => JSON.stringify({ appCode: MAIN_APP.appCode, datasetCode: 'notes', paramMap });
+    const list = await fetch(`${server.url}/openapi/data/get-list`, { method: 'POST', headers, body: body({}) });
+    const missing = await fetch(`${server.url}/openapi/data/get-one`, {
+      method: 'POST',
+      headers,
+      body: body({ id: '01JD5Y0RZ6W8Q4N3V2M1K0H9G8' }),
+    });
+    const health = await fetch(`${server.url}/health`);
+    expect([list.status, missing.status, health.status]).toEqual([200, 404, 200]);
+    await Promise.all([list.text(), missing.text(), health.text()]);
+  } finally {
+    await server.close();
+  }
+  expect(lines).toEqual([
+    // The units are what the request consumed (docs/performance.md has the figures); here, that they are shown.
+    expect.stringMatching(/^POST \/openapi\/data\/get-list 200 \d+ ms · \d+(\.\d+)? RU · \d+(\.\d+)? WU$/),
+    expect.stringMatching(/^POST \/openapi\/data\/get-one 404 \(2002\) \d+ ms · \d+(\.\d+)? RU · \d+(\.\d+)? WU$/),
+    expect.stringMatching(/^GET \/health 200 \d+ ms$/),
+  ]);
+});

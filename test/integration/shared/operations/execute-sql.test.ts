@@ -1,0 +1,386 @@
+/** docs/interface.md §8 over HTTP: registered queries through the real pipeline, engine and record store (dynalite). */
+import { rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { READ_ONLY_MESSAGE, SINGLE_STATEMENT_MESSAGE } from '../../../../shared/sql/query-engine';
+import { expectFailure, failureWith } from '../../../support/failure-envelope';
+import { type AppCredentials, ServiceHarness } from '../../../support/service-harness';
+
+const SQL_APP: AppCredentials = {
+  appCode: 'app-sql',
+  accessKey: 'ak-sql-application-01',
+  secret: 'sk-sql-secret-value',
+};
+const OTHER_APP: AppCredentials = {
+  appCode: 'app-neighbour',
+  accessKey: 'ak-neighbour-application',
+  secret: 'sk-neighbour-secret-value',
+};
+
+const config = {
+  applications: [
+    {
+      appCode: SQL_APP.appCode,
+      accessKey: SQL_APP.accessKey,
+      signingSecret: SQL_APP.secret,
+      grants: [
+        { datasetCode: 'orders', operations: ['read', 'create'] },
+        { datasetCode: 'customers', operations: ['read', 'create'] },
+        { datasetCode: 'staff', operations: ['read'], readFields: ['name', 'dept'] },
+        { datasetCode: 'regional', operations: ['read'], readFields: ['region'], rowFilter: { region: 'EU' } },
+      ],
+    },
+    {
+      appCode: OTHER_APP.appCode,
+      accessKey: OTHER_APP.accessKey,
+      signingSecret: OTHER_APP.secret,
+      grants: [
+        { datasetCode: 'staff', operations: ['read', 'create'] },
+        { datasetCode: 'regional', operations: ['read', 'create'] },
+        { datasetCode: 'secrets', operations: ['read', 'create'] },
+      ],
+    },
+  ],
+  datasets: [
+    {
+      appCode: SQL_APP.appCode,
+      datasetCode: 'orders',
+      fields: [
+        { name: 'customer', type: 'string', required: true },
+        { name: 'region', type: 'enum', options: ['EU', 'US', 'APAC'] },
+        { name: 'amount', type: 'number' },
+        { name: 'paid', type: 'boolean' },
+        { name: 'meta', type: 'json' },
+      ],
+    },
+    {
+      appCode: SQL_APP.appCode,
+      datasetCode: 'customers',
+      fields: [{ name: 'name', type: 'string', required: true }],
+    },
+    {
+      appCode: OTHER_APP.appCode,
+      datasetCode: 'staff',
+      fields: [
+        { name: 'name', type: 'string' },
+        { name: 'dept', type: 'string' },
+        { name: 'salary', type: 'number' },
+      ],
+    },
+    {
+      appCode: OTHER_APP.appCode,
+      datasetCode: 'regional',
+      fields: [
+        { name: 'region', type: 'string' },
+        { name: 'code', type: 'string' },
+      ],
+    },
+    { appCode: OTHER_APP.appCode, datasetCode: 'secrets', fields: [{ name: 'value', type: 'string' }] },
+  ],
+  queries: [
+    {
+      appCode: SQL_APP.appCode,
+      sqlCode: 'totals-by-region',
+      id: 101,
+      sql: 'SELECT region, count(*) AS orders, sum(amount) AS total FROM orders WHERE amount >= #{minAmount} GROUP BY region ORDER BY region',
+      params: { minAmount: { type: 'number', required: true } },
+    },
+    {
+      appCode: SQL_APP.appCode,
+      sqlCode: 'totals-by-customer',
+      sql: 'SELECT c.name, count(*) AS orders, sum(o.amount) AS total FROM orders o JOIN customers c ON c.id = o.customer GROUP BY c.name ORDER BY c.name',
+      datasets: ['orders', 'customers'],
+    },
+    {
+      appCode: SQL_APP.appCode,
+      sqlCode: 'orders-of-region',
+      sql: "SELECT amount, paid, json_extract(meta, '$.channel') AS channel FROM orders WHERE region = #{region} AND (#{paid} IS NULL OR paid = #{paid}) ORDER BY amount LIMIT coalesce(#{limit}, -1)",
+      params: {
+        region: { type: 'string', required: true },
+        paid: { type: 'boolean' },
+        limit: { type: 'integer' },
+      },
+    },
+    { appCode: SQL_APP.appCode, sqlCode: 'broken', sql: 'SELECT nope FROM orders' },
+    {
+      appCode: SQL_APP.appCode,
+      sqlCode: 'runaway',
+      sql: 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) AS n FROM c',
+      timeoutMs: 300,
+    },
+    { appCode: SQL_APP.appCode, sqlCode: 'wipe', sql: 'DELETE FROM orders' },
+    {
+      appCode: SQL_APP.appCode,
+      sqlCode: 'sneaky-wipe',
+      sql: 'WITH doomed AS (SELECT id FROM orders) DELETE FROM orders WHERE id IN (SELECT id FROM doomed)',
+    },
+    { appCode: SQL_APP.appCode, sqlCode: 'two-statements', sql: 'SELECT 1; DELETE FROM orders' },
+    { appCode: SQL_APP.appCode, sqlCode: 'staff-all', sql: 'SELECT * FROM staff ORDER BY name' },
+    { appCode: SQL_APP.appCode, sqlCode: 'staff-salaries', sql: 'SELECT name, salary FROM staff' },
+    { appCode: SQL_APP.appCode, sqlCode: 'regional-all', sql: 'SELECT * FROM regional ORDER BY id' },
+    { appCode: SQL_APP.appCode, sqlCode: 'regional-codes', sql: 'SELECT code FROM regional' },
+    { appCode: SQL_APP.appCode, sqlCode: 'peek-secrets', sql: 'SELECT value FROM secrets' },
+    { appCode: SQL_APP.appCode, sqlCode: 'listed-secrets', sql: 'SELECT 1 AS one', datasets: ['secrets'] },
+    { appCode: OTHER_APP.appCode, sqlCode: 'neighbour-secrets', id: 202, sql: 'SELECT value FROM secrets' },
+  ],
+};
+
+const configFile = path.join(os.tmpdir(), `sql-execute-${process.pid}.json`);
+writeFileSync(configFile, JSON.stringify(config));
+const harness = new ServiceHarness(configFile);
+
+function executeSql(body: Record<string, unknown>, app: AppCredentials = SQL_APP) {
+  return harness.call('/api/custom/executeSql', body, { app, datasetCode: null });
+}
+
+async function created(datasetCode: string, paramMap: Record<string, unknown>, app = SQL_APP): Promise<string> {
+  const res = await harness.create(datasetCode, paramMap, { app });
+  expect(res.body.success).toBe(true);
+  return res.body.data.id as string;
+}
+
+beforeAll(async () => {
+  await harness.start();
+  const ann = await created('customers', { name: 'Ann' });
+  const bob = await created('customers', { name: 'Bob' });
+  await created('orders', { customer: ann, region: 'EU', amount: 10, paid: true, meta: { channel: 'web' } });
+  await created('orders', { customer: ann, region: 'EU', amount: 5.5, paid: false, meta: { channel: 'shop' } });
+  await created('orders', { customer: bob, region: 'US', amount: 20, paid: true });
+  await created('orders', { customer: bob, region: 'APAC', amount: 2 });
+  await created('staff', { name: 'Zoe', dept: 'ops', salary: 9000 }, OTHER_APP);
+  await created('staff', { name: 'Yan', dept: 'dev', salary: 8000 }, OTHER_APP);
+  await created('regional', { region: 'EU', code: 'e1' }, OTHER_APP);
+  await created('regional', { region: 'US', code: 'u1' }, OTHER_APP);
+  await created('regional', { region: 'EU', code: 'e2' }, OTHER_APP);
+  await created('secrets', { value: 'the neighbour’s secret' }, OTHER_APP);
+});
+afterAll(async () => {
+  await harness.stop();
+  rmSync(configFile, { force: true });
+});
+
+describe('execute-sql', () => {
+  it('accepts a dataset header when it is signed, and refuses one that is not', async () => {
+    const body = { sqlCode: 'totals-by-region', params: { minAmount: 5 } };
+    const signed = await harness.call('/api/custom/executeSql', body, { app: SQL_APP, datasetCode: 'orders' });
+    expect(signed.status).toBe(200);
+    expect(signed.body.data.execSuccess).toBe(true);
+    const unsigned = await harness.call('/api/custom/executeSql', body, {
+      app: SQL_APP,
+      datasetCode: null,
+      headers: { 'X-Dataset-Code': 'orders' },
+    });
+    expectFailure(unsigned, 1002);
+  });
+
+  it('runs an aggregate with GROUP BY and a parameter', async () => {
+    const res = await executeSql({ sqlCode: 'totals-by-region', params: { minAmount: 5 } });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      success: true,
+      msg: null,
+      data: {
+        execSuccess: true,
+        execResult: [
+          { region: 'EU', orders: 2, total: 15.5 },
+          { region: 'US', orders: 1, total: 20 },
+        ],
+      },
+    });
+  });
+
+  it('finds a query by its numeric id and accepts a numeric string for a number parameter', async () => {
+    const res = await executeSql({ id: 101, params: { minAmount: '1' } });
+    expect(res.body.data).toEqual({
+      execSuccess: true,
+      execResult: [
+        { region: 'APAC', orders: 1, total: 2 },
+        { region: 'EU', orders: 2, total: 15.5 },
+        { region: 'US', orders: 1, total: 20 },
+      ],
+    });
+  });
+
+  it('joins two datasets', async () => {
+    const res = await executeSql({ sqlCode: 'totals-by-customer' });
+    expect(res.body.data).toEqual({
+      execSuccess: true,
+      execResult: [
+        { name: 'Ann', orders: 2, total: 15.5 },
+        { name: 'Bob', orders: 2, total: 22 },
+      ],
+    });
+  });
+
+  it('binds booleans, integers and absent optional parameters, and shows JSON fields as JSON text', async () => {
+    const all = await executeSql({ sqlCode: 'orders-of-region', params: { region: 'EU' } });
+    expect(all.body.data.execResult).toEqual([
+      { amount: 5.5, paid: 0, channel: 'shop' },
+      { amount: 10, paid: 1, channel: 'web' },
+    ]);
+    const paid = await executeSql({ sqlCode: 'orders-of-region', params: { region: 'EU', paid: true, limit: 1 } });
+    expect(paid.body.data.execResult).toEqual([{ amount: 10, paid: 1, channel: 'web' }]);
+  });
+
+  it.each([
+    ["EU' OR '1'='1"],
+    ["EU' UNION SELECT name, 1, 1 FROM customers --"],
+    ['EU; DELETE FROM orders'],
+  ])('treats an injection attempt in a parameter as a plain value: %s', async (region) => {
+    const res = await executeSql({ sqlCode: 'orders-of-region', params: { region } });
+    expect(res.body.data).toEqual({ execSuccess: true, execResult: [] });
+  });
+
+  it.each([
+    [{ sqlCode: 'totals-by-region' }, "parameter 'minAmount' is required"],
+    [
+      { sqlCode: 'totals-by-region', params: { minAmount: 1, region: 'EU' } },
+      "parameter 'region' is not declared by this query",
+    ],
+    [{ sqlCode: 'totals-by-region', params: { minAmount: 'lots' } }, "parameter 'minAmount' expects a number"],
+    [{ sqlCode: 'orders-of-region', params: { region: 'EU', limit: 1.5 } }, "parameter 'limit' expects an integer"],
+    [
+      { sqlCode: 'orders-of-region', params: { region: 'EU', paid: 'yes' } },
+      "parameter 'paid' expects a boolean (true or false)",
+    ],
+    [{ sqlCode: 'totals-by-region', params: [5] }, 'params must be an object of parameter names to values'],
+  ])('answers 1001 for missing, undeclared and mistyped parameters: %j', async (body, message) => {
+    const res = await executeSql(body);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ ...failureWith(1001), errorMsg: message });
+  });
+
+  it('answers 1001 for an unknown code, an unknown id and no code at all', async () => {
+    expect((await executeSql({ sqlCode: 'no-such-query' })).body).toEqual({
+      ...failureWith(1001),
+      errorMsg: "query 'no-such-query' not found",
+    });
+    expect((await executeSql({ id: 999 })).body).toEqual({
+      ...failureWith(1001),
+      errorMsg: 'query with id 999 not found',
+    });
+    expect((await executeSql({})).body).toEqual({
+      ...failureWith(1001),
+      errorMsg: 'sqlCode (or a numeric id) is required',
+    });
+  });
+
+  it('does not find another application’s query, by code or by id', async () => {
+    expect((await executeSql({ sqlCode: 'neighbour-secrets' })).body).toEqual({
+      ...failureWith(1001),
+      errorMsg: "query 'neighbour-secrets' not found",
+    });
+    expect((await executeSql({ id: 202 })).body).toEqual({
+      ...failureWith(1001),
+      errorMsg: 'query with id 202 not found',
+    });
+    // The owner runs it fine.
+    const own = await executeSql({ sqlCode: 'neighbour-secrets' }, OTHER_APP);
+    expect(own.body.data).toEqual({ execSuccess: true, execResult: [{ value: 'the neighbour’s secret' }] });
+  });
+
+  it('answers a failing statement with the engine’s message inside a successful envelope', async () => {
+    const res = await executeSql({ sqlCode: 'broken' });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      success: true,
+      msg: null,
+      data: { execSuccess: false, execError: 'no such column: nope' },
+    });
+  });
+
+  it.each([
+    ['wipe', READ_ONLY_MESSAGE],
+    ['sneaky-wipe', READ_ONLY_MESSAGE],
+    ['two-statements', SINGLE_STATEMENT_MESSAGE],
+  ])('refuses a statement that would write (%s) and leaves the data as it was', async (sqlCode, message) => {
+    const res = await executeSql({ sqlCode });
+    expect(res.body.data).toEqual({ execSuccess: false, execError: message });
+    const list = await harness.getList('orders', undefined, { app: SQL_APP });
+    expect(list.body.data.paging.totalCount).toBe(4);
+  });
+
+  it('shows a dataset only with the fields its grant lets the application read', async () => {
+    const all = await executeSql({ sqlCode: 'staff-all' });
+    expect(all.body.data.execSuccess).toBe(true);
+    expect(all.body.data.execResult.map((row: Record<string, unknown>) => Object.keys(row))).toEqual([
+      ['id', 'name', 'dept', 'gmt_create', 'gmt_modified'],
+      ['id', 'name', 'dept', 'gmt_create', 'gmt_modified'],
+    ]);
+    expect(all.body.data.execResult.map((row: Record<string, unknown>) => [row.name, row.dept])).toEqual([
+      ['Yan', 'dev'],
+      ['Zoe', 'ops'],
+    ]);
+    const hidden = await executeSql({ sqlCode: 'staff-salaries' });
+    expect(hidden.body.data).toEqual({ execSuccess: false, execError: 'no such column: salary' });
+  });
+
+  it('shows a dataset under readFields and a row filter exactly as get-list shows it', async () => {
+    const res = await executeSql({ sqlCode: 'regional-all' });
+    const list = await harness.getList('regional', { ytSortList: [{ id: 'asc' }] }, { app: SQL_APP });
+    expect(list.body.data.paging.totalCount).toBe(2);
+    expect(res.body.data).toEqual({ execSuccess: true, execResult: list.body.data.tableData });
+    expect(res.body.data.execResult.map((row: Record<string, unknown>) => Object.keys(row))).toEqual([
+      ['id', 'region', 'gmt_create', 'gmt_modified'],
+      ['id', 'region', 'gmt_create', 'gmt_modified'],
+    ]);
+    expect(res.body.data.execResult.map((row: Record<string, unknown>) => row.region)).toEqual(['EU', 'EU']);
+    const hidden = await executeSql({ sqlCode: 'regional-codes' });
+    expect(hidden.body.data).toEqual({ execSuccess: false, execError: 'no such column: code' });
+  });
+
+  it('does not show a dataset the application has no grant for', async () => {
+    const peek = await executeSql({ sqlCode: 'peek-secrets' });
+    expect(peek.body.data).toEqual({ execSuccess: false, execError: 'no such table: secrets' });
+    const listed = await executeSql({ sqlCode: 'listed-secrets' });
+    expect(listed.body).toEqual({
+      ...failureWith(1006),
+      errorMsg: "application 'app-sql' may not read dataset 'secrets'",
+    });
+  });
+
+  it('stops a runaway recursive query at its time limit (2001) and serves the next query', async () => {
+    const started = Date.now();
+    const res = await executeSql({ sqlCode: 'runaway' });
+    const elapsed = Date.now() - started;
+    expect(res.status).toBe(504);
+    expect(res.body).toEqual({
+      ...failureWith(2001),
+      errorMsg: 'the query ran longer than its limit of 300 ms and was stopped',
+    });
+    // The statement never ends by itself; the bound is generous on purpose (timings are not what is tested).
+    expect(elapsed).toBeLessThan(10_000);
+    const next = await executeSql({ sqlCode: 'totals-by-region', params: { minAmount: 100 } });
+    expect(next.body.data).toEqual({ execSuccess: true, execResult: [] });
+  });
+
+  it('sees a record written just before the query', async () => {
+    const customer = await created('customers', { name: 'Cy' });
+    await created('orders', { customer, region: 'US', amount: 1 });
+    const res = await executeSql({ sqlCode: 'totals-by-region', params: { minAmount: 1 } });
+    expect(res.body.data.execResult).toEqual([
+      { region: 'APAC', orders: 1, total: 2 },
+      { region: 'EU', orders: 2, total: 15.5 },
+      { region: 'US', orders: 2, total: 21 },
+    ]);
+  });
+
+  // Last: it adds records that the expectations above do not count.
+  it('reuses a loaded dataset until a write changes it, then sees the write', async () => {
+    const lines = () => harness.logLines.filter((line) => line.operation === 'execute-sql');
+    await executeSql({ sqlCode: 'totals-by-customer' });
+    const warm = await executeSql({ sqlCode: 'totals-by-customer' });
+    // Only the two datasets' versions are read (one consistent read each); no record is read again.
+    expect(lines().at(-1)).toMatchObject({ requestId: warm.headers.get('x-request-id'), readUnits: 2 });
+    const carl = await created('customers', { name: 'Carl' });
+    await created('orders', { customer: carl, region: 'US', amount: 7 });
+    const after = await executeSql({ sqlCode: 'totals-by-customer' });
+    expect(after.body.data.execResult).toEqual([
+      { name: 'Ann', orders: 2, total: 15.5 },
+      { name: 'Bob', orders: 2, total: 22 },
+      { name: 'Carl', orders: 1, total: 7 },
+      { name: 'Cy', orders: 1, total: 1 },
+    ]);
+    expect(Number(lines().at(-1)?.readUnits)).toBeGreaterThan(2);
+  });
+});
