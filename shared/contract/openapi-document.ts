@@ -119,7 +119,7 @@ function withoutSafeIntegerBounds(value: unknown): unknown {
 }
 
 /** JSON Schemas of a registry, with `$ref`s between them pointing into components.schemas. */
-function componentSchemas(entries: [string, z.core.$ZodType][], io: 'input' | 'output'): Record<string, JsonObject> {
+function componentSchemas(entries: [string, z.ZodType][], io: 'input' | 'output'): Record<string, JsonObject> {
   const registry = z.registry<{ id: string }>();
   for (const [id, schema] of entries) registry.add(schema, { id });
   const { schemas } = z.toJSONSchema(registry, { io, uri: (id) => `#/components/schemas/${id}` });
@@ -134,13 +134,13 @@ function componentSchemas(entries: [string, z.core.$ZodType][], io: 'input' | 'o
 
 /** Build the document. Pure: the same inputs give the same document, byte for byte once serialised. */
 export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
-  const responseEntries: [string, z.core.$ZodType][] = [
+  const responseEntries: [string, z.ZodType][] = [
     ['DataRecord', dataRecordSchema],
     ['ListResult', listResultSchema],
     ['SqlResult', sqlResultSchema],
     ['FailureEnvelope', failureEnvelope],
   ];
-  const requestEntries: [string, z.core.$ZodType][] = [];
+  const requestEntries: [string, z.ZodType][] = [];
   const failureStatuses = new Map<number, ErrorCodeValue[]>();
   for (const route of operationRoutes()) {
     const schemas = OPERATION_SCHEMAS[route.operation];

@@ -1,129 +1,105 @@
 /**
  * The wire shapes of every operation (docs/interface.md §1, §2, §4, §5, §8), written once as zod schemas. They feed
  * the OpenAPI document, give the TypeScript client its types, and validate the request envelope in the
- * pipeline (`paramMap`, the body codes). The business parameters inside `paramMap` keep their hand-written
- * checks in `shared/operations`, whose messages name the contract's rules; these schemas describe them.
+ * pipeline (`paramMap`, the body codes: body-schemas.ts, re-exported here). The business parameters inside
+ * `paramMap` keep their hand-written checks in `shared/operations`, whose messages name the contract's rules;
+ * these schemas describe them. No function bundles this module: it is for the OpenAPI document and the types.
  */
-// zod's tree-shakable form, as in catalog/schema.ts: the functions check request bodies with these schemas, and
-// the classic form would add its whole method-carrying API to every bundle. A namespace import, so that esbuild
-// drops what is unused.
-import * as z from 'zod/mini';
-import { CODE_PATTERN } from './codes';
-import './zod-messages';
+import * as z from 'zod';
+import { codeSchema, paramMapSchema } from './body-schemas';
 import { ErrorCode, type ErrorCodeValue, httpStatusFor } from './errors';
 import type { OperationName } from './routes';
 
-/** `appCode`, `datasetCode`, `sqlCode`: the alphabet of docs/interface.md §6. */
-export const codeSchema = z
-  .string()
-  .check(z.regex(CODE_PATTERN, 'must be 1 to 64 letters, digits, "_" or "-"'))
-  .check(z.describe('1 to 64 letters, digits, "_" or "-"'));
+export { codeSchema, paramMapSchema };
 
-/** The business parameters of a data operation: a JSON object. */
-export const paramMapSchema = z.record(z.string(), z.unknown());
-
-export const recordIdSchema = z.union([z.string().check(z.minLength(1)).check(z.maxLength(128)), z.number()]).check(
-  z.meta({
-    description: 'Record id: a string (a time-ordered ULID) or a number; either form is accepted back',
-    examples: ['01JD5Y0RZ6W8Q4N3V2M1K0H9G8'],
-  }),
-);
+export const recordIdSchema = z.union([z.string().min(1).max(128), z.number()]).meta({
+  description: 'Record id: a string (a time-ordered ULID) or a number; either form is accepted back',
+  examples: ['01JD5Y0RZ6W8Q4N3V2M1K0H9G8'],
+});
 
 /** `YYYY-MM-DD HH:MM:SS` in the configuration's time zone. */
-const timestampText = z.string().check(z.regex(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/));
+const timestampText = z.string().regex(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
 
 export const dataRecordSchema = z
-  .catchall(
-    z.object({
-      id: recordIdSchema,
-      gmt_create: timestampText.check(
-        z.meta({
-          description: 'Creation time, YYYY-MM-DD HH:MM:SS, set by the service',
-          examples: ['2024-05-01 09:30:00'],
-        }),
-      ),
-      gmt_modified: timestampText.check(
-        z.meta({
-          description: 'Last change, YYYY-MM-DD HH:MM:SS, set by the service',
-          examples: ['2024-05-02 14:05:12'],
-        }),
-      ),
+  .object({
+    id: recordIdSchema,
+    gmt_create: timestampText.meta({
+      description: 'Creation time, YYYY-MM-DD HH:MM:SS, set by the service',
+      examples: ['2024-05-01 09:30:00'],
     }),
-    z.unknown(),
-  )
-  .check(z.describe('A record: the system fields plus the dataset-defined fields the grant lets the caller read'));
+    gmt_modified: timestampText.meta({
+      description: 'Last change, YYYY-MM-DD HH:MM:SS, set by the service',
+      examples: ['2024-05-02 14:05:12'],
+    }),
+  })
+  .catchall(z.unknown())
+  .describe('A record: the system fields plus the dataset-defined fields the grant lets the caller read');
 
 export const sortEntrySchema = z
   .record(z.string(), z.enum(['asc', 'desc']))
-  .check(z.describe('One key, the field name, mapped to asc or desc'));
+  .describe('One key, the field name, mapped to asc or desc');
 
 export const getListParamsSchema = z
-  .catchall(
-    z.object({
-      currentPage: z.optional(z.int().check(z.gte(1))).check(z.describe('Page number, from 1 (default 1)')),
-      pageSize: z
-        .optional(z.int().check(z.gte(1)))
-        .check(z.describe('Records per page (default 20, configurable); above 100 is served as 100')),
-      ytSortList: z
-        .optional(z.array(sortEntrySchema))
-        .check(z.describe('Sort order; earlier entries win. Default: newest first. Ties are broken by id')),
-      where: z
-        .optional(z.record(z.string(), z.unknown()))
-        .check(
-          z.describe(
-            'Structured filter: $eq $ne $gt $gte $lt $lte $contain $startWith $endWith $in $notNull, $and, $or',
-          ),
-        ),
-      select: z.optional(z.array(z.string())).check(z.describe('Field names that narrow tableData')),
-    }),
-    z.unknown(),
-  )
-  .check(
-    z.meta({
-      description:
-        'Paging, sorting and filters, combined with AND: <field> (equals), <field>_like, <field>_start, <field>_end, <field>_in, <field>_is_null',
-      examples: [{ currentPage: 1, pageSize: 10, ytSortList: [{ amount: 'desc' }], status: 'new', amount_start: 10 }],
-    }),
-  );
+  .object({
+    currentPage: z.int().min(1).optional().describe('Page number, from 1 (default 1)'),
+    pageSize: z
+      .int()
+      .min(1)
+      .optional()
+      .describe('Records per page (default 20, configurable); above 100 is served as 100'),
+    ytSortList: z
+      .array(sortEntrySchema)
+      .optional()
+      .describe('Sort order; earlier entries win. Default: newest first. Ties are broken by id'),
+    where: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('Structured filter: $eq $ne $gt $gte $lt $lte $contain $startWith $endWith $in $notNull, $and, $or'),
+    select: z.array(z.string()).optional().describe('Field names that narrow tableData'),
+  })
+  .catchall(z.unknown())
+  .meta({
+    description:
+      'Paging, sorting and filters, combined with AND: <field> (equals), <field>_like, <field>_start, <field>_end, <field>_in, <field>_is_null',
+    examples: [{ currentPage: 1, pageSize: 10, ytSortList: [{ amount: 'desc' }], status: 'new', amount_start: 10 }],
+  });
 
-export const getOneParamsSchema = z.catchall(z.object({ id: recordIdSchema }), z.unknown());
+export const getOneParamsSchema = z.object({ id: recordIdSchema }).catchall(z.unknown());
 
-export const createParamsSchema = z.record(z.string(), z.unknown()).check(
-  z.meta({
-    description: 'The dataset fields of the new record; system fields sent are ignored',
-    examples: [{ customer_id: 'c-1', amount: 12.5, status: 'new' }],
-  }),
-);
+export const createParamsSchema = z.record(z.string(), z.unknown()).meta({
+  description: 'The dataset fields of the new record; system fields sent are ignored',
+  examples: [{ customer_id: 'c-1', amount: 12.5, status: 'new' }],
+});
 
 export const batchCreateListSchema = z
   .array(createParamsSchema)
-  .check(z.minLength(1))
-  .check(z.maxLength(1000))
-  .check(
-    z.meta({
-      description:
-        'The new records, 1 to 1000, each as create takes it. All are checked before any is written; a failure names its position (paramList[3]: ...)',
-      examples: [
-        [
-          { customer_id: 'c-1', amount: 12.5, status: 'new' },
-          { customer_id: 'c-2', amount: 40, status: 'new' },
-        ],
+  .min(1)
+  .max(1000)
+  .meta({
+    description:
+      'The new records, 1 to 1000, each as create takes it. All are checked before any is written; a failure names its position (paramList[3]: ...)',
+    examples: [
+      [
+        { customer_id: 'c-1', amount: 12.5, status: 'new' },
+        { customer_id: 'c-2', amount: 40, status: 'new' },
       ],
-    }),
-  );
+    ],
+  });
 
 export const batchCreateResultSchema = z
   .array(recordIdSchema)
-  .check(z.describe('The ids of the new records, in the order of paramList'));
+  .describe('The ids of the new records, in the order of paramList');
 
-export const updateParamsSchema = z.catchall(z.object({ id: recordIdSchema }), z.unknown()).check(
-  z.meta({
+export const updateParamsSchema = z
+  .object({ id: recordIdSchema })
+  .catchall(z.unknown())
+  .meta({
     description: 'id plus only the fields to change; null clears an optional field',
     examples: [{ id: '01JD5Y0RZ6W8Q4N3V2M1K0H9G8', status: 'paid' }],
-  }),
-);
+  });
 
 const envelopeCodes = {
+  // codeSchema is a zod/mini schema (body-schemas.ts): metadata is added as a check.
   appCode: codeSchema.check(
     z.meta({ description: 'The application code; equal to X-App-Code', examples: ['app-demo'] }),
   ),
@@ -133,8 +109,8 @@ const envelopeCodes = {
 };
 
 /** The request body of a data operation around its `paramMap`. */
-function dataRequestSchema<P extends z.ZodMiniType>(paramMap: P, optional: boolean) {
-  return z.object({ ...envelopeCodes, paramMap: optional ? z.optional(paramMap) : paramMap });
+function dataRequestSchema<P extends z.ZodType>(paramMap: P, optional: boolean) {
+  return z.object({ ...envelopeCodes, paramMap: optional ? paramMap.optional() : paramMap });
 }
 
 export const getListRequestSchema = dataRequestSchema(getListParamsSchema, true);
@@ -149,13 +125,14 @@ const executeSqlCommon = {
   appCode: envelopeCodes.appCode,
   datasetCode: z
     .optional(codeSchema)
-    .check(z.meta({ description: 'Optional; signed like any other when sent', examples: ['orders'] })),
-  params: z.optional(z.record(z.string(), sqlParamValueSchema)).check(
-    z.meta({
+    .meta({ description: 'Optional; signed like any other when sent', examples: ['orders'] }),
+  params: z
+    .record(z.string(), sqlParamValueSchema)
+    .optional()
+    .meta({
       description: "Values of the query's declared #{name} parameters",
       examples: [{ since: '2024-01-01 00:00:00' }],
     }),
-  ),
 };
 
 export const executeSqlRequestSchema = z.union([
@@ -164,30 +141,25 @@ export const executeSqlRequestSchema = z.union([
       ...executeSqlCommon,
       sqlCode: codeSchema.check(z.meta({ description: 'The registered query', examples: ['revenue-by-status'] })),
     })
-    .check(
-      z.meta({
-        title: 'By sqlCode',
-        examples: [{ appCode: 'app-demo', sqlCode: 'revenue-by-status', params: { since: '2024-01-01 00:00:00' } }],
-      }),
-    ),
+    .meta({
+      title: 'By sqlCode',
+      examples: [{ appCode: 'app-demo', sqlCode: 'revenue-by-status', params: { since: '2024-01-01 00:00:00' } }],
+    }),
   z
-    .object({
-      ...executeSqlCommon,
-      id: z.int().check(z.positive()).check(z.describe('The numeric id of the registered query')),
-    })
-    .check(z.meta({ title: 'By numeric id' })),
+    .object({ ...executeSqlCommon, id: z.int().positive().describe('The numeric id of the registered query') })
+    .meta({ title: 'By numeric id' }),
 ]);
 
 export const tableColumnSchema = z.object({
-  title: z.string().check(z.describe("The field's title, else its name")),
-  dataIndex: z.string().check(z.describe('The field name')),
+  title: z.string().describe("The field's title, else its name"),
+  dataIndex: z.string().describe('The field name'),
 });
 
 export const listResultSchema = z.object({
   paging: z.object({
-    pageSize: z.int().check(z.meta({ description: 'Records per page as served (at most 100)', examples: [10] })),
-    totalCount: z.int().check(z.meta({ description: 'Exact number of records matching the filters', examples: [42] })),
-    currentPage: z.int().check(z.meta({ description: 'From 1', examples: [1] })),
+    pageSize: z.int().meta({ description: 'Records per page as served (at most 100)', examples: [10] }),
+    totalCount: z.int().meta({ description: 'Exact number of records matching the filters', examples: [42] }),
+    currentPage: z.int().meta({ description: 'From 1', examples: [1] }),
   }),
   tableData: z.array(dataRecordSchema),
   tableColumns: z.array(tableColumnSchema),
@@ -195,21 +167,21 @@ export const listResultSchema = z.object({
 
 export const sqlResultSchema = z.object({
   execSuccess: z.boolean(),
-  execResult: z.optional(z.array(z.record(z.string(), z.unknown()))).check(z.describe('Rows; present on success')),
-  execError: z.optional(z.string()).check(z.describe('Why the SQL failed; present on failure')),
+  execResult: z.array(z.record(z.string(), z.unknown())).optional().describe('Rows; present on success'),
+  execError: z.string().optional().describe('Why the SQL failed; present on failure'),
 });
 
 /** GET /client/user/loginUserInfo: the user a personal access key belongs to (docs/interface.md §14). */
 export const loginUserInfoSchema = z.object({
-  id: z.string().check(z.describe("The user's userId")),
+  id: z.string().describe("The user's userId"),
   userName: z.string(),
   loginName: z.string(),
-  appCode: z.string().check(z.describe('The application the key belongs to')),
-  role: z.nullable(z.string()).check(z.describe("The user's role; null when the configuration gives none")),
+  appCode: z.string().describe('The application the key belongs to'),
+  role: z.string().nullable().describe("The user's role; null when the configuration gives none"),
 });
 
-export function successEnvelopeSchema<D extends z.ZodMiniType>(data: D) {
-  return z.object({ success: z.literal(true), msg: z.nullable(z.string()), data });
+export function successEnvelopeSchema<D extends z.ZodType>(data: D) {
+  return z.object({ success: z.literal(true), msg: z.string().nullable(), data });
 }
 
 const ERROR_CODES = Object.values(ErrorCode) as ErrorCodeValue[];
@@ -220,8 +192,8 @@ export function failureEnvelopeSchema(codes: readonly ErrorCodeValue[] = ERROR_C
     success: z.literal(false),
     msg: z.null(),
     data: z.null(),
-    errorCode: z.literal(codes).check(z.describe('The contract error code')),
-    errorMsg: z.string().check(z.describe('What is wrong, in words a caller can act on')),
+    errorCode: z.literal(codes).describe('The contract error code'),
+    errorMsg: z.string().describe('What is wrong, in words a caller can act on'),
   });
 }
 
@@ -232,8 +204,8 @@ const COMMON_CODES: ErrorCodeValue[] = [1001, 1002, 1003, 1004, 2001, 3001, 4001
 const DATA_CODES: ErrorCodeValue[] = [...COMMON_CODES, 1005, 1006];
 
 export interface OperationSchemas {
-  request: z.ZodMiniType;
-  data: z.ZodMiniType;
+  request: z.ZodType;
+  data: z.ZodType;
   errorCodes: readonly ErrorCodeValue[];
   summary: string;
 }
