@@ -271,7 +271,7 @@ export async function run(): Promise<void> {
       "with esbuild's API and the same options (`FUNCTION_BUNDLING`), which gives the same bytes, for esbuild's",
       'metafile: what a bundle is made of. Init is a fresh Node.js process per run that loads the SDK packages first',
       "(the runtime's, not counted) and then times `require` of the bundle with a traced Lambda function's",
-      `environment, ${RUNS} runs per function. Budget: ${BUDGET_KB} KB and ${BUDGET_MS} ms.`,
+      `environment, ${RUNS} runs per function. Budget: ${BUDGET_KB} KB (of 1,024 bytes) and ${BUDGET_MS} ms.`,
       '',
       table,
       '',
