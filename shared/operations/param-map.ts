@@ -1,5 +1,4 @@
 /** Reading `paramMap`, the business parameters of a data operation (docs/interface.md §1). */
-
 import { paramMapSchema } from '../contract/body-schemas';
 import { InvalidParameterError } from '../contract/errors';
 import { normalizeRecordId } from '../records/record-ids';
