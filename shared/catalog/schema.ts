@@ -4,8 +4,10 @@
  * datasets, fields that exist, unique codes) are checked here too, so a wrong file is refused at load with
  * every problem listed by path.
  */
-// A namespace import, not `{ z }`: esbuild can then drop what is unused (zod's 40 locales alone are ~250 KB per bundle).
-import * as z from 'zod';
+// zod's tree-shakable form: every operation function validates the catalog it reads with this schema, and the
+// classic form would add its whole method-carrying API (about 70 KB) to each function's bundle. A namespace
+// import, not `{ z }`: esbuild then drops what is unused (zod's 40 locales alone are ~250 KB per bundle).
+import * as z from 'zod/mini';
 import {
   CODE_PATTERN,
   FIELD_NAME_PATTERN,
@@ -13,6 +15,7 @@ import {
   type GrantOperation,
   isSystemField,
 } from '../contract/codes';
+import '../contract/zod-messages';
 import { checkUserReferences } from './user-checks';
 
 export const FIELD_TYPES = [
@@ -35,10 +38,10 @@ export const MAX_INDEXED_FIELDS = 5;
 export const OPERATIONS = GRANT_OPERATIONS;
 export type { GrantOperation };
 
-const code = z.string().regex(CODE_PATTERN, 'must be 1 to 64 letters, digits, "_" or "-"');
+const code = z.string().check(z.regex(CODE_PATTERN, 'must be 1 to 64 letters, digits, "_" or "-"'));
 const fieldName = z
   .string()
-  .regex(FIELD_NAME_PATTERN, 'must be letters, digits and "_", starting with a letter or "_" (at most 64)');
+  .check(z.regex(FIELD_NAME_PATTERN, 'must be letters, digits and "_", starting with a letter or "_" (at most 64)'));
 
 function isTimeZone(value: string): boolean {
   try {
@@ -49,181 +52,203 @@ function isTimeZone(value: string): boolean {
   }
 }
 
-export const fieldSchema = z
-  .object({
-    name: fieldName.describe('Field name, used in records, filters and SQL'),
-    title: z.string().min(1).optional().describe('Column title in tableColumns; the name when absent'),
-    type: z.enum(FIELD_TYPES).describe('Value type, checked on every write'),
-    required: z.boolean().optional().describe('Create needs a non-null value; update cannot clear it'),
-    indexed: z.boolean().optional().describe('Kept in a generic index, for cheap filters and sorts'),
-    options: z.array(z.string()).min(1).optional().describe('Allowed values of an enum field'),
-  })
-  .strict();
+/** An object that refuses unknown keys: the classic `.strict()`, a copy whose catch-all is `never`. */
+function strict<T extends z.ZodMiniObject>(schema: T): z.ZodMiniObject<T['shape'], z.core.$strict> {
+  // The type `strictObject` gives; the value the classic `.strict()` makes (a copy of the object schema).
+  return z.catchall(schema, z.never()) as unknown as z.ZodMiniObject<T['shape'], z.core.$strict>;
+}
 
-export const datasetSchema = z
-  .object({
-    appCode: code.describe('The owning application (owning grants nothing: access is through grants)'),
-    datasetCode: code.describe('Unique in the deployment'),
-    name: z.string().optional(),
-    fields: z.array(fieldSchema).min(1),
-  })
-  .strict();
+export const fieldSchema = strict(
+  z.object({
+    name: fieldName.check(z.describe('Field name, used in records, filters and SQL')),
+    title: z
+      .optional(z.string().check(z.minLength(1)))
+      .check(z.describe('Column title in tableColumns; the name when absent')),
+    type: z.enum(FIELD_TYPES).check(z.describe('Value type, checked on every write')),
+    required: z.optional(z.boolean()).check(z.describe('Create needs a non-null value; update cannot clear it')),
+    indexed: z.optional(z.boolean()).check(z.describe('Kept in a generic index, for cheap filters and sorts')),
+    options: z.optional(z.array(z.string()).check(z.minLength(1))).check(z.describe('Allowed values of an enum field')),
+  }),
+);
+
+export const datasetSchema = strict(
+  z.object({
+    appCode: code.check(z.describe('The owning application (owning grants nothing: access is through grants)')),
+    datasetCode: code.check(z.describe('Unique in the deployment')),
+    name: z.optional(z.string()),
+    fields: z.array(fieldSchema).check(z.minLength(1)),
+  }),
+);
 
 /** A filter in get-list syntax (docs/interface.md §5): `{"region": "EU", "amount_start": 10}`. */
 export const rowFilterSchema = z.record(z.string(), z.unknown());
 
-export const grantSchema = z
-  .object({
+export const grantSchema = strict(
+  z.object({
     datasetCode: code,
-    operations: z.array(z.enum(OPERATIONS)).min(1).describe('read (get-list, get-one), create, update'),
-    readFields: z.array(fieldName).optional().describe('Only these fields (plus system fields) are visible'),
-    writeFields: z.array(fieldName).optional().describe('Only these fields may be written'),
-    rowFilter: rowFilterSchema.optional().describe('Rows this application sees and changes, in get-list syntax'),
-  })
-  .strict();
+    operations: z
+      .array(z.enum(OPERATIONS))
+      .check(z.minLength(1))
+      .check(z.describe('read (get-list, get-one), create, update')),
+    readFields: z.optional(z.array(fieldName)).check(z.describe('Only these fields (plus system fields) are visible')),
+    writeFields: z.optional(z.array(fieldName)).check(z.describe('Only these fields may be written')),
+    rowFilter: z
+      .optional(rowFilterSchema)
+      .check(z.describe('Rows this application sees and changes, in get-list syntax')),
+  }),
+);
 
-export const quotaSchema = z
-  .object({
-    perMinute: z.number().int().positive().optional(),
-    perHour: z.number().int().positive().optional(),
-    perDay: z.number().int().positive().optional(),
-    concurrent: z.number().int().positive().optional(),
-  })
-  .strict();
+/** A positive whole number (the checks in the order the classic `.int().positive()` adds them). */
+const positiveInt = () => z.number().check(z.int()).check(z.positive());
 
-const accessKey = z.string().min(8, 'must be at least 8 characters').max(256);
+export const quotaSchema = strict(
+  z.object({
+    perMinute: z.optional(positiveInt()),
+    perHour: z.optional(positiveInt()),
+    perDay: z.optional(positiveInt()),
+    concurrent: z.optional(positiveInt()),
+  }),
+);
+
+const accessKey = z.string().check(z.minLength(8, 'must be at least 8 characters')).check(z.maxLength(256));
 
 /** A person calling with personal access keys on the `/client/` paths (docs/interface.md §14). */
-export const userSchema = z
-  .object({
-    userId: code.describe('Unique in the application; the `id` of GET /client/user/loginUserInfo'),
-    userName: z.string().min(1).max(256),
-    loginName: z.string().min(1).max(256),
-    role: z.string().min(1).max(64).optional(),
+export const userSchema = strict(
+  z.object({
+    userId: code.check(z.describe('Unique in the application; the `id` of GET /client/user/loginUserInfo')),
+    userName: z.string().check(z.minLength(1)).check(z.maxLength(256)),
+    loginName: z.string().check(z.minLength(1)).check(z.maxLength(256)),
+    role: z.optional(z.string().check(z.minLength(1)).check(z.maxLength(64))),
     grants: z
-      .array(grantSchema)
-      .optional()
-      .describe(
-        "Only narrow the application's grants: without them the user has the application's; with them only " +
-          'these datasets, each the intersection with the application grant (operations, readFields, writeFields) ' +
-          "and the application's rowFilter plus the user's",
+      .optional(z.array(grantSchema))
+      .check(
+        z.describe(
+          "Only narrow the application's grants: without them the user has the application's; with them only " +
+            'these datasets, each the intersection with the application grant (operations, readFields, writeFields) ' +
+            "and the application's rowFilter plus the user's",
+        ),
       ),
     keyHashes: z
       .array(
         z
           .string()
-          .regex(
-            /^[0-9a-f]{64}$/,
-            'must be the lower-case hex SHA-256 digest of a key (das user-key create prints it)',
+          .check(
+            z.regex(
+              /^[0-9a-f]{64}$/,
+              'must be the lower-case hex SHA-256 digest of a key (das user-key create prints it)',
+            ),
           ),
       )
-      .describe('SHA-256 digests of the personal access keys (never the keys); removing one revokes that key'),
-  })
-  .strict();
+      .check(z.describe('SHA-256 digests of the personal access keys (never the keys); removing one revokes that key')),
+  }),
+);
 
-export const applicationSchema = z
-  .object({
+export const applicationSchema = strict(
+  z.object({
     appCode: code,
-    name: z.string().optional(),
+    name: z.optional(z.string()),
     accessKey: z
-      .union([accessKey, z.array(accessKey).min(1).max(2)])
-      .optional()
-      .describe(
-        'Local runs only: the access key, or two during a rotation. A deployment keeps keys in the secret store',
+      .optional(z.union([accessKey, z.array(accessKey).check(z.minLength(1)).check(z.maxLength(2))]))
+      .check(
+        z.describe(
+          'Local runs only: the access key, or two during a rotation. A deployment keeps keys in the secret store',
+        ),
       ),
     signingSecret: z
-      .string()
-      .min(8)
-      .optional()
-      .describe("Local runs only: the application's signing secret; the deployment default when absent"),
-    quota: quotaSchema.optional(),
+      .optional(z.string().check(z.minLength(8)))
+      .check(z.describe("Local runs only: the application's signing secret; the deployment default when absent")),
+    quota: z.optional(quotaSchema),
     signatureVersion: z
-      .union([z.literal(1), z.literal(2)])
-      .optional()
-      .describe(
-        'Signature version the application must use: 1 (default) or 2, which also signs the body, method, path and a single-use nonce',
+      .optional(z.union([z.literal(1), z.literal(2)]))
+      .check(
+        z.describe(
+          'Signature version the application must use: 1 (default) or 2, which also signs the body, method, path and a single-use nonce',
+        ),
       ),
-    grants: z.array(grantSchema).optional().describe('Without a grant an application reaches nothing'),
+    grants: z.optional(z.array(grantSchema)).check(z.describe('Without a grant an application reaches nothing')),
     users: z
-      .array(userSchema)
-      .optional()
-      .describe('People who call with personal access keys (X-User-AK) on the /client/ paths'),
-  })
-  .strict();
+      .optional(z.array(userSchema))
+      .check(z.describe('People who call with personal access keys (X-User-AK) on the /client/ paths')),
+  }),
+);
 
-export const queryParamSchema = z
-  .object({
+export const queryParamSchema = strict(
+  z.object({
     type: z.enum(['string', 'number', 'integer', 'boolean']),
-    required: z.boolean().optional(),
-  })
-  .strict();
+    required: z.optional(z.boolean()),
+  }),
+);
 
-export const querySchema = z
-  .object({
+/** A whole number within [min, max] (the checks in the order the classic `.int().min().max()` adds them). */
+const intRange = (min: number, max: number) => z.number().check(z.int()).check(z.gte(min)).check(z.lte(max));
+
+export const querySchema = strict(
+  z.object({
     appCode: code,
     sqlCode: code,
-    id: z.number().int().positive().optional().describe('Numeric id, unique in the deployment'),
-    name: z.string().optional(),
-    sql: z.string().min(1),
-    params: z.record(fieldName, queryParamSchema).optional(),
-    datasets: z.array(code).optional().describe('Datasets the query reads; each must be readable by the application'),
-    timeoutMs: z.number().int().min(10).max(25000).optional(),
-  })
-  .strict();
+    id: z.optional(positiveInt()).check(z.describe('Numeric id, unique in the deployment')),
+    name: z.optional(z.string()),
+    sql: z.string().check(z.minLength(1)),
+    params: z.optional(z.record(fieldName, queryParamSchema)),
+    datasets: z
+      .optional(z.array(code))
+      .check(z.describe('Datasets the query reads; each must be readable by the application')),
+    timeoutMs: z.optional(intRange(10, 25000)),
+  }),
+);
 
 /** A backend function (docs/hooks.md): partner JavaScript run in the sandbox. */
-export const functionSchema = z
-  .object({
+export const functionSchema = strict(
+  z.object({
     appCode: code,
-    name: code.describe('Unique in the deployment; hooks name it'),
-    description: z.string().max(500).optional(),
-    file: z.string().min(1).optional().describe('A .js file beside the configuration file'),
+    name: code.check(z.describe('Unique in the deployment; hooks name it')),
+    description: z.optional(z.string().check(z.maxLength(500))),
+    file: z.optional(z.string().check(z.minLength(1))).check(z.describe('A .js file beside the configuration file')),
     source: z
-      .string()
-      .min(1)
-      .optional()
-      .describe('The module inline: export default async function name(params, context) {...}'),
-    timeoutMs: z.number().int().min(1).max(2000).optional().describe('CPU time per run (default 200)'),
-    memoryMb: z.number().int().min(1).max(128).optional().describe('Memory per run (default 32)'),
-  })
-  .strict()
-  .refine((fn) => fn.source !== undefined, {
+      .optional(z.string().check(z.minLength(1)))
+      .check(z.describe('The module inline: export default async function name(params, context) {...}')),
+    timeoutMs: z.optional(intRange(1, 2000)).check(z.describe('CPU time per run (default 200)')),
+    memoryMb: z.optional(intRange(1, 128)).check(z.describe('Memory per run (default 32)')),
+  }),
+).check(
+  z.refine((fn) => fn.source !== undefined, {
     message: 'needs `source`, or a `file` beside the configuration',
     path: ['source'],
-  });
+  }),
+);
 
 export const HOOK_OPERATIONS = ['get-list', 'get-one', 'create', 'batch-create', 'update'] as const;
 
 /** Attaches a function before or after a dataset operation. */
-export const hookSchema = z
-  .object({
+export const hookSchema = strict(
+  z.object({
     datasetCode: code,
     operation: z.enum(HOOK_OPERATIONS),
     node: z.enum(['before', 'after']),
     function: code,
-    appCode: code.optional().describe("Only this application's requests (default: every caller's)"),
-  })
-  .strict();
+    appCode: z.optional(code).check(z.describe("Only this application's requests (default: every caller's)")),
+  }),
+);
 
-export const catalogConfigSchema = z
-  .object({
-    $schema: z.string().optional(),
-    timeZone: z.string().refine(isTimeZone, 'must be an IANA time zone such as "UTC" or "Europe/Berlin"').optional(),
-    defaultPageSize: z.number().int().min(1).max(100).optional(),
+export const catalogConfigSchema = strict(
+  z.object({
+    $schema: z.optional(z.string()),
+    timeZone: z.optional(
+      z.string().check(z.refine(isTimeZone, 'must be an IANA time zone such as "UTC" or "Europe/Berlin"')),
+    ),
+    defaultPageSize: z.optional(intRange(1, 100)),
     defaultSigningSecret: z
-      .string()
-      .min(8)
-      .optional()
-      .describe('Local runs only: the default signing secret. A deployment keeps it in the secret store'),
+      .optional(z.string().check(z.minLength(8)))
+      .check(z.describe('Local runs only: the default signing secret. A deployment keeps it in the secret store')),
     applications: z.array(applicationSchema),
     datasets: z.array(datasetSchema),
-    queries: z.array(querySchema).optional(),
-    functions: z.array(functionSchema).optional(),
-    hooks: z.array(hookSchema).optional(),
-  })
-  .strict()
+    queries: z.optional(z.array(querySchema)),
+    functions: z.optional(z.array(functionSchema)),
+    hooks: z.optional(z.array(hookSchema)),
+  }),
+)
   // Cross-references are checked even when the structure has problems, so that one load lists every problem.
-  .superRefine((config, ctx) => checkReferences(tolerant(config), ctx), { when: () => true });
+  .check(z.superRefine((config, ctx) => checkReferences(tolerant(config), ctx), { when: () => true }));
 
 export type FieldConfig = z.infer<typeof fieldSchema>;
 export type DatasetConfig = z.infer<typeof datasetSchema>;
@@ -311,7 +336,7 @@ function tolerant(raw: unknown): CatalogConfig {
   } as CatalogConfig;
 }
 
-function checkReferences(config: CatalogConfig, ctx: z.RefinementCtx): void {
+function checkReferences(config: CatalogConfig, ctx: z.core.$RefinementCtx): void {
   const problem = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message });
   const datasets = new Map<string, DatasetConfig>();
   const appCodes = new Set<string>();

@@ -1,23 +1,16 @@
 /**
  * The wire shapes of every operation (docs/interface.md §1, §2, §4, §5, §8), written once as zod schemas. They feed
  * the OpenAPI document, give the TypeScript client its types, and validate the request envelope in the
- * pipeline (`paramMap`, the body codes). The business parameters inside `paramMap` keep their hand-written
- * checks in `shared/operations`, whose messages name the contract's rules; these schemas describe them.
+ * pipeline (`paramMap`, the body codes: body-schemas.ts, re-exported here). The business parameters inside
+ * `paramMap` keep their hand-written checks in `shared/operations`, whose messages name the contract's rules;
+ * these schemas describe them. No function bundles this module: it is for the OpenAPI document and the types.
  */
-// A namespace import, as in catalog/schema.ts: esbuild can then drop what is unused of zod from the Lambda bundles.
 import * as z from 'zod';
-import { CODE_PATTERN } from './codes';
+import { codeSchema, paramMapSchema } from './body-schemas';
 import { ErrorCode, type ErrorCodeValue, httpStatusFor } from './errors';
 import type { OperationName } from './routes';
 
-/** `appCode`, `datasetCode`, `sqlCode`: the alphabet of docs/interface.md §6. */
-export const codeSchema = z
-  .string()
-  .regex(CODE_PATTERN, 'must be 1 to 64 letters, digits, "_" or "-"')
-  .describe('1 to 64 letters, digits, "_" or "-"');
-
-/** The business parameters of a data operation: a JSON object. */
-export const paramMapSchema = z.record(z.string(), z.unknown());
+export { codeSchema, paramMapSchema };
 
 export const recordIdSchema = z.union([z.string().min(1).max(128), z.number()]).meta({
   description: 'Record id: a string (a time-ordered ULID) or a number; either form is accepted back',
@@ -106,8 +99,13 @@ export const updateParamsSchema = z
   });
 
 const envelopeCodes = {
-  appCode: codeSchema.meta({ description: 'The application code; equal to X-App-Code', examples: ['app-demo'] }),
-  datasetCode: codeSchema.meta({ description: 'The dataset code; equal to X-Dataset-Code', examples: ['orders'] }),
+  // codeSchema is a zod/mini schema (body-schemas.ts): metadata is added as a check.
+  appCode: codeSchema.check(
+    z.meta({ description: 'The application code; equal to X-App-Code', examples: ['app-demo'] }),
+  ),
+  datasetCode: codeSchema.check(
+    z.meta({ description: 'The dataset code; equal to X-Dataset-Code', examples: ['orders'] }),
+  ),
 };
 
 /** The request body of a data operation around its `paramMap`. */
@@ -125,8 +123,8 @@ export const sqlParamValueSchema = z.union([z.string(), z.number(), z.boolean(),
 
 const executeSqlCommon = {
   appCode: envelopeCodes.appCode,
-  datasetCode: codeSchema
-    .optional()
+  datasetCode: z
+    .optional(codeSchema)
     .meta({ description: 'Optional; signed like any other when sent', examples: ['orders'] }),
   params: z
     .record(z.string(), sqlParamValueSchema)
@@ -141,7 +139,7 @@ export const executeSqlRequestSchema = z.union([
   z
     .object({
       ...executeSqlCommon,
-      sqlCode: codeSchema.meta({ description: 'The registered query', examples: ['revenue-by-status'] }),
+      sqlCode: codeSchema.check(z.meta({ description: 'The registered query', examples: ['revenue-by-status'] })),
     })
     .meta({
       title: 'By sqlCode',

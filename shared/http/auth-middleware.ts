@@ -10,6 +10,7 @@ import type { KeyStore } from '../auth/key-store';
 import type { NonceStore } from '../auth/nonce-store';
 import { verifyVersionTwo } from '../auth/signature-v2-request';
 import type { CatalogProvider } from '../catalog/catalog-provider';
+import { codeSchema } from '../contract/body-schemas';
 import { CODE_PATTERN } from '../contract/codes';
 import {
   ApplicationNotFoundError,
@@ -19,7 +20,6 @@ import {
   SignatureMismatchError,
   TimestampExpiredError,
 } from '../contract/errors';
-import { codeSchema } from '../contract/operation-schemas';
 import { TIMESTAMP_WINDOW_MS } from '../contract/signed-headers';
 import { applicationCaller } from '../permissions/caller';
 import { grantFor } from '../permissions/permissions';

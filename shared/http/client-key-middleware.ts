@@ -10,6 +10,7 @@
 import type middy from '@middy/core';
 import { USER_KEY_PATTERN } from '../auth/user-key';
 import type { CatalogProvider } from '../catalog/catalog-provider';
+import { codeSchema } from '../contract/body-schemas';
 import { USER_KEY_HEADER } from '../contract/client-routes';
 import {
   AccessDeniedError,
@@ -17,7 +18,6 @@ import {
   InvalidParameterError,
   SignatureMismatchError,
 } from '../contract/errors';
-import { codeSchema } from '../contract/operation-schemas';
 import { grantFor } from '../permissions/permissions';
 import { userCallerForKey } from '../permissions/user-callers';
 import type { ApiEvent, ApiResult, ServiceContext } from './request-state';

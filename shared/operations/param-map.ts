@@ -1,6 +1,6 @@
 /** Reading `paramMap`, the business parameters of a data operation (docs/interface.md §1). */
+import { paramMapSchema } from '../contract/body-schemas';
 import { InvalidParameterError } from '../contract/errors';
-import { paramMapSchema } from '../contract/operation-schemas';
 import { normalizeRecordId } from '../records/record-ids';
 
 /** `paramMap` as an object; absent is an empty object when `optional` (get-list), else 1001. */

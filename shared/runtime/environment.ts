@@ -69,6 +69,24 @@ export function endpointTarget(env: NodeJS.ProcessEnv = process.env): {
   };
 }
 
+/**
+ * What the X-Ray SDK's main entry reads of the process when it loads (shared/aws/tracing.ts loads its parts
+ * instead): whether this is a Lambda container (LAMBDA_TASK_ROOT), and the package that `npm run` started, if any.
+ */
+export function xrayProcessFacts(env: NodeJS.ProcessEnv = process.env): {
+  lambda: boolean;
+  npmPackageName?: string;
+  npmPackageVersion?: string;
+} {
+  const name = optional(env, 'npm_package_name');
+  const version = optional(env, 'npm_package_version');
+  return {
+    lambda: optional(env, 'LAMBDA_TASK_ROOT') !== undefined,
+    ...(name ? { npmPackageName: name } : {}),
+    ...(version ? { npmPackageVersion: version } : {}),
+  };
+}
+
 export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environment {
   const keyStore = optional(env, 'KEY_STORE') ?? 'secrets-manager';
   if (keyStore !== 'secrets-manager' && keyStore !== 'file') {
