@@ -80,6 +80,7 @@ export function createExecuteSqlOperation(dependencies: ExecuteSqlDependencies):
           params,
           timeoutMs: statementMs,
           maxRows: MAX_RESULT_ROWS,
+          lane: caller.application.appCode,
         });
         return { execSuccess: true, execResult: result.rows };
       } catch (error) {

@@ -46,6 +46,11 @@ export interface QueryRequest {
   timeoutMs: number;
   /** More result rows than this fail the statement instead of being cut off silently. */
   maxRows?: number;
+  /**
+   * Whose query this is (the application): an engine runs the queries of one lane in order and never lets them
+   * wait for another lane's. Absent: one shared lane.
+   */
+  lane?: string;
 }
 
 export type ResultRow = Record<string, SqlValue>;
