@@ -51,6 +51,11 @@ export interface QueryRequest {
    * wait for another lane's. Absent: one shared lane.
    */
   lane?: string;
+  /**
+   * How long the query may wait for its turn. A query still waiting then is dropped unrun (QueryTimeoutError):
+   * its request has answered already, and it must not hold up the lane's later queries. Absent: no limit.
+   */
+  waitLimitMs?: number;
 }
 
 export type ResultRow = Record<string, SqlValue>;

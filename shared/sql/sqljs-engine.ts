@@ -79,6 +79,8 @@ type WorkerReply =
 /** A query waiting for its turn, with the promise its caller holds. */
 interface Waiting {
   request: QueryRequest;
+  /** `Date.now()` past which the query is dropped instead of run. */
+  startBy: number;
   resolve: (result: QueryResult) => void;
   reject: (error: unknown) => void;
 }
@@ -141,9 +143,11 @@ export class SqlJsEngine implements QueryEngine {
   run(request: QueryRequest): Promise<QueryResult> {
     return new Promise((resolve, reject) => {
       const lane = request.lane ?? '';
+      const startBy = Date.now() + (request.waitLimitMs ?? Number.POSITIVE_INFINITY);
+      const job = { request, startBy, resolve, reject };
       const queue = this.waiting.get(lane);
-      if (queue) queue.push({ request, resolve, reject });
-      else this.waiting.set(lane, [{ request, resolve, reject }]);
+      if (queue) queue.push(job);
+      else this.waiting.set(lane, [job]);
       if (!this.running.has(lane) && !this.ready.includes(lane)) this.ready.push(lane);
       this.dispatch();
     });
@@ -156,14 +160,24 @@ export class SqlJsEngine implements QueryEngine {
   /** Gives free threads to the ready lanes, in turn. */
   private dispatch(): void {
     for (let lane = this.ready[0]; lane !== undefined; lane = this.ready[0]) {
-      const slot = this.freeSlot(lane);
-      if (!slot) return;
+      if (this.slots.every((slot) => slot.busy) && this.slots.length >= this.maxThreads) return;
       this.ready.shift();
-      const queue = this.waiting.get(lane) as Waiting[];
-      const next = queue.shift() as Waiting;
-      if (queue.length === 0) this.waiting.delete(lane);
-      this.start(slot, lane, next);
+      const next = this.nextOf(lane);
+      if (next) this.start(this.freeSlot(lane), lane, next);
     }
+  }
+
+  /** The lane's next query still worth running; those that waited past their limit are dropped on the way. */
+  private nextOf(lane: string): Waiting | undefined {
+    const queue = this.waiting.get(lane) ?? [];
+    const now = Date.now();
+    let next = queue.shift();
+    while (next && next.startBy < now) {
+      next.reject(new QueryTimeoutError('the query waited longer than its request may take and was not run'));
+      next = queue.shift();
+    }
+    if (queue.length === 0) this.waiting.delete(lane);
+    return next;
   }
 
   private start(slot: Slot, lane: string, job: Waiting): void {
@@ -191,13 +205,13 @@ export class SqlJsEngine implements QueryEngine {
   }
 
   /**
-   * A free thread for the lane: the one it ran on last (its tables are likely still loaded there), else any
-   * started thread that is free, else a new one while the pool has room.
+   * A free thread for the lane (`dispatch` has checked there is one, or room for one): the one it ran on last
+   * (its tables are likely still loaded there), else any started thread that is free, else a new one.
    */
-  private freeSlot(lane: string): Slot | undefined {
+  private freeSlot(lane: string): Slot {
     const free = this.slots.filter((slot) => !slot.busy);
     const found = free.find((slot) => slot.lastLane === lane) ?? free[0];
-    if (found || this.slots.length >= this.maxThreads) return found;
+    if (found) return found;
     const slot: Slot = {
       thread: new EngineThread(this.maxCachedRows, this.loadTimeoutMs, this.assets, this.memoryLimitMb),
       busy: false,

@@ -304,6 +304,26 @@ describe('queues per lane', () => {
     }
   });
 
+  it('drops a query that waited past its wait limit, unrun, and runs the lane’s next one', async () => {
+    const pool = new SqlJsEngine({ threads: 2 });
+    try {
+      const done: string[] = [];
+      const slow = tracked(pool, done, 'slow', 'app-a', SLOW);
+      // Behind a statement of a second or more, a 10 ms wait limit always runs out.
+      const dropped = pool
+        .run({ tables: [], sql: 'SELECT 1 AS n', params: {}, timeoutMs: 5000, lane: 'app-a', waitLimitMs: 10 })
+        .catch((e: unknown) => e);
+      const after = tracked(pool, done, 'after', 'app-a', 'SELECT 3 AS n');
+      expect(await dropped).toEqual(
+        new QueryTimeoutError('the query waited longer than its request may take and was not run'),
+      );
+      expect(await Promise.all([slow, after])).toEqual([[{ n: 3000000 }], [{ n: 3 }]]);
+      expect(done).toEqual(['slow', 'after']);
+    } finally {
+      await pool.close();
+    }
+  });
+
   it('starts no second thread for queries that never overlap', async () => {
     const pool = new SqlJsEngine({ threads: 4 });
     try {
