@@ -79,6 +79,7 @@ export function createExecuteSqlOperation(dependencies: ExecuteSqlDependencies):
           sql: query.sql,
           params,
           timeoutMs: statementMs,
+          statedLimitMs: timeoutMs,
           maxRows: MAX_RESULT_ROWS,
           lane: caller.application.appCode,
           // Waiting for the application's earlier queries ends with the request: by then it has answered 2001.

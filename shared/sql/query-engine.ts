@@ -44,6 +44,11 @@ export interface QueryRequest {
   params: Readonly<Record<string, SqlParamValue>>;
   /** Time the statement may run before it is stopped (QueryTimeoutError). */
   timeoutMs: number;
+  /**
+   * The limit a stopped statement's message names, when `timeoutMs` is only what is left of it (loading the
+   * data counted against it too). Default `timeoutMs`.
+   */
+  statedLimitMs?: number;
   /** More result rows than this fail the statement instead of being cut off silently. */
   maxRows?: number;
   /**

@@ -264,8 +264,9 @@ class EngineThread {
     const canReuse = request.tables.every((table) => table.key !== undefined);
     // Tables with keys go without rows first: the warm worker usually has them, and copying rows to a thread
     // is most of the cost of a warm query. It asks for them when it has not.
-    let reply = await this.exchange(canReuse ? message : withRows(message, request.tables), request.timeoutMs);
-    if (reply.type === 'need-rows') reply = await this.exchange(withRows(message, request.tables), request.timeoutMs);
+    const limits = { ms: request.timeoutMs, stated: request.statedLimitMs ?? request.timeoutMs };
+    let reply = await this.exchange(canReuse ? message : withRows(message, request.tables), limits);
+    if (reply.type === 'need-rows') reply = await this.exchange(withRows(message, request.tables), limits);
     // A worker that asks twice has lost what it was just sent: a fault of ours, not the caller's.
     if (reply.type === 'need-rows') throw new InternalError('the SQL worker did not keep the tables it was sent');
     return { rows: reply.rows };
@@ -273,7 +274,7 @@ class EngineThread {
 
   private exchange(
     message: object,
-    timeoutMs: number,
+    limits: { ms: number; stated: number },
   ): Promise<{ type: 'need-rows' } | { type: 'result'; rows: ResultRow[] }> {
     const worker = this.ensureWorker();
     const id = this.nextId++;
@@ -299,8 +300,8 @@ class EngineThread {
         if (reply.id !== id) return;
         if (reply.type === 'started') {
           limit(
-            timeoutMs,
-            () => new QueryTimeoutError(`the query ran longer than its limit of ${timeoutMs} ms and was stopped`),
+            limits.ms,
+            () => new QueryTimeoutError(`the query ran longer than its limit of ${limits.stated} ms and was stopped`),
           );
           return;
         }
