@@ -3,6 +3,8 @@
  * - A 1,000-condition `where` (refused, 1001) and how long `/health` and a get-one wait while ten of them are in
  *   flight, against each alone (and the get-one beside ten ordinary lists); in process, refusing the `where`
  *   against parsing the JSON body it came in.
+ * - Custom SQL: one application's quick query while another's slow statement runs, on the engine's pool and on
+ *   one worker (a single queue, as every application shared before queues per application).
  * - Signature version 2 against version 1 on the same get-one: latency and the nonce's write unit.
  * - The key store during a Secrets Manager outage (a client that never answers, like a network partition):
  *   a warm lookup with stale keys, a cold lookup during the back-off, and the first cold lookup (one timeout).
@@ -17,6 +19,7 @@ import { newNonce } from '../packages/client/src/signature-v2';
 import { SecretsManagerKeyStore } from '../shared/auth/secrets-manager-key-store';
 import { toDataset } from '../shared/catalog/catalog';
 import { parseListParams } from '../shared/records/filter-parser';
+import { SqlJsEngine } from '../shared/sql/sqljs-engine';
 
 const grants = [{ datasetCode: 'notes', operations: ['read', 'create'] }];
 const quota = { perMinute: 1_000_000, perHour: 10_000_000, perDay: 100_000_000, concurrent: 100 };
@@ -177,6 +180,45 @@ export async function run(): Promise<void> {
   } finally {
     await server.close();
   }
+
+  // ---- custom SQL: a quick query of one application beside another's slow statement
+  const slowSql =
+    'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT count(*) AS n FROM c';
+  const sqlFigures = async (threads: number) => {
+    const engine = new SqlJsEngine({ threads });
+    const query = (lane: string, sql: string) => engine.run({ tables: [], sql, params: {}, timeoutMs: 60_000, lane });
+    try {
+      await Promise.all([query('warm-1', 'SELECT 1'), query('warm-2', 'SELECT 1')]);
+      const alone: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        const started = performance.now();
+        await query('app-b', 'SELECT 42 AS n');
+        alone.push(performance.now() - started);
+      }
+      const beside: number[] = [];
+      let slowMs = 0;
+      for (let i = 0; i < 3; i++) {
+        const slowStarted = performance.now();
+        const slow = query('app-a', slowSql).then(() => {
+          slowMs = performance.now() - slowStarted;
+        });
+        const started = performance.now();
+        await query('app-b', 'SELECT 42 AS n');
+        beside.push(performance.now() - started);
+        await slow;
+      }
+      return { alone: median(alone), beside: median(beside), slowMs };
+    } finally {
+      await engine.close();
+    }
+  };
+  const pooled = await sqlFigures(4);
+  const single = await sqlFigures(1);
+  process.stdout.write(
+    "\n| app-b's quick query (median) | alone | while app-a's slow statement runs | that statement |\n|---|---:|---:|---:|\n" +
+      `| queues per application, 4 workers | ${round(pooled.alone)} ms | ${round(pooled.beside)} ms | ${round(pooled.slowMs)} ms |\n` +
+      `| one worker (one queue for all) | ${round(single.alone)} ms | ${round(single.beside)} ms | ${round(single.slowMs)} ms |\n`,
+  );
 
   // ---- key store outage
   let healthy = true;
