@@ -1,7 +1,10 @@
 /**
  * `npm run bench -- hardening`: what the hardening measures cost, in one run against the local service.
- * - A 1,000-condition `where` (refused, 1001) and how long `/health` waits while ten of them are in flight,
- *   against `/health` alone.
+ * - A 1,000-condition `where` (refused, 1001) and how long `/health` and a get-one wait while ten of them are in
+ *   flight, against each alone (and the get-one beside ten ordinary lists); in process, refusing the `where`
+ *   against parsing the JSON body it came in.
+ * - Custom SQL: one application's quick query while another's slow statement runs, on the engine's pool and on
+ *   one worker (a single queue, as every application shared before queues per application).
  * - Signature version 2 against version 1 on the same get-one: latency and the nonce's write unit.
  * - The key store during a Secrets Manager outage (a client that never answers, like a network partition):
  *   a warm lookup with stale keys, a cold lookup during the back-off, and the first cold lookup (one timeout).
@@ -14,6 +17,9 @@ import { type LocalServer, startLocalServer } from '../bin/local-server';
 import { bodySha256Hex, signRequest, signRequestV2 } from '../packages/client/src/signature';
 import { newNonce } from '../packages/client/src/signature-v2';
 import { SecretsManagerKeyStore } from '../shared/auth/secrets-manager-key-store';
+import { toDataset } from '../shared/catalog/catalog';
+import { parseListParams } from '../shared/records/filter-parser';
+import { SqlJsEngine } from '../shared/sql/sqljs-engine';
 
 const grants = [{ datasetCode: 'notes', operations: ['read', 'create'] }];
 const quota = { perMinute: 1_000_000, perHour: 10_000_000, perDay: 100_000_000, concurrent: 100 };
@@ -75,12 +81,18 @@ export async function run(): Promise<void> {
 
     // ---- 1,000 conditions
     const wide = { paramMap: { where: { $or: Array.from({ length: 1000 }, (_, k) => ({ text: { $ne: `v${k}` } })) } } };
-    await call(V1, '/openapi/data/get-list', wide, 1);
-    const refused: number[] = [];
-    for (let i = 0; i < 20; i++) refused.push((await call(V1, '/openapi/data/get-list', wide, 1)).ms);
-    const small: number[] = [];
     const one = { paramMap: { where: { text: { $ne: 'v' } } } };
-    for (let i = 0; i < 20; i++) small.push((await call(V1, '/openapi/data/get-list', one, 1)).ms);
+    // Warmed up and then measured in turn, so that neither figure carries the server's first requests.
+    for (let i = 0; i < 5; i++) {
+      await call(V1, '/openapi/data/get-list', wide, 1);
+      await call(V1, '/openapi/data/get-list', one, 1);
+    }
+    const refused: number[] = [];
+    const small: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      refused.push((await call(V1, '/openapi/data/get-list', wide, 1)).ms);
+      small.push((await call(V1, '/openapi/data/get-list', one, 1)).ms);
+    }
     const idle: number[] = [];
     for (let i = 0; i < 20; i++) idle.push(await health());
     const busy: number[] = [];
@@ -89,11 +101,56 @@ export async function run(): Promise<void> {
       busy.push(await health());
       await Promise.all(flood);
     }
+    // A normal request beside them: a get-one alone, beside ten refused 1,000-condition lists, and beside ten
+    // one-condition lists (what ten ordinary requests in flight cost it).
+    const note = (await call(V1, '/openapi/data/create', { paramMap: { text: 'bench' } }, 1)).answer.data?.id;
+    const getOne = async () => (await call(V1, '/openapi/data/get-one', { paramMap: { id: note } }, 1)).ms;
+    const beside = async (payload: Record<string, unknown> | undefined) => {
+      const ms: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        const flood = payload ? Array.from({ length: 10 }, () => call(V1, '/openapi/data/get-list', payload, 1)) : [];
+        ms.push(await getOne());
+        await Promise.all(flood);
+      }
+      return median(ms);
+    };
+    await getOne();
+    const alone = await beside(undefined);
+    const besideWide = await beside(wide);
+    const besideSmall = await beside(one);
     const code = (await call(V1, '/openapi/data/get-list', wide, 1)).answer.errorCode;
     process.stdout.write(
       `1,000-condition where: errorCode ${code}, median ${round(median(refused))} ms over 20 requests ` +
         `(a one-condition get-list of an empty dataset, answered 200: ${round(median(small))} ms)\n` +
-        `/health median: alone ${round(median(idle))} ms; with ten 1,000-condition requests in flight ${round(median(busy))} ms\n`,
+        `/health median: alone ${round(median(idle))} ms; with ten 1,000-condition requests in flight ${round(median(busy))} ms\n` +
+        `get-one median: alone ${round(alone)} ms; with ten 1,000-condition requests in flight ${round(besideWide)} ms; ` +
+        `with ten one-condition get-lists in flight ${round(besideSmall)} ms\n`,
+    );
+
+    // ---- the refusal in process: the size check against reading the body it came in
+    const text = JSON.stringify({ appCode: V1.appCode, datasetCode: 'notes', ...wide });
+    const dataset = toDataset({
+      appCode: V1.appCode,
+      datasetCode: 'notes',
+      fields: [{ name: 'text', type: 'string' }],
+    });
+    const perCall = (work: () => void, n = 2000) => {
+      for (let i = 0; i < 200; i++) work();
+      const started = performance.now();
+      for (let i = 0; i < n; i++) work();
+      return ((performance.now() - started) / n) * 1000;
+    };
+    const parseUs = perCall(() => JSON.parse(text));
+    const refuseUs = perCall(() => {
+      try {
+        parseListParams(wide.paramMap, dataset);
+      } catch {
+        // refused, as measured
+      }
+    });
+    process.stdout.write(
+      `in process: JSON.parse of its ${text.length}-byte body ${round(parseUs)} µs; ` +
+        `refusing its where (parseListParams) ${round(refuseUs)} µs\n`,
     );
 
     // ---- version 2 against version 1
@@ -123,6 +180,45 @@ export async function run(): Promise<void> {
   } finally {
     await server.close();
   }
+
+  // ---- custom SQL: a quick query of one application beside another's slow statement
+  const slowSql =
+    'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT count(*) AS n FROM c';
+  const sqlFigures = async (threads: number) => {
+    const engine = new SqlJsEngine({ threads });
+    const query = (lane: string, sql: string) => engine.run({ tables: [], sql, params: {}, timeoutMs: 60_000, lane });
+    try {
+      await Promise.all([query('warm-1', 'SELECT 1'), query('warm-2', 'SELECT 1')]);
+      const alone: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        const started = performance.now();
+        await query('app-b', 'SELECT 42 AS n');
+        alone.push(performance.now() - started);
+      }
+      const beside: number[] = [];
+      let slowMs = 0;
+      for (let i = 0; i < 3; i++) {
+        const slowStarted = performance.now();
+        const slow = query('app-a', slowSql).then(() => {
+          slowMs = performance.now() - slowStarted;
+        });
+        const started = performance.now();
+        await query('app-b', 'SELECT 42 AS n');
+        beside.push(performance.now() - started);
+        await slow;
+      }
+      return { alone: median(alone), beside: median(beside), slowMs };
+    } finally {
+      await engine.close();
+    }
+  };
+  const pooled = await sqlFigures(4);
+  const single = await sqlFigures(1);
+  process.stdout.write(
+    "\n| app-b's quick query (median) | alone | while app-a's slow statement runs | that statement |\n|---|---:|---:|---:|\n" +
+      `| queues per application, 4 workers | ${round(pooled.alone)} ms | ${round(pooled.beside)} ms | ${round(pooled.slowMs)} ms |\n` +
+      `| one worker (one queue for all) | ${round(single.alone)} ms | ${round(single.beside)} ms | ${round(single.slowMs)} ms |\n`,
+  );
 
   // ---- key store outage
   let healthy = true;

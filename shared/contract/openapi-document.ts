@@ -6,6 +6,7 @@
  * server serves it at /openapi.json, so the document cannot drift from what the service checks.
  */
 import * as z from 'zod';
+import { NONCE_HEADER, NONCE_PATTERN, SIGN_VERSION_HEADER } from '../../packages/client/src/signature-v2';
 import { operationRoutes, serviceRoutes, USER_KEY_HEADER } from './client-routes';
 import { type ErrorCodeValue, httpStatusFor } from './errors';
 import {
@@ -32,7 +33,9 @@ export interface OpenApiOptions {
 
 const ERROR_MEANING: Record<ErrorCodeValue, string> = {
   1001: 'parameter error: missing or malformed parameter, wrong field type, body not JSON or over 1 MB',
-  1002: 'signature verification failed (client-key mode: no active personal access key)',
+  1002:
+    'signature verification failed: a wrong token, a version-1 token where version 2 is required, or a reused ' +
+    'X-Nonce (client-key mode: no active personal access key)',
   1003: 'timestamp more than 10 minutes away from the server clock',
   1004: 'application not found',
   1005: 'dataset not found',
@@ -65,7 +68,44 @@ const SECURITY_SCHEMES = {
     name: 'X-Token',
     description:
       'base64 of HMAC-SHA256 keyed with the signing secret over the sorted pairs accessKey, appCode, datasetCode ' +
-      `(only when sent) and timeStamp, joined as name=value with "&". Valid for ${TIMESTAMP_WINDOW_MS / 60_000} minutes.`,
+      `(only when sent) and timeStamp, joined as name=value with "&". Valid for ${TIMESTAMP_WINDOW_MS / 60_000} minutes. ` +
+      `Signature version 2 (applications configured with signatureVersion 2, which accept nothing else): the same ` +
+      'secret over those pairs plus bodySha256 (lower-case hex SHA-256 of the raw body bytes), method (POST or ' +
+      'GET), nonce (the X-Nonce value), path (the request path, no query) and signVersion=2, sorted the same way; ' +
+      `sent with ${SIGN_VERSION_HEADER}: 2 and ${NONCE_HEADER}.`,
+  },
+} as const;
+
+/**
+ * The headers signature version 2 adds (contract §16), as header parameters of every signed operation: optional
+ * in the document because only applications configured with `signatureVersion: 2` send them, and those must.
+ */
+const SIGNATURE_V2_PARAMETERS = {
+  SignVersion: {
+    name: SIGN_VERSION_HEADER,
+    in: 'header',
+    required: false,
+    description:
+      'Signature version 2: "2". Required, with X-Nonce, by an application configured with signatureVersion 2, ' +
+      'whose X-Token then signs the body digest, method, nonce and path too; any other token is 1002. ' +
+      'Applications on version 1 leave it out.',
+    schema: { type: 'string', enum: ['2'] },
+  },
+  Nonce: {
+    name: NONCE_HEADER,
+    in: 'header',
+    required: false,
+    description:
+      'Signature version 2: a new value for every request, 16 to 64 letters, digits, "_" or "-", signed as the ' +
+      `nonce pair. A nonce already used within the timestamp window (${TIMESTAMP_WINDOW_MS / 60_000} minutes) is ` +
+      '1002, so a captured request cannot be replayed. Sent with X-Sign-Version: 2.',
+    schema: {
+      type: 'string',
+      minLength: 16,
+      maxLength: 64,
+      pattern: NONCE_PATTERN.source,
+      examples: ['3f9c2b7e81d04a6f9e5b0c1d2a3b4c5d'],
+    },
   },
 } as const;
 
@@ -178,6 +218,12 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
       responses[status] = { $ref: `#/components/responses/Failure${status}` };
     }
     const signed = { timeStamp: [], appCode: [], token: [] };
+    const parameters = [
+      ...(client
+        ? []
+        : Object.keys(SIGNATURE_V2_PARAMETERS).map((key) => ({ $ref: `#/components/parameters/${key}` }))),
+      ...(route.idempotent ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
+    ];
     paths[route.path] = {
       [route.method.toLowerCase()]: {
         operationId: client ? clientOperationId(route) : camelCase(route.operation),
@@ -194,7 +240,7 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
               ? ''
               : ' X-Dataset-Code is optional; when sent it is signed like any other.'),
         tags: [client ? 'client key' : route.requiresDataset ? 'records' : 'custom SQL'],
-        ...(route.idempotent ? { parameters: [{ $ref: '#/components/parameters/IdempotencyKey' }] } : {}),
+        ...(parameters.length > 0 ? { parameters } : {}),
         security: client
           ? [{ userKey: [] }]
           : route.requiresDataset
@@ -243,7 +289,8 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
       summary: 'Signed-header API to read and write dataset records and run registered SQL',
       description:
         'Every operation is a POST with a JSON body and four signed headers (X-Time-Stamp, X-App-Code, ' +
-        'X-Dataset-Code for data operations, X-Token). Answers are envelopes: success with `data`, or failure ' +
+        'X-Dataset-Code for data operations, X-Token); an application configured with signature version 2 adds ' +
+        'X-Sign-Version and X-Nonce and signs the body, method and path too. Answers are envelopes: success with `data`, or failure ' +
         'with `errorCode` and `errorMsg` and an HTTP status that matches the code. Tools and scripts acting as a ' +
         'person use the same operations under /client/ with a personal access key in X-User-AK instead.',
     },
@@ -273,6 +320,7 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
         },
       },
       parameters: {
+        ...SIGNATURE_V2_PARAMETERS,
         IdempotencyKey: {
           name: 'Idempotency-Key',
           in: 'header',

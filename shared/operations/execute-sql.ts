@@ -79,7 +79,11 @@ export function createExecuteSqlOperation(dependencies: ExecuteSqlDependencies):
           sql: query.sql,
           params,
           timeoutMs: statementMs,
+          statedLimitMs: timeoutMs,
           maxRows: MAX_RESULT_ROWS,
+          lane: caller.application.appCode,
+          // Waiting for the application's earlier queries ends with the request: by then it has answered 2001.
+          ...(context.deadline === undefined ? {} : { waitLimitMs: Math.max(0, context.deadline - context.now()) }),
         });
         return { execSuccess: true, execResult: result.rows };
       } catch (error) {

@@ -5,8 +5,9 @@
  * - An unknown field, a suffix or operator the field's type does not support, or a malformed value is 1001
  *   naming the key. A field the grant hides (readFields) is, to this caller, a field the dataset does not have
  *   (contract §6): it gets exactly the message an unknown field gets, so hidden names cannot be listed.
- * - `where` holds at most `MAX_WHERE_CONDITIONS` conditions (contract §7); counting stops at the first one
- *   past the limit, so an oversized filter costs no more than a valid one to refuse.
+ * - `where` holds at most `MAX_WHERE_CONDITIONS` conditions (contract §7), counted before anything else of the
+ *   parameters is read and stopping at the first one past the limit, so an oversized filter costs less to refuse
+ *   than a valid one costs to parse.
  * - Values are coerced exactly as writes coerce them (`toStoredValue`), so `"42"` filters an integer field
  *   as 42 and an enum filter must name one of its options.
  * - Text operators (`_like`, `$contain`, `$startWith`, `$endWith`) are case-insensitive.
@@ -71,23 +72,12 @@ export interface ParsedListParams {
 
 class FieldResolver {
   private readonly known: ReadonlySet<string>;
-  /** Conditions of `where` seen so far. */
-  conditions = 0;
-
   constructor(
     private readonly dataset: Dataset,
     access: FieldAccess,
   ) {
     const readable = [...dataset.fieldsByName.keys()].filter((name) => !access.readable || access.readable.has(name));
     this.known = new Set([...readable, 'id', 'gmt_create', 'gmt_modified']);
-  }
-
-  /** Count one more `where` condition; 1001 past the limit. */
-  countCondition(): void {
-    this.conditions += 1;
-    if (this.conditions > MAX_WHERE_CONDITIONS) {
-      throw new InvalidParameterError(`where: holds more than ${MAX_WHERE_CONDITIONS} conditions`);
-    }
   }
 
   knownFields(): ReadonlySet<string> {
@@ -201,9 +191,44 @@ function suffixCondition(
   }
 }
 
-/** The structured filter of `paramMap.where`. */
+/** The structured filter of `paramMap.where`; its size is checked first (`refuseOversizedWhere`). */
 export function parseWhere(where: unknown, dataset: Dataset, access: FieldAccess = {}): Filter {
+  refuseOversizedWhere(where);
   return whereNode(new FieldResolver(dataset, access), where, 'where', 0);
+}
+
+/** 1001 when `where` holds more than `MAX_WHERE_CONDITIONS` conditions, found by `countWhereConditions`. */
+export function refuseOversizedWhere(where: unknown): void {
+  if (countWhereConditions(where, MAX_WHERE_CONDITIONS) > MAX_WHERE_CONDITIONS) {
+    throw new InvalidParameterError(`where: holds more than ${MAX_WHERE_CONDITIONS} conditions`);
+  }
+}
+
+/**
+ * The conditions of `where` as the parser counts them (each operator on a field is one, a bare value is one
+ * `$eq`, `$and`/`$or` are not counted), up to `limit + 1`: the walk stops at the first condition past the limit.
+ * It checks and builds nothing, and reads no value of a condition, so refusing an oversized filter costs
+ * `limit + 1` steps, whatever the filter's size and before any field is resolved or any value coerced. Parts
+ * the parser refuses (not an object, nested deeper than `MAX_WHERE_DEPTH`) are not counted: the parser reports them.
+ */
+export function countWhereConditions(where: unknown, limit: number): number {
+  let count = 0;
+  const visit = (node: unknown, depth: number): void => {
+    if (depth > MAX_WHERE_DEPTH || !isPlainObject(node)) return;
+    for (const key of Object.keys(node)) {
+      if (count > limit) return;
+      const value = node[key];
+      if (key === '$and' || key === '$or') {
+        if (!Array.isArray(value)) continue;
+        for (let i = 0; i < value.length && count <= limit; i++) visit(value[i], depth + 1);
+      } else if (!key.startsWith('$')) {
+        if (!isPlainObject(value)) count += 1;
+        else for (const _operator of Object.keys(value)) if (++count > limit) return;
+      }
+    }
+  };
+  visit(where, 0);
+  return count;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -230,11 +255,9 @@ function whereNode(resolver: FieldResolver, node: unknown, path: string, depth: 
       const operators = Object.entries(value);
       if (operators.length === 0) throw new InvalidParameterError(`${at}: expects at least one operator`);
       for (const [operator, operand] of operators) {
-        resolver.countCondition();
         items.push(whereOperator(resolver, field, operator, operand, `${at}.${operator}`));
       }
     } else {
-      resolver.countCondition();
       items.push(whereOperator(resolver, field, '$eq', value, at));
     }
   }
@@ -327,9 +350,10 @@ export function parseListParams(
   dataset: Dataset,
   access: FieldAccess = {},
 ): ParsedListParams {
-  const suffixFilter = parseSuffixFilters(params, dataset, access);
+  // `where` first: its size check is the cheapest refusal, and must not wait for the rest to be parsed.
   const where =
     params.where === undefined || params.where === null ? MATCH_ALL : parseWhere(params.where, dataset, access);
+  const suffixFilter = parseSuffixFilters(params, dataset, access);
   const parsed: ParsedListParams = {
     filter: allOf(suffixFilter, where),
     sort: parseSortList(params.ytSortList, dataset, access),

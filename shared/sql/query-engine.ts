@@ -44,8 +44,23 @@ export interface QueryRequest {
   params: Readonly<Record<string, SqlParamValue>>;
   /** Time the statement may run before it is stopped (QueryTimeoutError). */
   timeoutMs: number;
+  /**
+   * The limit a stopped statement's message names, when `timeoutMs` is only what is left of it (loading the
+   * data counted against it too). Default `timeoutMs`.
+   */
+  statedLimitMs?: number;
   /** More result rows than this fail the statement instead of being cut off silently. */
   maxRows?: number;
+  /**
+   * Whose query this is (the application): an engine runs the queries of one lane in order and never lets them
+   * wait for another lane's. Absent: one shared lane.
+   */
+  lane?: string;
+  /**
+   * How long the query may wait for its turn. A query still waiting then is dropped unrun (QueryTimeoutError):
+   * its request has answered already, and it must not hold up the lane's later queries. Absent: no limit.
+   */
+  waitLimitMs?: number;
 }
 
 export type ResultRow = Record<string, SqlValue>;

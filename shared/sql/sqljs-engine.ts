@@ -5,6 +5,10 @@
  * worker stays warm and keeps the table sets it loaded (keyed by `EngineTable.key`), so a repeated query on
  * unchanged data only runs the statement.
  *
+ * Statements wait in a queue per application (`QueryRequest.lane`) and run on a small pool of such workers, one
+ * application per worker at a time, so a slow statement delays only its own application's next ones
+ * (docs/limits.md, "Custom SQL queues").
+ *
  * Read-only by three locks: only statements that start with SELECT, WITH or VALUES run; the database is set to
  * `PRAGMA query_only` after the tables are loaded (a write then fails with "attempt to write a readonly
  * database", for instance `WITH x AS (...) DELETE ...`); and one statement per request. sql.js exposes no
@@ -42,7 +46,15 @@ export interface SqlJsEngineOptions {
    * replaced, so the memory returns. Default 512 MB.
    */
   memoryLimitMb?: number;
+  /**
+   * Most worker threads running statements at once, each for a different lane (application); each has its own
+   * memory limit and its own loaded tables. Default 4 (DEFAULT_SQL_THREADS).
+   */
+  threads?: number;
 }
+
+/** Threads of an engine by default: up to four applications' statements run at once. */
+export const DEFAULT_SQL_THREADS = 4;
 
 /** Why a statement stopped when its worker ran out of memory (answered as `execSuccess: false`). */
 export function memoryLimitMessage(limitMb: number): string {
@@ -64,38 +76,170 @@ type WorkerReply =
   | { id: number; type: 'result'; rows: ResultRow[] }
   | { id: number; type: 'error'; kind: 'statement' | 'write' | 'memory' | 'internal'; message: string };
 
+/** A query waiting for its turn, with the promise its caller holds. */
+interface Waiting {
+  request: QueryRequest;
+  /** `Date.now()` past which the query is dropped instead of run. */
+  startBy: number;
+  resolve: (result: QueryResult) => void;
+  reject: (error: unknown) => void;
+}
+
+/** A thread of the pool: free or running one lane's query, and the lane it ran last (its tables are loaded there). */
+interface Slot {
+  thread: EngineThread;
+  busy: boolean;
+  lastLane?: string;
+}
+
+/**
+ * The engine: a small pool of threads and a queue per lane (per application, `QueryRequest.lane`). A lane's
+ * queries run one after another, in the order they came; different lanes run side by side, one thread each, so
+ * one application's slow statement never holds up another's. When every thread is busy, free threads go to the
+ * ready lanes in turn (round robin), so an application with many queries waiting does not starve another. Threads
+ * start only when a query finds every started thread busy: a process that never runs two queries at once (a
+ * Lambda container serves one request at a time) starts one, as before.
+ */
 export class SqlJsEngine implements QueryEngine {
   private readonly maxCachedRows: number;
   private readonly loadTimeoutMs: number;
   private readonly assets: SqlAssetPaths;
   private readonly memoryLimitMb: number;
-  private worker: Worker | undefined;
-  private started = 0;
-  private nextId = 1;
-  /** One statement at a time: the worker is single-threaded, and a queued query's clock must not run. */
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly maxThreads: number;
+  private readonly slots: Slot[] = [];
+  /** Queries waiting, per lane, in the order they came. */
+  private readonly waiting = new Map<string, Waiting[]>();
+  /** Lanes with a query on a thread now: their next query waits for it. */
+  private readonly running = new Set<string>();
+  /**
+   * Lanes that have a query waiting and none running, in the order they get a thread: a lane joins at the back
+   * when its first query comes, or when its running query ends and another of its queries is waiting.
+   */
+  private readonly ready: string[] = [];
 
   constructor(options: SqlJsEngineOptions = {}) {
     this.maxCachedRows = options.maxCachedRows ?? 400_000;
     this.loadTimeoutMs = options.loadTimeoutMs ?? 20_000;
     this.assets = options.assets ?? locateSqlAssets();
     this.memoryLimitMb = options.memoryLimitMb ?? 512;
+    this.maxThreads = Math.max(1, Math.floor(options.threads ?? DEFAULT_SQL_THREADS));
   }
 
-  /** Workers started so far: 1 after the first query, one more after each query that had to be stopped. */
+  /** Workers started so far, over all threads: one per thread that ran a query, one more per query stopped. */
   get workersStarted(): number {
-    return this.started;
+    return this.slots.reduce((sum, slot) => sum + slot.thread.workersStarted, 0);
   }
 
-  /** Starts the worker and compiles the WASM now (e.g. during a Lambda's init phase) instead of on first use. */
+  /** Threads started so far (at most `threads`). */
+  get threadsStarted(): number {
+    return this.slots.length;
+  }
+
+  /** Starts a worker and compiles the WASM now (e.g. during a Lambda's init phase) instead of on first use. */
   async warm(): Promise<void> {
     await this.run({ tables: [], sql: 'SELECT 1', params: {}, timeoutMs: this.loadTimeoutMs });
   }
 
   run(request: QueryRequest): Promise<QueryResult> {
-    const result = this.queue.then(() => this.runNow(request));
-    this.queue = result.catch(() => undefined);
-    return result;
+    return new Promise((resolve, reject) => {
+      const lane = request.lane ?? '';
+      const startBy = Date.now() + (request.waitLimitMs ?? Number.POSITIVE_INFINITY);
+      const job = { request, startBy, resolve, reject };
+      const queue = this.waiting.get(lane);
+      if (queue) queue.push(job);
+      else this.waiting.set(lane, [job]);
+      if (!this.running.has(lane) && !this.ready.includes(lane)) this.ready.push(lane);
+      this.dispatch();
+    });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.slots.map((slot) => slot.thread.close()));
+  }
+
+  /** Gives free threads to the ready lanes, in turn. */
+  private dispatch(): void {
+    for (let lane = this.ready[0]; lane !== undefined; lane = this.ready[0]) {
+      if (this.slots.every((slot) => slot.busy) && this.slots.length >= this.maxThreads) return;
+      this.ready.shift();
+      const next = this.nextOf(lane);
+      if (next) this.start(this.freeSlot(lane), lane, next);
+    }
+  }
+
+  /** The lane's next query still worth running; those that waited past their limit are dropped on the way. */
+  private nextOf(lane: string): Waiting | undefined {
+    const queue = this.waiting.get(lane) ?? [];
+    const now = Date.now();
+    let next = queue.shift();
+    while (next && next.startBy < now) {
+      next.reject(new QueryTimeoutError('the query waited longer than its request may take and was not run'));
+      next = queue.shift();
+    }
+    if (queue.length === 0) this.waiting.delete(lane);
+    return next;
+  }
+
+  private start(slot: Slot, lane: string, job: Waiting): void {
+    slot.busy = true;
+    slot.lastLane = lane;
+    this.running.add(lane);
+    // The thread is free again before the caller hears the answer, so a query sent right after it finds it free.
+    const release = () => {
+      slot.busy = false;
+      this.running.delete(lane);
+      // Still waiting: the lane's turn comes again behind the lanes that were ready meanwhile.
+      if (this.waiting.has(lane)) this.ready.push(lane);
+      this.dispatch();
+    };
+    slot.thread.run(job.request).then(
+      (result) => {
+        release();
+        job.resolve(result);
+      },
+      (error: unknown) => {
+        release();
+        job.reject(error);
+      },
+    );
+  }
+
+  /**
+   * A free thread for the lane (`dispatch` has checked there is one, or room for one): the one it ran on last
+   * (its tables are likely still loaded there), else any started thread that is free, else a new one.
+   */
+  private freeSlot(lane: string): Slot {
+    const free = this.slots.filter((slot) => !slot.busy);
+    const found = free.find((slot) => slot.lastLane === lane) ?? free[0];
+    if (found) return found;
+    const slot: Slot = {
+      thread: new EngineThread(this.maxCachedRows, this.loadTimeoutMs, this.assets, this.memoryLimitMb),
+      busy: false,
+    };
+    this.slots.push(slot);
+    return slot;
+  }
+}
+
+/**
+ * One worker thread and the statements it runs, one at a time (the engine never gives it a second before the
+ * first ends). A worker stopped for its time limit or its memory is replaced on the thread's next query.
+ */
+class EngineThread {
+  private worker: Worker | undefined;
+  private started = 0;
+  private nextId = 1;
+
+  constructor(
+    private readonly maxCachedRows: number,
+    private readonly loadTimeoutMs: number,
+    private readonly assets: SqlAssetPaths,
+    private readonly memoryLimitMb: number,
+  ) {}
+
+  /** Workers this thread started: 1 after its first query, one more after each query that had to be stopped. */
+  get workersStarted(): number {
+    return this.started;
   }
 
   async close(): Promise<void> {
@@ -104,7 +248,7 @@ export class SqlJsEngine implements QueryEngine {
     if (worker) await worker.terminate();
   }
 
-  private async runNow(request: QueryRequest): Promise<QueryResult> {
+  async run(request: QueryRequest): Promise<QueryResult> {
     if (hasSeveralStatements(request.sql)) throw new SqlStatementError(SINGLE_STATEMENT_MESSAGE);
     const compiled = compilePlaceholders(request.sql);
     const params = orderParams(compiled, request.params).map(toSqlParam);
@@ -120,8 +264,9 @@ export class SqlJsEngine implements QueryEngine {
     const canReuse = request.tables.every((table) => table.key !== undefined);
     // Tables with keys go without rows first: the warm worker usually has them, and copying rows to a thread
     // is most of the cost of a warm query. It asks for them when it has not.
-    let reply = await this.exchange(canReuse ? message : withRows(message, request.tables), request.timeoutMs);
-    if (reply.type === 'need-rows') reply = await this.exchange(withRows(message, request.tables), request.timeoutMs);
+    const limits = { ms: request.timeoutMs, stated: request.statedLimitMs ?? request.timeoutMs };
+    let reply = await this.exchange(canReuse ? message : withRows(message, request.tables), limits);
+    if (reply.type === 'need-rows') reply = await this.exchange(withRows(message, request.tables), limits);
     // A worker that asks twice has lost what it was just sent: a fault of ours, not the caller's.
     if (reply.type === 'need-rows') throw new InternalError('the SQL worker did not keep the tables it was sent');
     return { rows: reply.rows };
@@ -129,7 +274,7 @@ export class SqlJsEngine implements QueryEngine {
 
   private exchange(
     message: object,
-    timeoutMs: number,
+    limits: { ms: number; stated: number },
   ): Promise<{ type: 'need-rows' } | { type: 'result'; rows: ResultRow[] }> {
     const worker = this.ensureWorker();
     const id = this.nextId++;
@@ -155,8 +300,8 @@ export class SqlJsEngine implements QueryEngine {
         if (reply.id !== id) return;
         if (reply.type === 'started') {
           limit(
-            timeoutMs,
-            () => new QueryTimeoutError(`the query ran longer than its limit of ${timeoutMs} ms and was stopped`),
+            limits.ms,
+            () => new QueryTimeoutError(`the query ran longer than its limit of ${limits.stated} ms and was stopped`),
           );
           return;
         }

@@ -122,6 +122,14 @@ const config = {
     { appCode: SQL_APP.appCode, sqlCode: 'peek-secrets', sql: 'SELECT value FROM secrets' },
     { appCode: SQL_APP.appCode, sqlCode: 'listed-secrets', sql: 'SELECT 1 AS one', datasets: ['secrets'] },
     { appCode: OTHER_APP.appCode, sqlCode: 'neighbour-secrets', id: 202, sql: 'SELECT value FROM secrets' },
+    {
+      appCode: SQL_APP.appCode,
+      sqlCode: 'slow-count',
+      // About 1–2 s of work for the engine, well inside its limit.
+      sql: 'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000) SELECT count(*) AS n FROM c',
+      timeoutMs: 25_000,
+    },
+    { appCode: OTHER_APP.appCode, sqlCode: 'neighbour-staff-count', sql: 'SELECT count(*) AS n FROM staff' },
   ],
 };
 
@@ -352,6 +360,22 @@ describe('execute-sql', () => {
     expect(elapsed).toBeLessThan(10_000);
     const next = await executeSql({ sqlCode: 'totals-by-region', params: { minAmount: 100 } });
     expect(next.body.data).toEqual({ execSuccess: true, execResult: [] });
+  });
+
+  it('answers another application’s quick query while one application’s slow query runs', async () => {
+    const done: string[] = [];
+    const slow = executeSql({ sqlCode: 'slow-count' }).then((res) => {
+      done.push('slow query of app-sql');
+      return res;
+    });
+    // Sent once the slow statement is under way (it runs for a second or more), so that a shared queue would
+    // hold the quick query behind it.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const quick = await executeSql({ sqlCode: 'neighbour-staff-count' }, OTHER_APP);
+    done.push('quick query of app-neighbour');
+    expect(quick.body.data).toEqual({ execSuccess: true, execResult: [{ n: 2 }] });
+    expect((await slow).body.data).toEqual({ execSuccess: true, execResult: [{ n: 2000000 }] });
+    expect(done).toEqual(['quick query of app-neighbour', 'slow query of app-sql']);
   });
 
   it('sees a record written just before the query', async () => {

@@ -238,3 +238,102 @@ describe('memory limit', () => {
     expect(small.workersStarted).toBe(startedBefore + 1);
   });
 });
+
+describe('queues per lane', () => {
+  // About 1–2 s of work for the engine: long enough for other queries to come and go meanwhile.
+  const SLOW =
+    'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT count(*) AS n FROM c';
+
+  /** Runs a query and records, in `done`, the label when it answers. */
+  function tracked(pool: SqlJsEngine, done: string[], label: string, lane: string, sql: string) {
+    return pool.run({ tables: [], sql, params: {}, timeoutMs: 30_000, lane }).then((result) => {
+      done.push(label);
+      return result.rows;
+    });
+  }
+
+  it('answers a quick query of one lane while another lane’s slow query runs', async () => {
+    const pool = new SqlJsEngine({ threads: 2 });
+    try {
+      // Two threads warm, so the quick query below does not wait for a worker to start.
+      await Promise.all([tracked(pool, [], 'w1', 'warm-1', 'SELECT 1'), tracked(pool, [], 'w2', 'warm-2', 'SELECT 1')]);
+      expect(pool.threadsStarted).toBe(2);
+      const done: string[] = [];
+      const results = await Promise.all([
+        tracked(pool, done, 'a-slow', 'app-a', SLOW),
+        tracked(pool, done, 'b-quick', 'app-b', 'SELECT 42 AS n'),
+      ]);
+      expect(results).toEqual([[{ n: 3000000 }], [{ n: 42 }]]);
+      expect(done).toEqual(['b-quick', 'a-slow']);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('runs one lane’s queries one after another, in the order they came, even with threads free', async () => {
+    const pool = new SqlJsEngine({ threads: 3 });
+    try {
+      const done: string[] = [];
+      const results = await Promise.all([
+        tracked(pool, done, 'first-slow', 'app-a', SLOW),
+        tracked(pool, done, 'second-quick', 'app-a', 'SELECT 2 AS n'),
+      ]);
+      expect(results).toEqual([[{ n: 3000000 }], [{ n: 2 }]]);
+      expect(done).toEqual(['first-slow', 'second-quick']);
+      // The lane never ran two at once, so one thread was enough.
+      expect(pool.threadsStarted).toBe(1);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('serves waiting lanes in turn when threads are scarce, so a busy lane does not starve another', async () => {
+    const pool = new SqlJsEngine({ threads: 1 });
+    try {
+      const done: string[] = [];
+      await Promise.all([
+        tracked(pool, done, 'a1', 'app-a', 'SELECT 1'),
+        tracked(pool, done, 'a2', 'app-a', 'SELECT 2'),
+        tracked(pool, done, 'a3', 'app-a', 'SELECT 3'),
+        tracked(pool, done, 'b1', 'app-b', 'SELECT 4'),
+        tracked(pool, done, 'c1', 'app-c', 'SELECT 5'),
+      ]);
+      expect(done).toEqual(['a1', 'b1', 'c1', 'a2', 'a3']);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('drops a query that waited past its wait limit, unrun, and runs the lane’s next one', async () => {
+    const pool = new SqlJsEngine({ threads: 2 });
+    try {
+      const done: string[] = [];
+      const slow = tracked(pool, done, 'slow', 'app-a', SLOW);
+      // Behind a statement of a second or more, a 10 ms wait limit always runs out.
+      const dropped = pool
+        .run({ tables: [], sql: 'SELECT 1 AS n', params: {}, timeoutMs: 5000, lane: 'app-a', waitLimitMs: 10 })
+        .catch((e: unknown) => e);
+      const after = tracked(pool, done, 'after', 'app-a', 'SELECT 3 AS n');
+      expect(await dropped).toEqual(
+        new QueryTimeoutError('the query waited longer than its request may take and was not run'),
+      );
+      expect(await Promise.all([slow, after])).toEqual([[{ n: 3000000 }], [{ n: 3 }]]);
+      expect(done).toEqual(['slow', 'after']);
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('starts no second thread for queries that never overlap', async () => {
+    const pool = new SqlJsEngine({ threads: 4 });
+    try {
+      for (const lane of ['app-a', 'app-b', 'app-c']) {
+        await pool.run({ tables: [], sql: 'SELECT 1 AS n', params: {}, timeoutMs: 5000, lane });
+      }
+      expect(pool.threadsStarted).toBe(1);
+      expect(pool.workersStarted).toBe(1);
+    } finally {
+      await pool.close();
+    }
+  });
+});

@@ -99,6 +99,50 @@ describe('OpenAPI document', () => {
     ]);
   });
 
+  it('declares the signature-version-2 headers on every signed operation, and on no /client/ one', () => {
+    const signedPaths = Object.keys(doc.paths).filter((path) => !path.startsWith('/client/'));
+    expect(signedPaths.sort()).toEqual([
+      '/api/custom/executeSql',
+      '/openapi/data/batch-create',
+      '/openapi/data/create',
+      '/openapi/data/get-list',
+      '/openapi/data/get-one',
+      '/openapi/data/update',
+    ]);
+    const headersOf = (path: string) => {
+      const [operation] = Object.values(doc.paths[path]) as { parameters?: { $ref: string }[] }[];
+      return (operation?.parameters ?? []).map((p) => resolve(p.$ref)).filter((p) => p.in === 'header');
+    };
+    for (const path of signedPaths) {
+      expect(headersOf(path).map((p) => p.name)).toEqual(expect.arrayContaining(['X-Sign-Version', 'X-Nonce']));
+    }
+    for (const path of Object.keys(doc.paths).filter((p) => p.startsWith('/client/'))) {
+      expect(headersOf(path).map((p) => p.name)).not.toContain('X-Nonce');
+    }
+    const version = doc.components.parameters.SignVersion;
+    expect(version).toMatchObject({ name: 'X-Sign-Version', in: 'header', required: false, schema: { enum: ['2'] } });
+    expect(version.description).toContain('signatureVersion 2');
+    const nonce = doc.components.parameters.Nonce;
+    expect(nonce).toMatchObject({
+      name: 'X-Nonce',
+      in: 'header',
+      required: false,
+      schema: { type: 'string', minLength: 16, maxLength: 64, pattern: '^[A-Za-z0-9_-]{16,64}$' },
+    });
+    expect(nonce.description).toContain('already used within the timestamp window (10 minutes) is 1002');
+    expect(new RegExp(nonce.schema.pattern).test(nonce.schema.examples[0])).toBe(true);
+  });
+
+  it('says how a version-2 token is computed and that a reused nonce is 1002', () => {
+    expect(doc.components.securitySchemes.token.description).toContain(
+      'the same secret over those pairs plus bodySha256 (lower-case hex SHA-256 of the raw body bytes), method (POST ' +
+        'or GET), nonce (the X-Nonce value), path (the request path, no query) and signVersion=2',
+    );
+    expect(doc.components.responses.Failure401.description).toContain(
+      '1002 signature verification failed: a wrong token, a version-1 token where version 2 is required, or a reused X-Nonce',
+    );
+  });
+
   it('names the request id and rate-limit headers on every response, and Retry-After on 429', () => {
     for (const name of ['Failure400', 'Failure429']) {
       expect(Object.keys(doc.components.responses[name].headers)).toEqual(

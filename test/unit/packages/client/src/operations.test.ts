@@ -6,6 +6,7 @@
 import { TOKEN_LIFETIME_MS } from '../../../../../packages/client/src/browser-token';
 import { ErrorCode as ClientErrorCode } from '../../../../../packages/client/src/errors';
 import { OPERATIONS, routeFor } from '../../../../../packages/client/src/operations';
+import { NONCE_HEADER, newNonce, SIGN_VERSION_HEADER } from '../../../../../packages/client/src/signature-v2';
 import type {
   DataRecord as ClientDataRecord,
   GetListParams as ClientGetListParams,
@@ -14,6 +15,7 @@ import type {
   SqlResult as ClientSqlResult,
 } from '../../../../../packages/client/src/types';
 import { ErrorCode } from '../../../../../shared/contract/errors';
+import { buildOpenApiDocument } from '../../../../../shared/contract/openapi-document';
 import {
   type DataRecord,
   type GetListParams,
@@ -42,6 +44,18 @@ it('the error codes and the token lifetime are the service’s', () => {
   expect(ClientErrorCode).toEqual(ErrorCode);
   expect(TOKEN_LIFETIME_MS).toBe(TIMESTAMP_WINDOW_MS);
 });
+
+it('sends the signature-version-2 headers the OpenAPI document declares, with nonces its pattern accepts', () => {
+  const { parameters } = (buildOpenApiDocument() as { components: { parameters: Record<string, SchemaParameter> } })
+    .components;
+  expect([SIGN_VERSION_HEADER, NONCE_HEADER]).toEqual([parameters.SignVersion?.name, parameters.Nonce?.name]);
+  expect(newNonce()).toMatch(new RegExp(parameters.Nonce?.schema.pattern as string));
+});
+
+interface SchemaParameter {
+  name: string;
+  schema: { pattern?: string };
+}
 
 // Each way round where the shapes must agree: what the client sends the service accepts, what the service
 // answers the client reads. `npm run lint` type-checks these assignments.

@@ -1,0 +1,87 @@
+/** The size check of `where` (contract §7): counted as the parser counts, first, and stopping at the limit + 1. */
+import type { Dataset } from '../../../../shared/catalog/catalog';
+import type { FieldConfig } from '../../../../shared/catalog/schema';
+import { InvalidParameterError } from '../../../../shared/contract/errors';
+import { countWhereConditions, parseListParams, parseWhere } from '../../../../shared/records/filter-parser';
+
+const FIELDS: FieldConfig[] = [
+  { name: 'name', type: 'string' },
+  { name: 'qty', type: 'integer' },
+];
+const DATASET: Dataset = {
+  datasetCode: 'orders',
+  appCode: 'app',
+  name: 'orders',
+  fields: FIELDS,
+  fieldsByName: new Map(FIELDS.map((f) => [f.name, f])),
+};
+
+const TOO_MANY = new InvalidParameterError('where: holds more than 100 conditions');
+
+/** `n` conditions `{qty: {$ne: k}}` under one `$or`. */
+function wide(n: number) {
+  return { $or: Array.from({ length: n }, (_, k) => ({ qty: { $ne: k } })) };
+}
+
+describe('countWhereConditions', () => {
+  it('counts each operator on a field and each bare value, not $and and $or', () => {
+    expect(countWhereConditions({}, 100)).toBe(0);
+    expect(countWhereConditions({ name: 'a', qty: { $gte: 1, $lt: 5 } }, 100)).toBe(3);
+    expect(countWhereConditions({ $and: [{ name: 'a' }, { $or: [{ qty: 1 }, { qty: { $in: [2, 3] } }] }] }, 100)).toBe(
+      3,
+    );
+    expect(countWhereConditions(wide(100), 100)).toBe(100);
+  });
+
+  it('stops at the first condition past the limit, reading no more of the filter', () => {
+    let read = 0;
+    // Each condition counts when the walk reads it; 1,000 are there.
+    const conditions = Array.from({ length: 1000 }, (_, k) =>
+      Object.defineProperty({}, 'qty', {
+        enumerable: true,
+        get: () => {
+          read += 1;
+          return { $ne: k };
+        },
+      }),
+    );
+    expect(countWhereConditions({ $or: conditions }, 100)).toBe(101);
+    expect(read).toBe(101);
+  });
+
+  it('stops inside one field’s operators too', () => {
+    const operators = Object.fromEntries(Array.from({ length: 500 }, (_, k) => [`$op${k}`, k]));
+    expect(countWhereConditions({ qty: operators }, 100)).toBe(101);
+  });
+
+  it('leaves out what the parser refuses: a non-object, an unknown operator, nesting past 8 levels', () => {
+    expect(countWhereConditions('qty', 100)).toBe(0);
+    expect(countWhereConditions({ $not: { qty: 1 }, $and: 'x' }, 100)).toBe(0);
+    let nested: Record<string, unknown> = { qty: 1 };
+    for (let i = 0; i < 9; i++) nested = { $and: [nested] };
+    expect(countWhereConditions(nested, 100)).toBe(0);
+  });
+});
+
+describe('parseWhere and parseListParams', () => {
+  it('accept 100 conditions', () => {
+    expect(parseWhere(wide(100), DATASET)).toMatchObject({ op: 'or' });
+  });
+
+  it('refuse 101 or 1,000 conditions with 1001', () => {
+    expect(() => parseWhere(wide(101), DATASET)).toThrow(TOO_MANY);
+    expect(() => parseListParams({ where: wide(1000) }, DATASET)).toThrow(TOO_MANY);
+  });
+
+  it('refuse an oversized where before looking at its fields, or at the other parameters', () => {
+    const unknownFirst = { $or: [{ colour: 'red' }, ...wide(1000).$or] };
+    expect(() => parseWhere(unknownFirst, DATASET)).toThrow(TOO_MANY);
+    expect(() => parseListParams({ colour_like: 'red', where: wide(1000) }, DATASET)).toThrow(TOO_MANY);
+  });
+
+  it('still names the first problem of a filter within the limit', () => {
+    expect(() => parseWhere({ $or: [{ colour: 'red' }, ...wide(50).$or] }, DATASET)).toThrow(
+      new InvalidParameterError("where.$or[0].colour: unknown field 'colour' in dataset 'orders'"),
+    );
+  });
+});
