@@ -18,7 +18,7 @@ import { getListOperation } from '../operations/get-list';
 import { getOneOperation } from '../operations/get-one';
 import type { Operation, OperationContext } from '../operations/operation';
 import { grantFor } from '../permissions/permissions';
-import { prewarmSandbox, runFunction, SandboxFailure } from '../sandbox/sandbox';
+import { prewarmSandbox, prewarmSandboxIfShipped, runFunction, SandboxFailure } from '../sandbox/sandbox';
 
 export const DEFAULT_TIMEOUT_MS = 200;
 export const DEFAULT_MEMORY_MB = 32;
@@ -53,6 +53,7 @@ export function hooksFor(
 
 /** Wrap an operation so that its configured hooks run before and after it. */
 export function withHooks(operation: Operation): Operation {
+  prewarmSandboxIfShipped();
   return {
     name: operation.name,
     async run(context, body) {

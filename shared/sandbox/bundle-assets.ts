@@ -35,10 +35,15 @@ export function resolveFromSource(id: string): string {
   return require.resolve(id);
 }
 
+/** True when the worker file sits beside the running code: a bundle whose operation a configured hook runs in. */
+export function sandboxShippedBeside(directory: string = __dirname): boolean {
+  return existsSync(path.join(directory, SANDBOX_WORKER_FILE));
+}
+
 /** Where the sandbox's run-time files are, for the code running from `directory` (this module's by default). */
 export function locateSandboxAssets(directory: string = __dirname): SandboxAssetPaths {
   const beside = path.join(directory, SANDBOX_WORKER_FILE);
-  if (existsSync(beside)) {
+  if (sandboxShippedBeside(directory)) {
     return { workerFile: beside, wasmFile: path.join(directory, SANDBOX_WASM_FILE), fromSource: false };
   }
   return {

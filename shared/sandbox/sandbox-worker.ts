@@ -1,8 +1,8 @@
 /**
  * The sandbox's worker thread (docs/hooks.md): where partner functions run, so that a run the engine cannot
  * interrupt (one long built-in call) stalls only this thread, which the host then terminates. It loads the
- * engine from the WebAssembly module the host sends, says `ready`, then runs one function at a time as the host
- * asks. A
+ * engine from the WebAssembly module the host sends, runs a trivial function once (so that a caller's first run
+ * does not pay for compiling the engine's code), says `ready`, then runs one function at a time as the host asks. A
  * `context.client` read becomes a message to the host, which performs it as the caller and answers; the guest's
  * promise settles with that answer.
  *
@@ -29,6 +29,19 @@ function readFromHost(kind: string, target: string, args: unknown[]): Promise<un
   });
 }
 
+/** A trivial function run once before `ready`: the engine's code is compiled on its first run, not a caller's. */
+const WARM_UP = {
+  name: 'warm-up',
+  source: 'export default async function warmUp(data, context) { return { ...data, client: typeof context.client }; }',
+  timeoutMs: 1000,
+  memoryMb: 8,
+};
+
+async function warmUp(wasmModule: WebAssembly.Module): Promise<void> {
+  await loadEngine(wasmModule);
+  await runInEngine(WARM_UP, { params: { warm: true }, context: {}, read: readFromHost, maxReads: 0 });
+}
+
 async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
   try {
     const value = await runInEngine(message.fn, {
@@ -46,7 +59,7 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
 
 port.on('message', (message: ToWorker) => {
   if (message.type === 'engine') {
-    loadEngine(message.wasmModule).then(
+    warmUp(message.wasmModule).then(
       () => post({ type: 'ready' }),
       (error: unknown) => post({ type: 'failed', kind: 'engine', message: `could not load: ${String(error)}` }),
     );

@@ -22,7 +22,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { type ResourceLimits, Worker } from 'node:worker_threads';
-import { locateSandboxAssets, resolveFromSource, type SandboxAssetPaths } from './bundle-assets';
+import { locateSandboxAssets, resolveFromSource, type SandboxAssetPaths, sandboxShippedBeside } from './bundle-assets';
 import {
   cpuLimitMessage,
   type FromWorker,
@@ -280,4 +280,13 @@ export function runFunction(fn: SandboxFunction, input: RunInput): Promise<unkno
 /** Start this container's sandbox worker now, if none is warm (see `SandboxHost.prewarm`). */
 export function prewarmSandbox(): void {
   sandbox.prewarm();
+}
+
+/**
+ * At a function's init: start the worker if the sandbox's files sit beside the bundle, which the bundling step
+ * puts there only when the deployed configuration hooks this function's operation. The worker then loads during
+ * init, before the first request; from source (tests, `npm start`) this does nothing until a hook runs.
+ */
+export function prewarmSandboxIfShipped(): void {
+  if (sandboxShippedBeside()) sandbox.prewarm();
 }
