@@ -1,18 +1,21 @@
 /**
  * `npm run bench -- hooks`: what a hook costs. In one run: the warm overhead of a trivial after hook (the same
- * operation with and without it, through the hooks wrapper the pipeline uses), the engine's cold start in a fresh
- * Node process (load, first run), and what the sandbox adds to a function's bundle.
+ * operation with and without it, through the hooks wrapper the pipeline uses), the sandbox's cold start in a
+ * fresh Node process laid out as a deployed function (worker start, engine load, first run), and what the
+ * sandbox adds to a function's bundle and beside it.
  */
 import { execFileSync } from 'node:child_process';
-import { statSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { build } from 'esbuild';
+import { type BuildOptions, build } from 'esbuild';
 import { Catalog } from '../shared/catalog/catalog';
 import type { CatalogConfig } from '../shared/catalog/schema';
 import { withHooks } from '../shared/hooks/hooked-operation';
 import { CapacityMeter } from '../shared/observability/capacity-meter';
 import type { Operation, OperationContext } from '../shared/operations/operation';
 import { applicationCaller } from '../shared/permissions/caller';
+import { SANDBOX_WASM_FILE, SANDBOX_WORKER_ENTRY, SANDBOX_WORKER_FILE } from '../shared/sandbox/bundle-assets';
 
 const ITERATIONS = 2_000;
 const ROOT = path.join(__dirname, '..');
@@ -67,21 +70,100 @@ async function timings(withHook: boolean): Promise<number[]> {
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0;
 
-function coldStart(): { loadMs: number; firstRunMs: number } {
-  const script = `
-    const started = performance.now();
-    const { loadEngine, runFunction } = require(${JSON.stringify(path.join(ROOT, 'shared/sandbox/sandbox.ts'))});
-    loadEngine().then(async () => {
-      const loaded = performance.now();
-      await runFunction({ name: 'pass', source: 'export default async function pass(d) { return d; }', timeoutMs: 200, memoryMb: 32 },
-        { params: { a: 1 }, context: {}, read: async () => null, maxReads: 10 });
-      process.stdout.write(JSON.stringify({ loadMs: loaded - started, firstRunMs: performance.now() - loaded }));
-    });`;
-  const out = execFileSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: ROOT, encoding: 'utf8' });
-  return JSON.parse(out) as { loadMs: number; firstRunMs: number };
+interface ColdStart {
+  /** A Worker that only says hello: the floor any worker-thread design pays on this machine. */
+  emptyWorkerMs: number;
+  /** The engine loaded and run inline on the main thread (the design before the worker), load + first run. */
+  inlineMs: number;
+  /** Started lazily: from the first run's call to its result (worker start, engine load, warm-up, the run). */
+  lazyFirstRunMs: number;
+  /** Started at init (as a hooked function's bundle does), a run requested at once: from init to its result. */
+  prewarmedImmediateMs: number;
+  /** Started at init, a run requested 1 s later (the worker ready by then): that run's latency. */
+  prewarmedLaterMs: number;
 }
 
-async function bundleBytes(): Promise<{ total: number; sandbox: number; wasm: number }> {
+/**
+ * The deployed layout in a temporary directory: the host bundled as a function's code is, the worker file and
+ * the .wasm beside it, as the bundling step writes them (lib/operation-function.ts); and the engine bundled
+ * alone, for the inline baseline.
+ */
+async function deployedLayout(): Promise<{ dir: string; workerBytes: number; wasmBytes: number }> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'hooks-bench-'));
+  const common: BuildOptions = {
+    bundle: true,
+    platform: 'node',
+    target: 'node22',
+    format: 'cjs',
+    minify: true,
+    mainFields: ['module', 'main'],
+    logLevel: 'silent',
+  };
+  const sandbox = path.join(ROOT, 'shared/sandbox');
+  await build({ ...common, entryPoints: [path.join(sandbox, 'sandbox.ts')], outfile: path.join(dir, 'index.js') });
+  await build({ ...common, entryPoints: [SANDBOX_WORKER_ENTRY], outfile: path.join(dir, SANDBOX_WORKER_FILE) });
+  await build({
+    ...common,
+    entryPoints: [path.join(sandbox, 'quickjs-engine.ts')],
+    outfile: path.join(dir, 'inline.js'),
+  });
+  copyFileSync(require.resolve('@jitl/quickjs-wasmfile-release-sync/wasm'), path.join(dir, SANDBOX_WASM_FILE));
+  return {
+    dir,
+    workerBytes: statSync(path.join(dir, SANDBOX_WORKER_FILE)).size,
+    wasmBytes: statSync(path.join(dir, SANDBOX_WASM_FILE)).size,
+  };
+}
+
+const FN = `{ name: 'pass', source: 'export default async function pass(d) { return d; }', timeoutMs: 200, memoryMb: 32 }`;
+const INPUT = '{ params: { a: 1 }, context: {}, read: async () => null, maxReads: 10 }';
+
+/** One figure, in a fresh Node process (no tsx, no test runner) in the deployed layout. */
+function fresh(dir: string, body: string): number {
+  const script = `const report = (ms) => { process.stdout.write(String(ms)); process.exit(0); };\n${body}`;
+  return Number(execFileSync(process.execPath, ['-e', script], { cwd: dir, encoding: 'utf8' }));
+}
+
+function coldStart(dir: string): ColdStart {
+  const host = JSON.stringify(path.join(dir, 'index.js'));
+  return {
+    emptyWorkerMs: fresh(
+      dir,
+      `const t = performance.now();
+      new (require('node:worker_threads').Worker)("require('node:worker_threads').parentPort.postMessage(1)", { eval: true })
+        .on('message', () => report(performance.now() - t));`,
+    ),
+    inlineMs: fresh(
+      dir,
+      `const t = performance.now();
+      require(${JSON.stringify(path.join(dir, 'inline.js'))}).runInEngine(${FN}, ${INPUT}).then(() => report(performance.now() - t));`,
+    ),
+    lazyFirstRunMs: fresh(
+      dir,
+      `const { runFunction } = require(${host});
+      const t = performance.now();
+      runFunction(${FN}, ${INPUT}).then(() => report(performance.now() - t));`,
+    ),
+    prewarmedImmediateMs: fresh(
+      dir,
+      `const { prewarmSandbox, runFunction } = require(${host});
+      const t = performance.now();
+      prewarmSandbox();
+      runFunction(${FN}, ${INPUT}).then(() => report(performance.now() - t));`,
+    ),
+    prewarmedLaterMs: fresh(
+      dir,
+      `const { prewarmSandbox, runFunction } = require(${host});
+      prewarmSandbox();
+      setTimeout(() => {
+        const t = performance.now();
+        runFunction(${FN}, ${INPUT}).then(() => report(performance.now() - t));
+      }, 1000);`,
+    ),
+  };
+}
+
+async function bundleBytes(): Promise<{ total: number; sandbox: number }> {
   const result = await build({
     entryPoints: [path.join(ROOT, 'functions/get-one.ts')],
     bundle: true,
@@ -91,6 +173,7 @@ async function bundleBytes(): Promise<{ total: number; sandbox: number; wasm: nu
     write: false,
     metafile: true,
     external: ['@aws-sdk/*'],
+    mainFields: ['module', 'main'],
     logLevel: 'silent',
   });
   const output = Object.values(result.metafile.outputs)[0];
@@ -98,8 +181,7 @@ async function bundleBytes(): Promise<{ total: number; sandbox: number; wasm: nu
   for (const [file, input] of Object.entries(output?.inputs ?? {})) {
     if (/quickjs|shared\/sandbox|shared\/hooks/.test(file)) sandbox += input.bytesInOutput;
   }
-  const wasm = statSync(require.resolve('@jitl/quickjs-wasmfile-release-sync/wasm')).size;
-  return { total: output?.bytes ?? 0, sandbox, wasm };
+  return { total: output?.bytes ?? 0, sandbox };
 }
 
 export async function run(): Promise<void> {
@@ -113,16 +195,27 @@ export async function run(): Promise<void> {
     `| get-one with a trivial after hook | ${pct(withHook, 0.5).toFixed(3)} | ${pct(withHook, 0.99).toFixed(3)} |`,
   );
   console.log(`\nWarm overhead of the hook, p50: ${p50.toFixed(3)} ms (goal ≤ 2 ms).`);
-  const colds = [coldStart(), coldStart(), coldStart()];
-  for (const cold of colds) {
-    console.log(
-      `Cold start in a fresh process: engine load ${cold.loadMs.toFixed(1)} ms, first run ${cold.firstRunMs.toFixed(1)} ms`,
-    );
+  const layout = await deployedLayout();
+  const colds = Array.from({ length: 5 }, () => coldStart(layout.dir));
+  rmSync(layout.dir, { recursive: true, force: true });
+  console.log('\nCold start, each figure in a fresh Node process (deployed layout), 5 processes each, ms:\n');
+  const rows: [string, keyof ColdStart][] = [
+    ['empty worker thread, start to first message (floor)', 'emptyWorkerMs'],
+    ['engine inline on the main thread, load + first run (before)', 'inlineMs'],
+    ['worker started by the first run: that run', 'lazyFirstRunMs'],
+    ['worker started at init, run requested at once: init to answer', 'prewarmedImmediateMs'],
+    ['worker started at init, run requested 1 s later: that run', 'prewarmedLaterMs'],
+  ];
+  console.log('| | median | min | max |\n|---|---:|---:|---:|');
+  for (const [label, key] of rows) {
+    const sorted = colds.map((cold) => cold[key]).sort((x, y) => x - y);
+    const [min, max] = [sorted[0] ?? 0, sorted[sorted.length - 1] ?? 0];
+    console.log(`| ${label} | ${pct(sorted, 0.5).toFixed(1)} | ${min.toFixed(1)} | ${max.toFixed(1)} |`);
   }
   const bytes = await bundleBytes();
   console.log(
     `Bundle (functions/get-one.ts, minified, AWS SDK external): ${(bytes.total / 1024).toFixed(0)} KiB, of which ` +
-      `the sandbox and hooks ${(bytes.sandbox / 1024).toFixed(0)} KiB; the engine's .wasm beside hooked functions only: ` +
-      `${(bytes.wasm / 1024).toFixed(0)} KiB`,
+      `the hooks wrapper and sandbox host ${(bytes.sandbox / 1024).toFixed(0)} KiB. Beside hooked functions only: ` +
+      `the worker file ${(layout.workerBytes / 1024).toFixed(0)} KiB and the engine's .wasm ${(layout.wasmBytes / 1024).toFixed(0)} KiB.`,
   );
 }

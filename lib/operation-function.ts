@@ -4,6 +4,7 @@
  * nothing from the CDK's broad `grantReadWriteData` helpers, so a read-only operation cannot write a record
  * even if its code is wrong.
  */
+import path from 'node:path';
 import { ArnFormat, type Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
@@ -16,12 +17,18 @@ import { DATASET_META_PREFIX } from '../shared/records/item-keys';
 import { acknowledge } from './nag-acknowledgements';
 import type { TableResource } from './stateful-stack';
 
-/** A file copied next to a function's bundle after esbuild ran (e.g. sql.js's `sql-wasm.wasm`). */
+/**
+ * A file placed next to a function's bundle after esbuild ran: copied (e.g. sql.js's `sql-wasm.wasm`), or, with
+ * `bundle`, an entry of its own that esbuild bundles into that one file (e.g. the hook sandbox's worker thread,
+ * which must not weigh on the function's own bundle).
+ */
 export interface BundleAsset {
-  /** Absolute path of the file to copy. */
+  /** Absolute path of the file to copy, or of the entry to bundle. */
   from: string;
   /** File name inside the bundle directory, where the code looks for it (`__dirname`). */
   to: string;
+  /** Bundle `from` (with its imports, minified, CommonJS for Node.js 22) instead of copying it. */
+  bundle?: boolean;
 }
 
 export interface OperationTables {
@@ -75,12 +82,33 @@ function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
+/** The project's esbuild (the one the CDK bundles with), run directly: a native binary or its Node.js launcher. */
+function esbuildBinary(): string {
+  return path.join(path.dirname(require.resolve('esbuild/package.json')), 'bin', 'esbuild');
+}
+
+function assetCommand(asset: BundleAsset, outputDir: string): string {
+  const target = shellQuote(`${outputDir}/${asset.to}`);
+  if (!asset.bundle) return `cp ${shellQuote(asset.from)} ${target}`;
+  return [
+    shellQuote(esbuildBinary()),
+    shellQuote(asset.from),
+    '--bundle',
+    '--platform=node',
+    `--target=${FUNCTION_BUNDLING.target}`,
+    '--format=cjs',
+    '--minify',
+    '--main-fields=module,main',
+    '--log-level=warning',
+    `--outfile=${target}`,
+  ].join(' ');
+}
+
 function copyAssetsHooks(assets: readonly BundleAsset[]): ICommandHooks {
   return {
     beforeBundling: () => [],
     beforeInstall: () => [],
-    afterBundling: (_inputDir: string, outputDir: string) =>
-      assets.map((asset) => `cp ${shellQuote(asset.from)} ${shellQuote(`${outputDir}/${asset.to}`)}`),
+    afterBundling: (_inputDir: string, outputDir: string) => assets.map((asset) => assetCommand(asset, outputDir)),
   };
 }
 

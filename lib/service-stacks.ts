@@ -6,6 +6,7 @@ import { type App, type Environment, Tags, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { CatalogConfig } from '../shared/catalog/schema';
 import type { OperationName } from '../shared/contract/routes';
+import { SANDBOX_WASM_FILE, SANDBOX_WORKER_ENTRY, SANDBOX_WORKER_FILE } from '../shared/sandbox/bundle-assets';
 import { sqlBundleAssetSources } from '../shared/sql/bundle-assets';
 import type { DeploymentSettings } from './deployment-settings';
 import type { BundleAsset } from './operation-function';
@@ -30,13 +31,20 @@ export function sqlEngineAssets(): BundleAsset[] {
   return sqlBundleAssetSources().map(({ fileName, sourcePath }) => ({ from: sourcePath, to: fileName }));
 }
 
-/** The sandbox's WebAssembly engine, beside the bundle of each operation a configured hook runs in. */
+/**
+ * The hook sandbox's worker (bundled from its entry with the engine's glue) and its WebAssembly, beside the bundle
+ * of each operation a configured hook runs in (docs/hooks.md); other operations get neither.
+ */
 export function sandboxAssets(config: CatalogConfig): Partial<Record<OperationName, BundleAsset[]>> {
   const assets: Partial<Record<OperationName, BundleAsset[]>> = {};
-  const from = require.resolve('@jitl/quickjs-wasmfile-release-sync/wasm');
+  const wasm = require.resolve('@jitl/quickjs-wasmfile-release-sync/wasm');
+  const sandbox: BundleAsset[] = [
+    { from: SANDBOX_WORKER_ENTRY, to: SANDBOX_WORKER_FILE, bundle: true },
+    { from: wasm, to: SANDBOX_WASM_FILE },
+  ];
   // A hook's context.client.sql.execute runs custom SQL in that function, so the SQL engine goes along.
   for (const hook of config.hooks ?? []) {
-    assets[hook.operation] = [{ from, to: 'emscripten-module.wasm' }, ...sqlEngineAssets()];
+    assets[hook.operation] = [...sandbox, ...sqlEngineAssets()];
   }
   return assets;
 }

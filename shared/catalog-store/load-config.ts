@@ -6,7 +6,7 @@ import { toDataset } from '../catalog/catalog';
 import { type CatalogConfig, catalogConfigSchema } from '../catalog/schema';
 import { ServiceError } from '../contract/errors';
 import { parseRowFilter } from '../records/filter-parser';
-import { scriptOf } from '../sandbox/sandbox';
+import { scriptOf } from '../sandbox/sandbox-contract';
 
 export interface ConfigProblem {
   /** Where in the file, e.g. `datasets[0].fields[2].options`. */

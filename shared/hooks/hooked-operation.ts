@@ -7,7 +7,7 @@
  * against the caller's grant, exactly as a caller's own request. Its `context.client` reads run the same
  * operations (get-one, get-list, custom SQL) as the caller, through the same permission code.
  *
- * An operation with no hook configured runs untouched, and the sandbox is never loaded.
+ * An operation with no hook configured runs untouched, and the sandbox is never loaded or started.
  */
 import type { Catalog } from '../catalog/catalog';
 import type { FunctionConfig, HookConfig } from '../catalog/schema';
@@ -18,7 +18,7 @@ import { getListOperation } from '../operations/get-list';
 import { getOneOperation } from '../operations/get-one';
 import type { Operation, OperationContext } from '../operations/operation';
 import { grantFor } from '../permissions/permissions';
-import { runFunction, SandboxFailure } from '../sandbox/sandbox';
+import { prewarmSandbox, prewarmSandboxIfShipped, runFunction, SandboxFailure } from '../sandbox/sandbox';
 
 export const DEFAULT_TIMEOUT_MS = 200;
 export const DEFAULT_MEMORY_MB = 32;
@@ -53,6 +53,7 @@ export function hooksFor(
 
 /** Wrap an operation so that its configured hooks run before and after it. */
 export function withHooks(operation: Operation): Operation {
+  prewarmSandboxIfShipped();
   return {
     name: operation.name,
     async run(context, body) {
@@ -62,6 +63,8 @@ export function withHooks(operation: Operation): Operation {
       const before = hooksFor(context.catalog, operation.name, dataset.datasetCode, appCode, 'before');
       const after = hooksFor(context.catalog, operation.name, dataset.datasetCode, appCode, 'after');
       if (before.length === 0 && after.length === 0) return operation.run(context, body);
+      // The sandbox's worker starts while the operation runs, not after it (docs/hooks.md).
+      prewarmSandbox();
 
       let request = body;
       const key = 'paramList' in body ? 'paramList' : 'paramMap';

@@ -1,307 +1,292 @@
 /**
- * Runs a partner's backend function (docs/hooks.md) in QuickJS compiled to WebAssembly, the release build of
- * the synchronous variant. Partner code is untrusted and runs inside the functions that hold every
- * application's data, so Node's `vm` is no boundary; here the guest reaches the host only through what this
- * module hands it: its input as JSON, a frozen `context`, and `context.client` reads that the host performs.
+ * Runs a partner's backend function (docs/hooks.md) in the sandbox: QuickJS compiled to WebAssembly
+ * (`quickjs-engine.ts`), inside a worker thread (`sandbox-worker.ts`) that this host can terminate. The engine's
+ * interrupt handler stops a JavaScript loop at the CPU limit, but a single long built-in call (a huge
+ * `String.prototype.repeat`, regular expression or sort) checks for no interrupt; so the host keeps a hard
+ * deadline of the limit plus a small margin and, past it, terminates the thread: the run fails closed and the
+ * thread that serves requests never stalls.
  *
- * - **Sync, not asyncify.** The guest never blocks on the host: a host read returns a guest promise at once,
- *   the host performs it, then settles that promise and runs the guest's pending jobs. The engine is never
- *   suspended with host frames on its stack, several reads may be in flight, and the sync build is the smaller
- *   and faster one.
- * - **Fresh runtime per run.** Every run gets its own QuickJS runtime and context, disposed afterwards:
- *   nothing a run leaves behind (globals, prototypes, closures) exists for the next run, application or user.
- * - **Limits.** CPU: an interrupt handler stops the guest once the time it spent executing (host reads not
- *   counted) passes `timeoutMs`. Memory: the runtime's allocation limit (`memoryMb`) and a stack limit. Past
- *   either, or on an uncaught error, `runFunction` throws `SandboxFailure`; nothing partial is returned.
- * - **Lazy.** The WebAssembly module is loaded on the first run in a container, so functions without hooks
- *   never load it.
+ * - **One warm worker per container, started lazily.** The first hook run starts it (or `prewarmSandbox`, when
+ *   an operation with hooks starts, so that the start overlaps the operation); later runs reuse it while it is
+ *   healthy. A worker that passed its deadline, crashed or ran out of memory is terminated and the next run
+ *   starts a new one. Runs at the same time (only the local server has several requests in flight) each get a
+ *   worker of their own, so one runaway never delays another's run; at most `MAX_IDLE_WORKERS` are kept.
+ * - **The engine's WebAssembly is compiled once per container** and handed to every worker the host starts.
+ * - **Reads are the host's.** A `context.client` read arrives as a message; the host performs it (as the
+ *   caller, with the caller's grant) and answers with its JSON. The deadline does not run while the host
+ *   performs reads, as the engine's CPU limit counts only the guest's own time.
+ * - **Memory.** The guest's runtime has its allocation limit (`memoryMb`); the worker's own heap is capped too
+ *   (`resourceLimits`), so a result too big to handle ends that worker, not the process.
+ *
+ * Functions without hooks never load this module's engine files: nothing is read or started until a run.
  */
-import type { QuickJSContext, QuickJSHandle, QuickJSRuntime, QuickJSWASMModule } from 'quickjs-emscripten-core';
+import { readFile } from 'node:fs/promises';
+import { type ResourceLimits, Worker } from 'node:worker_threads';
+import { locateSandboxAssets, resolveFromSource, type SandboxAssetPaths, sandboxShippedBeside } from './bundle-assets';
+import {
+  cpuLimitMessage,
+  type FromWorker,
+  type RunInput,
+  SandboxFailure,
+  type SandboxFunction,
+  type ToWorker,
+} from './sandbox-contract';
 
-export interface SandboxFunction {
-  name: string;
-  source: string;
-  /** CPU time the guest may spend, ms. */
-  timeoutMs: number;
-  /** Memory the guest's runtime may allocate, MiB. */
-  memoryMb: number;
+export {
+  type HostRead,
+  type RunInput,
+  SandboxFailure,
+  type SandboxFailureKind,
+  type SandboxFunction,
+  scriptOf,
+} from './sandbox-contract';
+
+/** What the host allows past a function's CPU limit before it terminates the worker (messages, setup). */
+export const HARD_DEADLINE_MARGIN_MS = 100;
+/** Time a new worker may take to load the engine before the run fails (3001) and the worker is dropped. */
+const START_LIMIT_MS = 10_000;
+/** Warm workers kept between runs; in Lambda (one request at a time per container) only one is ever used. */
+const MAX_IDLE_WORKERS = 2;
+/** The worker's own JavaScript heap (results and reads as JSON); the guest's memory is the engine's, apart. */
+const WORKER_RESOURCE_LIMITS: ResourceLimits = { maxOldGenerationSizeMb: 192, maxYoungGenerationSizeMb: 16 };
+
+export interface SandboxHostOptions {
+  /** Where the worker and the .wasm are; found beside the running code, or from source, by default. */
+  assets?: SandboxAssetPaths;
+  resourceLimits?: ResourceLimits;
+  marginMs?: number;
 }
 
-/** A read the guest asks the host for: `kind` and `target` name it, `args` are JSON values. */
-export type HostRead = (kind: string, target: string, args: unknown[]) => Promise<unknown>;
-
-export interface RunInput {
-  /** The function's first argument (JSON). */
-  params: unknown;
-  /** The function's second argument (JSON), frozen; `client` is added to it. */
-  context: Record<string, unknown>;
-  /** Performs `context.client` reads. */
-  read: HostRead;
-  /** Most `context.client` reads one run may make. */
-  maxReads: number;
+/** A worker being started or ready: `ready` settles once its engine is loaded. */
+interface Slot {
+  worker: Worker;
+  ready: Promise<void>;
 }
 
-/** Why a run failed. `threw`: the guest's own error (its message); the others are limits or bad results. */
-export type SandboxFailureKind = 'threw' | 'timeout' | 'memory' | 'result' | 'engine';
+const compiledWasm = new Map<string, Promise<WebAssembly.Module>>();
+/** The global WebAssembly object (the project's TypeScript libraries declare only its types). */
+const webAssembly = (
+  globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WebAssembly.Module> } }
+).WebAssembly;
 
-export class SandboxFailure extends Error {
-  constructor(
-    readonly kind: SandboxFailureKind,
-    readonly functionName: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'SandboxFailure';
+/** The engine's WebAssembly, read and compiled once per file per container. */
+function compileWasm(file: string): Promise<WebAssembly.Module> {
+  let compiled = compiledWasm.get(file);
+  if (!compiled) {
+    compiled = readFile(file).then((bytes) => webAssembly.compile(bytes));
+    compiled.catch(() => compiledWasm.delete(file));
+    compiledWasm.set(file, compiled);
+  }
+  return compiled;
+}
+
+/** From source, the worker's TypeScript runs through tsx (a development dependency, never in a bundle). */
+function sourceBootstrap(): string {
+  const tsx = resolveFromSource('tsx/cjs/api');
+  return `const { workerData } = require('node:worker_threads');
+require(${JSON.stringify(tsx)}).require(workerData.entry, workerData.entry);`;
+}
+
+export class SandboxHost {
+  private readonly idle: Slot[] = [];
+  private assetPaths: SandboxAssetPaths | undefined;
+  private started = 0;
+
+  constructor(private readonly options: SandboxHostOptions = {}) {}
+
+  /** Workers started so far: 1 after the first run, one more after each worker that had to be replaced. */
+  get workersStarted(): number {
+    return this.started;
+  }
+
+  /** Starts a worker now, if none is warm, so that its start overlaps other work before the first run. */
+  prewarm(): void {
+    if (this.idle.length === 0) this.idle.push(this.start());
+  }
+
+  /** Run `fn(params, context)` in the sandbox; its JSON result, or `SandboxFailure`. */
+  async run(fn: SandboxFunction, input: RunInput): Promise<unknown> {
+    const slot = this.idle.pop() ?? this.start();
+    try {
+      await slot.ready;
+    } catch (error) {
+      throw new SandboxFailure('engine', fn.name, `the sandbox did not start: ${(error as Error).message}`);
+    }
+    slot.worker.ref();
+    return this.runOn(slot, fn, input);
+  }
+
+  /** Terminates every warm worker (tests, and a server that stops). */
+  async close(): Promise<void> {
+    const slots = this.idle.splice(0);
+    await Promise.all(slots.map((slot) => slot.worker.terminate()));
+  }
+
+  private runOn(slot: Slot, fn: SandboxFunction, input: RunInput): Promise<unknown> {
+    const { worker } = slot;
+    const margin = this.options.marginMs ?? HARD_DEADLINE_MARGIN_MS;
+    return new Promise<unknown>((resolve, reject) => {
+      let settled = false;
+      let remaining = fn.timeoutMs + margin;
+      let armedAt = 0;
+      let timer: NodeJS.Timeout | undefined;
+      let readsInFlight = 0;
+      let reads = 0;
+
+      const arm = () => {
+        armedAt = performance.now();
+        timer = setTimeout(
+          () => end(false, new SandboxFailure('timeout', fn.name, cpuLimitMessage(fn.timeoutMs))),
+          remaining,
+        );
+      };
+      const disarm = () => {
+        clearTimeout(timer);
+        remaining -= performance.now() - armedAt;
+      };
+      const end = (healthy: boolean, failure: SandboxFailure | undefined, value?: unknown) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        worker.off('message', onMessage);
+        worker.off('error', onError);
+        worker.off('exit', onExit);
+        if (healthy) this.release(slot);
+        else void worker.terminate();
+        if (failure) reject(failure);
+        else resolve(value);
+      };
+      const answer = (message: ToWorker) => {
+        if (!settled) worker.postMessage(message);
+      };
+      const onMessage = (message: FromWorker) => {
+        if (message.type === 'done') end(true, undefined, message.value);
+        else if (message.type === 'failed') end(true, new SandboxFailure(message.kind, fn.name, message.message));
+        else if (message.type === 'read') {
+          reads += 1;
+          readsInFlight += 1;
+          if (readsInFlight === 1) disarm();
+          const { readId } = message;
+          const work =
+            reads > input.maxReads
+              ? Promise.reject(new Error(`at most ${input.maxReads} context.client reads per run`))
+              : Promise.resolve().then(() => input.read(message.kind, message.target, message.args));
+          work
+            .then(
+              (value) => answer({ type: 'read-answer', readId, ok: true, json: JSON.stringify(value ?? null) }),
+              (error: unknown) =>
+                answer({
+                  type: 'read-answer',
+                  readId,
+                  ok: false,
+                  message: error instanceof Error ? error.message : String(error),
+                }),
+            )
+            .finally(() => {
+              readsInFlight -= 1;
+              if (readsInFlight === 0 && !settled) arm();
+            });
+        }
+      };
+      const onError = (error: Error & { code?: string }) => {
+        const outOfMemory = error.code === 'ERR_WORKER_OUT_OF_MEMORY';
+        end(
+          false,
+          new SandboxFailure(
+            outOfMemory ? 'memory' : 'engine',
+            fn.name,
+            outOfMemory ? 'exceeded the memory of its sandbox' : `the sandbox stopped: ${error.message}`,
+          ),
+        );
+      };
+      const onExit = () => end(false, new SandboxFailure('engine', fn.name, 'the sandbox stopped unexpectedly'));
+
+      worker.on('message', onMessage);
+      worker.on('error', onError);
+      worker.on('exit', onExit);
+      worker.postMessage({
+        type: 'run',
+        fn,
+        params: input.params,
+        context: input.context,
+        maxReads: input.maxReads,
+      } satisfies ToWorker);
+      arm();
+    });
+  }
+
+  private start(): Slot {
+    this.started += 1;
+    this.assetPaths ??= this.options.assets ?? locateSandboxAssets();
+    const assets = this.assetPaths;
+    const resourceLimits = this.options.resourceLimits ?? WORKER_RESOURCE_LIMITS;
+    const worker = assets.fromSource
+      ? new Worker(sourceBootstrap(), { eval: true, workerData: { entry: assets.workerFile }, resourceLimits })
+      : new Worker(assets.workerFile, { resourceLimits });
+    // An idle worker never keeps the process alive; a run refs it while it lasts.
+    worker.unref();
+    const slot: Slot = {
+      worker,
+      ready: new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`not ready within ${START_LIMIT_MS} ms`)), START_LIMIT_MS);
+        timer.unref();
+        const onMessage = (message: FromWorker) => {
+          if (message.type !== 'ready' && message.type !== 'failed') return;
+          clearTimeout(timer);
+          worker.off('message', onMessage);
+          if (message.type === 'ready') resolve();
+          else reject(new Error(message.message));
+        };
+        worker.on('message', onMessage);
+        worker.once('exit', (code) => {
+          clearTimeout(timer);
+          reject(new Error(`exited with code ${code}`));
+        });
+      }),
+    };
+    // Always listened to, so that a worker failing while idle is dropped instead of crashing the process.
+    worker.on('error', () => this.drop(slot));
+    worker.on('exit', () => this.drop(slot));
+    slot.ready.catch(() => {
+      this.drop(slot);
+      void worker.terminate();
+    });
+    compileWasm(assets.wasmFile).then(
+      (wasmModule) => worker.postMessage({ type: 'engine', wasmModule } satisfies ToWorker),
+      () => void worker.terminate(),
+    );
+    return slot;
+  }
+
+  private release(slot: Slot): void {
+    slot.worker.unref();
+    if (this.idle.length < MAX_IDLE_WORKERS) this.idle.push(slot);
+    else void slot.worker.terminate();
+  }
+
+  private drop(slot: Slot): void {
+    const index = this.idle.indexOf(slot);
+    if (index >= 0) this.idle.splice(index, 1);
   }
 }
 
-const STACK_BYTES = 256 * 1024;
+const sandbox = new SandboxHost();
+
+/** Run `fn(params, context)` in this container's sandbox; its JSON result, or `SandboxFailure`. */
+export function runFunction(fn: SandboxFunction, input: RunInput): Promise<unknown> {
+  return sandbox.run(fn, input);
+}
+
+/** Start this container's sandbox worker now, if none is warm (see `SandboxHost.prewarm`). */
+export function prewarmSandbox(): void {
+  sandbox.prewarm();
+}
 
 /**
- * Builds `context.client` inside the guest from one host function, then forgets the host function: guest code
- * sees only these closures. Results cross as JSON text, so no host object is ever reachable.
+ * At a function's init: start the worker if the sandbox's files sit beside the bundle, which the bundling step
+ * puts there only when the deployed configuration hooks this function's operation. The worker then loads during
+ * init, before the first request; from source (tests, `npm start`) this does nothing until a hook runs.
  */
-const PRELUDE = `(function (host, contextJson) {
-  const call = (kind, target, args) => host(kind, target, JSON.stringify(args)).then((text) => JSON.parse(text));
-  const context = JSON.parse(contextJson);
-  const models = new Proxy({}, {
-    get(_, datasetCode) {
-      if (typeof datasetCode !== 'string') return undefined;
-      return Object.freeze({
-        getOne: (id) => call('getOne', datasetCode, [id]),
-        getList: (paramMap) => call('getList', datasetCode, [paramMap ?? {}]),
-      });
-    },
-  });
-  context.client = Object.freeze({
-    models,
-    sql: Object.freeze({ execute: (sqlCode, params) => call('sql', String(sqlCode), [params ?? {}]) }),
-  });
-  return Object.freeze(context);
-})`;
-
-let modulePromise: Promise<QuickJSWASMModule> | undefined;
-
-/** The engine, loaded once per container on first use. */
-export function loadEngine(): Promise<QuickJSWASMModule> {
-  modulePromise ??= (async () => {
-    // `require`, not `import()`: the package's own loader uses a dynamic import, which neither a CommonJS
-    // bundle nor the test runner's module sandbox resolves; the emscripten loader finds the .wasm beside it.
-    const core = require('quickjs-emscripten-core') as typeof import('quickjs-emscripten-core');
-    const { QuickJSFFI } = require('@jitl/quickjs-wasmfile-release-sync/ffi') as {
-      QuickJSFFI: new (module: unknown) => unknown;
-    };
-    const loader = require('@jitl/quickjs-wasmfile-release-sync/emscripten-module');
-    const variant = {
-      type: 'sync',
-      importFFI: async () => QuickJSFFI,
-      importModuleLoader: async () => loader.default ?? loader,
-    } as unknown as Parameters<typeof core.newQuickJSWASMModuleFromVariant>[0];
-    return core.newQuickJSWASMModuleFromVariant(variant);
-  })();
-  modulePromise.catch(() => {
-    modulePromise = undefined;
-  });
-  return modulePromise;
-}
-
-/** True once the engine has been loaded in this container (a run happened). */
-export function engineLoaded(): boolean {
-  return modulePromise !== undefined;
-}
-
-/** Rewrites the one `export default` into an assignment the global script can read back. */
-export function scriptOf(source: string): string {
-  const matches = source.match(/(^|[\s;])export\s+default\s+/g) ?? [];
-  if (matches.length !== 1) throw new Error('must have exactly one `export default` (the function)');
-  return `${source.replace(/(^|[\s;])export\s+default\s+/, '$1globalThis.__function__ = ')}\n;`;
-}
-
-/** Run `fn(params, context)` in a fresh sandbox; its JSON result, or `SandboxFailure`. */
-export async function runFunction(fn: SandboxFunction, input: RunInput): Promise<unknown> {
-  const engine = await loadEngine();
-  const runtime = engine.newRuntime();
-  const vm = runtime.newContext();
-  const guard = new Guard(fn, runtime);
-  try {
-    return await run(fn, input, vm, runtime, guard);
-  } finally {
-    guard.closed = true;
-    try {
-      vm.dispose();
-      runtime.dispose();
-    } catch {
-      // A runtime stopped mid-way may keep objects its dispose asserts on: start the next run on a new engine.
-      modulePromise = undefined;
-    }
-  }
-}
-
-/** Counts the guest's CPU time across its slices and interrupts it past the limit. */
-class Guard {
-  private spentMs = 0;
-  private enteredAt: number | undefined;
-  interrupted = false;
-  closed = false;
-
-  constructor(
-    private readonly fn: SandboxFunction,
-    runtime: QuickJSRuntime,
-  ) {
-    runtime.setMemoryLimit(fn.memoryMb * 1024 * 1024);
-    runtime.setMaxStackSize(STACK_BYTES);
-    runtime.setInterruptHandler(() => {
-      if (this.enteredAt === undefined) return false;
-      if (this.spentMs + (performance.now() - this.enteredAt) > this.fn.timeoutMs) this.interrupted = true;
-      return this.interrupted;
-    });
-  }
-
-  /** Run one slice of guest execution. */
-  slice<T>(work: () => T): T {
-    this.enteredAt = performance.now();
-    try {
-      return work();
-    } finally {
-      this.spentMs += performance.now() - this.enteredAt;
-      this.enteredAt = undefined;
-    }
-  }
-}
-
-async function run(
-  fn: SandboxFunction,
-  input: RunInput,
-  vm: QuickJSContext,
-  runtime: QuickJSRuntime,
-  guard: Guard,
-): Promise<unknown> {
-  const fail = (kind: SandboxFailureKind, message: string) => new SandboxFailure(kind, fn.name, message);
-  /** A guest error handle → a failure: limits first (they surface as guest errors too). */
-  const failureOf = (handle: QuickJSHandle): SandboxFailure => {
-    const error = vm.dump(handle) as { name?: string; message?: string } | string | undefined;
-    handle.dispose();
-    const message =
-      typeof error === 'object' && error !== null ? String(error.message ?? error.name ?? 'error') : String(error);
-    if (guard.interrupted) return fail('timeout', `exceeded its CPU time limit of ${fn.timeoutMs} ms`);
-    if (/out of memory/i.test(message)) return fail('memory', `exceeded its memory limit of ${fn.memoryMb} MiB`);
-    if (typeof error === 'object' && error?.name === 'RangeError' && /stack/i.test(message)) {
-      return fail('memory', 'exceeded its stack limit');
-    }
-    return fail('threw', message);
-  };
-  const unwrap = (result: ReturnType<QuickJSContext['evalCode']>): QuickJSHandle => {
-    if (result.error) throw failureOf(result.error);
-    return result.value;
-  };
-
-  let script: string;
-  try {
-    script = scriptOf(fn.source);
-  } catch (error) {
-    throw fail('engine', (error as Error).message);
-  }
-  unwrap(guard.slice(() => vm.evalCode(script, `${fn.name}.js`, { type: 'global' }))).dispose();
-  const entry = vm.getProp(vm.global, '__function__');
-  if (vm.typeof(entry) !== 'function') {
-    entry.dispose();
-    throw fail('engine', 'its default export is not a function');
-  }
-  vm.setProp(vm.global, '__function__', vm.undefined);
-
-  // Host reads: each returns a guest promise, settled when the host's read completes.
-  const pending = new Set<Promise<void>>();
-  let reads = 0;
-  const host = vm.newFunction('host', (kindHandle, targetHandle, argsHandle) => {
-    const kind = vm.getString(kindHandle);
-    const target = vm.getString(targetHandle);
-    const args = JSON.parse(vm.getString(argsHandle)) as unknown[];
-    const deferred = vm.newPromise();
-    reads += 1;
-    const work =
-      reads > input.maxReads
-        ? Promise.reject(new Error(`at most ${input.maxReads} context.client reads per run`))
-        : input.read(kind, target, args);
-    const settled = work.then(
-      (value) => {
-        if (guard.closed) return;
-        const text = vm.newString(JSON.stringify(value ?? null));
-        deferred.resolve(text);
-        text.dispose();
-      },
-      (error: unknown) => {
-        if (guard.closed) return;
-        const reason = vm.newError(error instanceof Error ? error.message : String(error));
-        deferred.reject(reason);
-        reason.dispose();
-      },
-    );
-    const tracked = settled.finally(() => {
-      deferred.dispose();
-      pending.delete(tracked);
-    });
-    pending.add(tracked);
-    return deferred.handle;
-  });
-
-  const prelude = unwrap(guard.slice(() => vm.evalCode(PRELUDE, 'prelude.js', { type: 'global' })));
-  const contextJson = vm.newString(JSON.stringify(input.context));
-  const contextHandle = unwrap(guard.slice(() => vm.callFunction(prelude, vm.undefined, host, contextJson)));
-  prelude.dispose();
-  contextJson.dispose();
-  host.dispose();
-
-  const paramsJson = vm.newString(JSON.stringify(input.params ?? null));
-  const jsonObject = vm.getProp(vm.global, 'JSON');
-  const parse = vm.getProp(jsonObject, 'parse');
-  jsonObject.dispose();
-  const params = unwrap(vm.callFunction(parse, vm.undefined, paramsJson));
-  paramsJson.dispose();
-  parse.dispose();
-
-  const returned = unwrap(guard.slice(() => vm.callFunction(entry, vm.undefined, params, contextHandle)));
-  entry.dispose();
-  params.dispose();
-  contextHandle.dispose();
-
-  // Drive the guest until the promise it returned settles: run its jobs, then wait for a host read.
-  try {
-    for (;;) {
-      const jobs = guard.slice(() => runtime.executePendingJobs());
-      if (jobs.error) throw failureOf(jobs.error);
-      const state = vm.getPromiseState(returned);
-      if (state.type === 'fulfilled') {
-        if (state.notAPromise) return guard.slice(() => resultOf(vm, returned, fail));
-        const value = guard.slice(() => resultOf(vm, state.value, fail));
-        state.value.dispose();
-        return value;
-      }
-      if (state.type === 'rejected') throw failureOf(state.error);
-      if (pending.size === 0) throw fail('result', 'returned a promise that never settles');
-      await Promise.race(pending);
-    }
-  } finally {
-    returned.dispose();
-  }
-}
-
-/** The guest's result as JSON: what a caller can receive. */
-function resultOf(
-  vm: QuickJSContext,
-  handle: QuickJSHandle,
-  fail: (kind: SandboxFailureKind, message: string) => SandboxFailure,
-): unknown {
-  const json = vm.getProp(vm.global, 'JSON');
-  const stringify = vm.getProp(json, 'stringify');
-  json.dispose();
-  const result = vm.callFunction(stringify, vm.undefined, handle);
-  stringify.dispose();
-  if (result.error) {
-    result.error.dispose();
-    throw fail('result', 'returned a value that is not JSON');
-  }
-  const text = vm.typeof(result.value) === 'string' ? vm.getString(result.value) : undefined;
-  result.value.dispose();
-  if (text === undefined) throw fail('result', 'returned nothing (undefined)');
-  return JSON.parse(text);
+export function prewarmSandboxIfShipped(): void {
+  if (sandboxShippedBeside()) sandbox.prewarm();
 }

@@ -49,6 +49,11 @@ export const TEST_CONFIG: CatalogConfig = parseConfig({
       datasets: ['orders'],
     },
   ],
+  // One hooked operation, so that the bundles show where the hook sandbox's files go (docs/hooks.md).
+  functions: [
+    { appCode: 'app-demo', name: 'pass', source: 'export default async function pass(order) { return order; }' },
+  ],
+  hooks: [{ datasetCode: 'orders', operation: 'get-one', node: 'after', function: 'pass' }],
 });
 
 export interface BuiltService extends ServiceStacks {

@@ -2,9 +2,10 @@
  * One Lambda per operation: runtime, sizing, environment, bundling, and — the point of the project construct —
  * an IAM policy that grants each operation exactly the actions it needs and nothing else.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { SandboxHost } from '../../../../shared/sandbox/sandbox';
 import { arnOf, type BuiltService, buildService, logicalIdOf } from '../../../support/service-fixture';
 
 let service: BuiltService;
@@ -220,5 +221,39 @@ describe('bundles', () => {
   it('copies the SQL engine’s WebAssembly next to the execute-sql bundle only', () => {
     expect(existsSync(join(assetDir('execute-sql'), 'sql-wasm.wasm'))).toBe(true);
     expect(existsSync(join(assetDir('get-list'), 'sql-wasm.wasm'))).toBe(false);
+  });
+
+  it('puts the hook sandbox’s worker and WebAssembly beside the hooked get-one bundle only', () => {
+    for (const operation of OPERATIONS) {
+      const hooked = operation === 'get-one';
+      expect([operation, existsSync(join(assetDir(operation), 'hook-sandbox-worker.js'))]).toEqual([operation, hooked]);
+      expect([operation, existsSync(join(assetDir(operation), 'emscripten-module.wasm'))]).toEqual([operation, hooked]);
+    }
+  });
+
+  it.each(OPERATIONS)('%s carries none of the engine’s glue in its own bundle', (operation) => {
+    // QTS_NewRuntime: a name of the engine's foreign-function interface, present wherever its glue is.
+    expect(readFileSync(join(assetDir(operation), 'index.js'), 'utf8')).not.toContain('QTS_NewRuntime');
+  });
+
+  it('the worker file beside the bundle runs a function on its own (no node_modules needed)', async () => {
+    const dir = assetDir('get-one');
+    const host = new SandboxHost({
+      assets: {
+        workerFile: join(dir, 'hook-sandbox-worker.js'),
+        wasmFile: join(dir, 'emscripten-module.wasm'),
+        fromSource: false,
+      },
+    });
+    try {
+      const pass = 'export default async function pass(order, context) { return { ...order, app: context.appCode }; }';
+      const result = await host.run(
+        { name: 'pass', source: pass, timeoutMs: 200, memoryMb: 32 },
+        { params: { id: 'o-1' }, context: { appCode: 'app-demo' }, read: async () => null, maxReads: 10 },
+      );
+      expect(result).toEqual({ id: 'o-1', app: 'app-demo' });
+    } finally {
+      await host.close();
+    }
   });
 });

@@ -185,6 +185,60 @@ describe('the sandbox', () => {
     expect((got.body as { data: { label: string } }).data.label).toBe('after');
   });
 
+  it('a runaway built-in call is stopped at the hard deadline; a request at the same time and the next are served', async () => {
+    // spin: 'x'.repeat(1 << 20) over and over, 1,000 ms limit. Each call is one built-in, which checks for no
+    // interrupt: only the host's deadline (the limit plus 100 ms) stops it, by terminating the sandbox's thread.
+    const task = await harness.create('tasks', { title: 'served meanwhile' }, main);
+    const taskId = String((task.body as { data: { id: string } }).data.id);
+    const person = await createPerson('Hal Ode', 'hal@example.com');
+    const started = Date.now();
+    let otherDoneAt = 0;
+    const runaway = harness.getList('tasks', {}, main);
+    const other = (async () => {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const got = await harness.getOne('tasks', taskId, main);
+      otherDoneAt = Date.now();
+      return got;
+    })();
+    const hooked = harness.getOne('people', person, main);
+    const result = await runaway;
+    const answeredAt = Date.now();
+
+    expect(result.status).toBe(500);
+    expect(result.body).toMatchObject({ success: false, errorCode: 3001 });
+    expect(JSON.stringify(result.body)).not.toContain('spin');
+    expect(logOf(result)).toMatchObject({
+      errorCode: 3001,
+      errorMessage: "before hook function 'spin' failed: exceeded its CPU time limit of 1000 ms",
+    });
+    // 1,000 ms of limit, 100 ms of margin, and room for a loaded machine; without the deadline it runs for minutes.
+    expect(answeredAt - started).toBeLessThan(4000);
+    // The thread that serves requests never stalled: the request sent meanwhile was answered before the runaway.
+    expect((await other).body).toMatchObject({ success: true, data: { id: taskId, title: 'served meanwhile' } });
+    expect(otherDoneAt).toBeLessThan(answeredAt);
+    expect((await hooked).body).toMatchObject({ success: true, data: { id: person, email: 'h***@example.com' } });
+
+    const next = await harness.getOne('people', person, main);
+    expect(next.body).toMatchObject({ success: true, data: { id: person, stamped: 'h***@example.com' } });
+  });
+
+  it('a hook hoarding memory until each allocation stalls fails closed with 3001; the process answers on', async () => {
+    // hoard: megabyte strings kept until its 32 MiB limit, where each allocation stalls (run inline, this took
+    // tens of seconds to reach the limit); the deadline ends it at 500 ms plus the margin.
+    const created = await harness.create('tasks', { title: 'to hoard' }, main);
+    const id = String((created.body as { data: { id: string } }).data.id);
+    const started = Date.now();
+    const result = await harness.update('tasks', { id, title: 'hoarded' }, main);
+    expect(Date.now() - started).toBeLessThan(3500);
+    expect(result.status).toBe(500);
+    expect(result.body).toMatchObject({ success: false, errorCode: 3001 });
+    expect(logOf(result)).toMatchObject({
+      errorMessage: "after hook function 'hoard' failed: exceeded its CPU time limit of 500 ms",
+    });
+    const after = await harness.getOne('people', await createPerson('Ida Roe', 'ida@example.com'), main);
+    expect(after.body).toMatchObject({ success: true, data: { email: 'i***@example.com' } });
+  });
+
   it('more than 10 context.client reads in one run fail closed', async () => {
     const result = await harness.create('probe', { label: 'reads', n: 1 }, main);
     expect(result.body).toMatchObject({ success: false, errorCode: 3001 });

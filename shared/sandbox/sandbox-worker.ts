@@ -1,0 +1,77 @@
+/**
+ * The sandbox's worker thread (docs/hooks.md): where partner functions run, so that a run the engine cannot
+ * interrupt (one long built-in call) stalls only this thread, which the host then terminates. It loads the
+ * engine from the WebAssembly module the host sends, runs a trivial function once (so that a caller's first run
+ * does not pay for compiling the engine's code), says `ready`, then runs one function at a time as the host asks. A
+ * `context.client` read becomes a message to the host, which performs it as the caller and answers; the guest's
+ * promise settles with that answer.
+ *
+ * Shipped as its own file beside a hooked function's bundle (built with its engine glue by the bundling step),
+ * so that functions without hooks carry none of it.
+ */
+import { parentPort } from 'node:worker_threads';
+import { loadEngine, runInEngine } from './quickjs-engine';
+import { type FromWorker, SandboxFailure, type ToWorker } from './sandbox-contract';
+
+const port = parentPort;
+if (!port) throw new Error('sandbox-worker runs only as a worker thread');
+const post = (message: FromWorker) => port.postMessage(message);
+
+const answers = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+let nextReadId = 0;
+
+function readFromHost(kind: string, target: string, args: unknown[]): Promise<unknown> {
+  nextReadId += 1;
+  const readId = nextReadId;
+  return new Promise((resolve, reject) => {
+    answers.set(readId, { resolve, reject });
+    post({ type: 'read', readId, kind, target, args });
+  });
+}
+
+/** A trivial function run once before `ready`: the engine's code is compiled on its first run, not a caller's. */
+const WARM_UP = {
+  name: 'warm-up',
+  source: 'export default async function warmUp(data, context) { return { ...data, client: typeof context.client }; }',
+  timeoutMs: 1000,
+  memoryMb: 8,
+};
+
+async function warmUp(wasmModule: WebAssembly.Module): Promise<void> {
+  await loadEngine(wasmModule);
+  await runInEngine(WARM_UP, { params: { warm: true }, context: {}, read: readFromHost, maxReads: 0 });
+}
+
+async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
+  try {
+    const value = await runInEngine(message.fn, {
+      params: message.params,
+      context: message.context,
+      read: readFromHost,
+      maxReads: message.maxReads,
+    });
+    post({ type: 'done', value });
+  } catch (error) {
+    if (error instanceof SandboxFailure) post({ type: 'failed', kind: error.kind, message: error.message });
+    else post({ type: 'failed', kind: 'engine', message: error instanceof Error ? error.message : String(error) });
+  }
+}
+
+port.on('message', (message: ToWorker) => {
+  if (message.type === 'engine') {
+    warmUp(message.wasmModule).then(
+      () => post({ type: 'ready' }),
+      (error: unknown) => post({ type: 'failed', kind: 'engine', message: `could not load: ${String(error)}` }),
+    );
+    return;
+  }
+  if (message.type === 'run') {
+    void run(message);
+    return;
+  }
+  const waiting = answers.get(message.readId);
+  answers.delete(message.readId);
+  if (!waiting) return;
+  if (message.ok) waiting.resolve(JSON.parse(message.json));
+  else waiting.reject(new Error(message.message));
+});
