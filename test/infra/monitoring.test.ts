@@ -78,7 +78,7 @@ describe('dashboard', () => {
 
   it('draws one invocation line per operation function', () => {
     const rows = widget('Invocations by operation').metrics as unknown[][];
-    expect(rows.map((row) => row[0])).toEqual(Array(7).fill('AWS/Lambda'));
+    expect(rows.map((row) => row[0])).toEqual(Array(8).fill('AWS/Lambda'));
     expect(rows.map((row) => (row.at(-1) as { label: string }).label)).toEqual([
       'get-list',
       'get-one',
@@ -87,6 +87,7 @@ describe('dashboard', () => {
       'update',
       'execute-sql',
       'login-user-info',
+      'bff-endpoint',
     ]);
   });
 
@@ -123,6 +124,7 @@ describe('dashboard', () => {
       ['DataAccessService/dev', 'requests', 'operation', 'update'],
       ['DataAccessService/dev', 'requests', 'operation', 'execute-sql'],
       ['DataAccessService/dev', 'requests', 'operation', 'login-user-info'],
+      ['DataAccessService/dev', 'requests', 'operation', 'bff-endpoint'],
     ]);
     expect(metricsOf('Read units by operation')[0]).toEqual([
       'DataAccessService/dev',
@@ -163,20 +165,23 @@ describe('dashboard', () => {
     expect(expressions.map((row) => row[0])).toEqual([
       expect.objectContaining({
         label: '1002',
-        expression: 'auth1002_0 + auth1002_1 + auth1002_2 + auth1002_3 + auth1002_4 + auth1002_5 + auth1002_6',
+        expression:
+          'auth1002_0 + auth1002_1 + auth1002_2 + auth1002_3 + auth1002_4 + auth1002_5 + auth1002_6 + auth1002_7',
       }),
       expect.objectContaining({
         label: '1003',
-        expression: 'auth1003_0 + auth1003_1 + auth1003_2 + auth1003_3 + auth1003_4 + auth1003_5 + auth1003_6',
+        expression:
+          'auth1003_0 + auth1003_1 + auth1003_2 + auth1003_3 + auth1003_4 + auth1003_5 + auth1003_6 + auth1003_7',
       }),
       expect.objectContaining({
         label: '1004',
-        expression: 'auth1004_0 + auth1004_1 + auth1004_2 + auth1004_3 + auth1004_4 + auth1004_5 + auth1004_6',
+        expression:
+          'auth1004_0 + auth1004_1 + auth1004_2 + auth1004_3 + auth1004_4 + auth1004_5 + auth1004_6 + auth1004_7',
       }),
     ]);
     const sources = rows.filter((row) => row[0] === 'DataAccessService/dev');
-    // Three codes, seven operation functions.
-    expect(sources).toHaveLength(21);
+    // Three codes, eight operation functions.
+    expect(sources).toHaveLength(24);
     expect(sources).toContainEqual([
       'DataAccessService/dev',
       'errors',
@@ -289,7 +294,7 @@ describe('alarms', () => {
       AlarmName: 'data-access-service-dev-lambda-throttles',
       Threshold: 1,
       EvaluationPeriods: 1,
-      Metrics: Match.arrayWith([Match.objectLike({ Expression: 'm0 + m1 + m2 + m3 + m4 + m5 + m6' })]),
+      Metrics: Match.arrayWith([Match.objectLike({ Expression: 'm0 + m1 + m2 + m3 + m4 + m5 + m6 + m7' })]),
     });
   });
 
