@@ -181,6 +181,7 @@ export class StatelessStack extends Stack {
       ...sources,
       stage: settings.stage,
       alarms: this.alarms.alarms,
+      hookFunctions: [...new Set((props.config.hooks ?? []).map((hook) => hook.function))],
     });
   }
 

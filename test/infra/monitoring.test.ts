@@ -1,6 +1,9 @@
 /** The per-stage dashboard and the alarms, with the optional notification topic. */
 import { Match, type Template } from 'aws-cdk-lib/assertions';
-import { type BuiltService, buildService, logicalIdOf } from './service-fixture';
+import { MAX_HOOK_FUNCTION_LINES } from '../../lib/service-dashboard';
+import type { CatalogConfig } from '../../shared/catalog/schema';
+import { parseConfig } from '../../shared/catalog-store/load-config';
+import { type BuiltService, buildService, logicalIdOf, TEST_CONFIG } from './service-fixture';
 
 let service: BuiltService;
 let template: Template;
@@ -21,11 +24,17 @@ function flatten(value: unknown): string {
   throw new Error(`cannot flatten ${JSON.stringify(value)}`);
 }
 
+/** The dashboard body of a template. */
+// biome-ignore lint/suspicious/noExplicitAny: the dashboard body is untyped JSON that the assertions read
+function dashboardBody(of: Template): { widgets: Array<{ type: string; properties: Record<string, any> }> } {
+  const dashboard = Object.values(of.findResources('AWS::CloudWatch::Dashboard'))[0];
+  return JSON.parse(flatten(dashboard?.Properties.DashboardBody));
+}
+
 beforeAll(() => {
   service = buildService();
   template = service.statelessTemplate;
-  const dashboard = Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0];
-  body = JSON.parse(flatten(dashboard?.Properties.DashboardBody));
+  body = dashboardBody(template);
 });
 
 const titles = () => body.widgets.map((w) => w.properties.title ?? w.properties.markdown);
@@ -351,5 +360,81 @@ describe('alarms', () => {
       AlarmActions: [topicArn],
       OKActions: [topicArn],
     });
+  });
+});
+
+describe('hook metrics on the dashboard', () => {
+  /** TEST_CONFIG with `count` functions, each hooked after get-one of orders (and the first once more). */
+  function hookedConfig(count: number): CatalogConfig {
+    const names = Array.from({ length: count }, (_, i) => (i === 0 ? 'mask-customer' : `fn-${i}`));
+    return parseConfig({
+      ...TEST_CONFIG,
+      functions: names.map((name) => ({
+        appCode: 'app-demo',
+        name,
+        source: 'export default async function f(data) { return data; }',
+      })),
+      hooks: [
+        ...names.map((name) => ({ datasetCode: 'orders', operation: 'get-one', node: 'after', function: name })),
+        { datasetCode: 'orders', operation: 'get-list', node: 'after', function: 'mask-customer' },
+      ],
+    });
+  }
+  const widgetOf = (of: ReturnType<typeof dashboardBody>, title: string) => {
+    const found = of.widgets.find((w) => w.properties.title === title);
+    if (!found) throw new Error(`no widget '${title}'`);
+    return found.properties;
+  };
+
+  it('has no hook section when the configuration hooks nothing', () => {
+    expect(titles().filter((title) => /hook/i.test(title))).toEqual([]);
+  });
+
+  it('draws duration p50/p99 and failures of each hooked function, by its configured name', () => {
+    const hooked = dashboardBody(buildService({ config: hookedConfig(2) }).statelessTemplate);
+    expect(hooked.widgets.slice(-4).map((w) => w.properties.title ?? w.properties.markdown)).toEqual([
+      '## Hooks (backend functions, by function)',
+      'Hook duration p50 by function (ms)',
+      'Hook duration p99 by function (ms)',
+      'Hook failures by function (3001)',
+    ]);
+    expect(widgetOf(hooked, 'Hook duration p99 by function (ms)').metrics).toEqual([
+      [
+        'DataAccessService/dev',
+        'hookDurationMs',
+        'hookFunction',
+        'mask-customer',
+        { label: 'mask-customer', stat: 'p99' },
+      ],
+      ['DataAccessService/dev', 'hookDurationMs', 'hookFunction', 'fn-1', { label: 'fn-1', stat: 'p99' }],
+    ]);
+    expect(widgetOf(hooked, 'Hook duration p50 by function (ms)').metrics[0]).toEqual([
+      'DataAccessService/dev',
+      'hookDurationMs',
+      'hookFunction',
+      'mask-customer',
+      { label: 'mask-customer', stat: 'p50' },
+    ]);
+    expect(widgetOf(hooked, 'Hook failures by function (3001)').metrics).toEqual([
+      [
+        'DataAccessService/dev',
+        'hookFailures',
+        'hookFunction',
+        'mask-customer',
+        { label: 'mask-customer', stat: 'Sum' },
+      ],
+      ['DataAccessService/dev', 'hookFailures', 'hookFunction', 'fn-1', { label: 'fn-1', stat: 'Sum' }],
+    ]);
+  });
+
+  it('searches the namespace instead of drawing a line each past the limit of lines per graph', () => {
+    const many = dashboardBody(buildService({ config: hookedConfig(MAX_HOOK_FUNCTION_LINES + 1) }).statelessTemplate);
+    expect(widgetOf(many, 'Hook failures by function (3001)').metrics).toEqual([
+      [
+        {
+          expression: 'SEARCH(\'{"DataAccessService/dev",hookFunction} MetricName="hookFailures"\', \'Sum\', 300)',
+        },
+      ],
+    ]);
   });
 });
