@@ -187,12 +187,12 @@ export function createLambdaHttpServer(options: LambdaHttpOptions): Server {
         return;
       }
       const matched = matchRoute(path);
-      const route = matched?.route;
-      const handler = route && options.handlers.get(route.operation);
-      if (!matched || !route || !handler) {
+      const handler = matched && options.handlers.get(matched.route.operation);
+      if (!matched || !handler) {
         send(res, envelope(400, 1001, `no operation at ${req.method} ${path}`));
         return;
       }
+      const route = matched.route;
       if (req.method === 'OPTIONS') {
         // The CORS preflight, answered by API Gateway's CORS configuration when deployed. X-User-AK is not among
         // the allowed headers: client-key mode is for server-side tools, browsers use pre-generated tokens.
