@@ -64,7 +64,8 @@ export class CatalogDeployment extends Construct {
     );
     role.addToPolicy(
       new PolicyStatement({
-        actions: ['dynamodb:PutItem'],
+        // GetItem: the catalog being replaced holds the functions' previous versions (catalog-resource.ts).
+        actions: ['dynamodb:GetItem', 'dynamodb:PutItem'],
         resources: [
           Stack.of(this).formatArn({ service: 'dynamodb', resource: 'table', resourceName: props.catalogTableName }),
         ],

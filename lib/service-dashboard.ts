@@ -1,7 +1,8 @@
 /**
  * The per-stage CloudWatch dashboard: operations (Lambda), the API, DynamoDB and the business metrics of the
  * request log (errors by code, auth failures, quota rejections, capacity per operation, SQL time, signed and
- * client-key traffic). Everything comes from metrics that exist without extra infrastructure.
+ * client-key traffic), and, when the configuration hooks functions, their duration and failures by function.
+ * Everything comes from metrics that exist without extra infrastructure.
  */
 
 import type { CfnResource } from 'aws-cdk-lib';
@@ -17,7 +18,7 @@ import {
 import { Construct } from 'constructs';
 import { ErrorCode } from '../shared/contract/errors';
 import type { AuthMode } from '../shared/contract/routes';
-import { ERROR_CODE_DIMENSION, MODE_DIMENSION } from '../shared/observability/request-log';
+import { ERROR_CODE_DIMENSION, HOOK_FUNCTION_DIMENSION, MODE_DIMENSION } from '../shared/observability/request-log';
 import {
   AUTH_FAILURE_CODES,
   apiServerErrorRate,
@@ -30,7 +31,15 @@ import {
 export interface ServiceDashboardProps extends ServiceMetricSources {
   stage: string;
   alarms: readonly Alarm[];
+  /** The backend functions the configuration's hooks run, in declared order: one line each on the hook graphs. */
+  hookFunctions?: readonly string[];
 }
+
+/**
+ * Up to this many hooked functions get a line each, labelled by name; beyond it the hook graphs show a search over
+ * the namespace instead, which a graph draws however many functions there are.
+ */
+export const MAX_HOOK_FUNCTION_LINES = 30;
 
 const AUTH_MODES: readonly AuthMode[] = ['signed', 'client'];
 
@@ -192,6 +201,26 @@ export class ServiceDashboard extends Construct {
       graph('Requests by mode (signed, client key)', byMode('requests', 'Sum')),
       graph('Failed requests by mode', byMode('errors', 'Sum')),
       graph('Request duration p99 by mode (ms)', byMode('durationMs', 'p99')),
+    );
+
+    const hooked = props.hookFunctions ?? [];
+    if (hooked.length === 0) return;
+    // One line per run (request-log.ts, logHookRuns), by the function's configured name.
+    const byFunction = (name: string, statistic: string): IMetric[] =>
+      hooked.length <= MAX_HOOK_FUNCTION_LINES
+        ? hooked.map((fn) => businessMetric(ns, name, { [HOOK_FUNCTION_DIMENSION]: fn }, statistic, fn))
+        : [
+            new MathExpression({
+              expression: `SEARCH('{"${ns}",${HOOK_FUNCTION_DIMENSION}} MetricName="${name}"', '${statistic}', ${METRIC_PERIOD.toSeconds()})`,
+              label: '',
+              period: METRIC_PERIOD,
+            }),
+          ];
+    this.dashboard.addWidgets(section('## Hooks (backend functions, by function)'));
+    this.dashboard.addWidgets(
+      graph('Hook duration p50 by function (ms)', byFunction('hookDurationMs', 'p50')),
+      graph('Hook duration p99 by function (ms)', byFunction('hookDurationMs', 'p99')),
+      graph('Hook failures by function (3001)', byFunction('hookFailures', 'Sum')),
     );
   }
 }

@@ -60,6 +60,8 @@ export const OPERATION_SIZING: Record<OperationName, { memorySize: number; timeo
   'execute-sql': { memorySize: 3072, timeout: Duration.seconds(28) },
   // Client-key mode's "who am I": a catalog lookup and the quota write.
   'login-user-info': { memorySize: 512, timeout: Duration.seconds(10) },
+  // A backend function's description and version: a catalog lookup and the quota write, like loginUserInfo.
+  'bff-endpoint': { memorySize: 512, timeout: Duration.seconds(10) },
 };
 
 /** A route of the shared list has no handler file: the app must not deploy an API with a dead route. */
@@ -179,6 +181,7 @@ export class StatelessStack extends Stack {
       ...sources,
       stage: settings.stage,
       alarms: this.alarms.alarms,
+      hookFunctions: [...new Set((props.config.hooks ?? []).map((hook) => hook.function))],
     });
   }
 

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import { serviceRoutes } from '../../shared/contract/client-routes';
-import type { RouteDefinition } from '../../shared/contract/routes';
+import { pathParametersOf, type RouteDefinition } from '../../shared/contract/routes';
 
 export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
 
@@ -57,7 +57,55 @@ async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
   return Buffer.concat(chunks);
 }
 
-function toEvent(req: IncomingMessage, route: RouteDefinition, body: Buffer, requestId: string): APIGatewayProxyEvent {
+/** A request path matched to a route: the route, and the values of its `{name}` segments (URL-decoded). */
+interface MatchedRoute {
+  route: RouteDefinition;
+  pathParameters: Record<string, string> | null;
+}
+
+/**
+ * Finds a request path's route as API Gateway does: a literal path exactly, a `{name}` segment as one whole
+ * non-empty segment. A segment that is not valid percent-encoding matches nothing.
+ */
+export function routeMatcher(routes: readonly RouteDefinition[]): (path: string) => MatchedRoute | undefined {
+  const literal = new Map(routes.filter((r) => !r.path.includes('{')).map((route) => [route.path, route]));
+  const templated = routes
+    .filter((r) => r.path.includes('{'))
+    .map((route) => ({
+      route,
+      names: pathParametersOf(route.path),
+      pattern: new RegExp(
+        `^${route.path
+          .split(/\{[A-Za-z][A-Za-z0-9]*\}/)
+          .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+          .join('([^/]+)')}$`,
+      ),
+    }));
+  return (path) => {
+    const exact = literal.get(path);
+    if (exact) return { route: exact, pathParameters: null };
+    for (const { route, names, pattern } of templated) {
+      const match = pattern.exec(path);
+      if (!match) continue;
+      try {
+        const values = names.map((name, i) => [name, decodeURIComponent(match[i + 1] as string)]);
+        return { route, pathParameters: Object.fromEntries(values) };
+      } catch {
+        return undefined;
+      }
+    }
+    return undefined;
+  };
+}
+
+function toEvent(
+  req: IncomingMessage,
+  matched: MatchedRoute,
+  path: string,
+  body: Buffer,
+  requestId: string,
+): APIGatewayProxyEvent {
+  const route = matched.route;
   const headers: Record<string, string> = {};
   const multiValueHeaders: Record<string, string[]> = {};
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
@@ -68,20 +116,20 @@ function toEvent(req: IncomingMessage, route: RouteDefinition, body: Buffer, req
   }
   return {
     httpMethod: req.method ?? 'POST',
-    path: route.path,
+    path,
     resource: route.path,
     headers,
     multiValueHeaders,
     body: body.length ? body.toString('utf8') : null,
     isBase64Encoded: false,
-    pathParameters: null,
+    pathParameters: matched.pathParameters,
     queryStringParameters: null,
     multiValueQueryStringParameters: null,
     stageVariables: null,
     requestContext: {
       requestId,
       httpMethod: req.method ?? 'POST',
-      path: route.path,
+      path,
       resourcePath: route.path,
       stage: 'local',
       identity: { sourceIp: req.socket.remoteAddress ?? '127.0.0.1' },
@@ -113,7 +161,7 @@ function send(res: ServerResponse, result: APIGatewayProxyResult): void {
 }
 
 export function createLambdaHttpServer(options: LambdaHttpOptions): Server {
-  const routesByPath = new Map(serviceRoutes().map((route) => [route.path, route]));
+  const matchRoute = routeMatcher(serviceRoutes());
   return createServer(async (req, res) => {
     const started = Date.now();
     const path = (req.url ?? '/').split('?')[0] as string;
@@ -138,12 +186,13 @@ export function createLambdaHttpServer(options: LambdaHttpOptions): Server {
         res.end(body);
         return;
       }
-      const route = routesByPath.get(path);
-      const handler = route && options.handlers.get(route.operation);
-      if (!route || !handler) {
+      const matched = matchRoute(path);
+      const handler = matched && options.handlers.get(matched.route.operation);
+      if (!matched || !handler) {
         send(res, envelope(400, 1001, `no operation at ${req.method} ${path}`));
         return;
       }
+      const route = matched.route;
       if (req.method === 'OPTIONS') {
         // The CORS preflight, answered by API Gateway's CORS configuration when deployed. X-User-AK is not among
         // the allowed headers: client-key mode is for server-side tools, browsers use pre-generated tokens.
@@ -166,7 +215,7 @@ export function createLambdaHttpServer(options: LambdaHttpOptions): Server {
         return;
       }
       requestId = randomUUID();
-      send(res, await handler(toEvent(req, route, body, requestId), toContext(route, requestId)));
+      send(res, await handler(toEvent(req, matched, path, body, requestId), toContext(route, requestId)));
     } catch (error) {
       // A handler never throws (the envelope answers every error); this is the server's own failure.
       process.stderr.write(`local server error: ${(error as Error).stack ?? String(error)}\n`);

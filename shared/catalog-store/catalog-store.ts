@@ -1,9 +1,15 @@
 /**
  * The deployed configuration lives in the catalog table: written on deploy (by a custom resource in AWS, by the
  * local bootstrap on start), read by the functions with an in-container cache. Secrets are never stored here.
+ *
+ * Beside the configuration the item keeps each backend function's version (shared/catalog/function-versions.ts):
+ * a deploy reads the previous item's versions and moves on those whose source changed. The versions sit in their
+ * own attribute, not in the compressed configuration, so a reader that predates them still reads the item.
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { DeployedCatalog } from '../catalog/catalog-provider';
+import { type FunctionVersions, nextFunctionVersions, parseFunctionVersions } from '../catalog/function-versions';
 import type { CatalogConfig } from '../catalog/schema';
 import { catalogKey } from '../records/item-keys';
 import { parseConfig } from './load-config';
@@ -17,22 +23,55 @@ export function withoutSecrets(config: CatalogConfig): CatalogConfig {
   };
 }
 
-/** Store a validated configuration as the current catalog (gzip: a large catalog stays within one item). */
+/**
+ * Store a validated configuration as the current catalog (gzip: a large catalog stays within one item), with
+ * its functions' versions carried on from the catalog it replaces. Returns those versions.
+ */
 export async function writeCatalog(
   client: DynamoDBDocumentClient,
   table: string,
   config: CatalogConfig,
-): Promise<void> {
+  now: () => number = Date.now,
+): Promise<FunctionVersions> {
+  const previous = await client.send(
+    new GetCommand({
+      TableName: table,
+      Key: catalogKey(),
+      ConsistentRead: true,
+      ProjectionExpression: 'functionVersions',
+    }),
+  );
+  const writtenAt = now();
+  const functionVersions = nextFunctionVersions(
+    parseFunctionVersions(previous.Item?.functionVersions),
+    config.functions ?? [],
+    writtenAt,
+  );
   const body = gzipSync(JSON.stringify(withoutSecrets(config)));
   await client.send(
-    new PutCommand({ TableName: table, Item: { ...catalogKey(), config: body, writtenAt: new Date().toISOString() } }),
+    new PutCommand({
+      TableName: table,
+      Item: { ...catalogKey(), config: body, functionVersions, writtenAt: new Date(writtenAt).toISOString() },
+    }),
   );
+  return functionVersions;
 }
 
-/** Read the current catalog; `undefined` when none has been deployed. */
-export async function readCatalog(client: DynamoDBDocumentClient, table: string): Promise<CatalogConfig | undefined> {
+/** Read the current catalog and its functions' versions; `undefined` when none has been deployed. */
+export async function readDeployedCatalog(
+  client: DynamoDBDocumentClient,
+  table: string,
+): Promise<DeployedCatalog | undefined> {
   const result = await client.send(new GetCommand({ TableName: table, Key: catalogKey(), ConsistentRead: true }));
   const body = result.Item?.config as Uint8Array | undefined;
   if (!body) return undefined;
-  return parseConfig(JSON.parse(gunzipSync(body).toString('utf8')), `table ${table}`);
+  return {
+    config: parseConfig(JSON.parse(gunzipSync(body).toString('utf8')), `table ${table}`),
+    functionVersions: parseFunctionVersions(result.Item?.functionVersions),
+  };
+}
+
+/** Read the current configuration; `undefined` when none has been deployed. */
+export async function readCatalog(client: DynamoDBDocumentClient, table: string): Promise<CatalogConfig | undefined> {
+  return (await readDeployedCatalog(client, table))?.config;
 }

@@ -3,14 +3,22 @@
  * served from the last good copy (for a bounded time) when a refresh fails.
  */
 import { Catalog } from './catalog';
+import type { FunctionVersions } from './function-versions';
 import type { CatalogConfig } from './schema';
+
+/** What a deployment stored: the configuration and the versions of its backend functions. */
+export interface DeployedCatalog {
+  config: CatalogConfig;
+  functionVersions: FunctionVersions;
+}
 
 export interface CatalogProvider {
   current(): Promise<Catalog>;
 }
 
 export interface CachedCatalogOptions {
-  load: () => Promise<CatalogConfig | undefined>;
+  /** The deployed catalog, or a configuration alone (which then has no function versions). */
+  load: () => Promise<DeployedCatalog | CatalogConfig | undefined>;
   ttlMs?: number;
   maxStaleMs?: number;
   now?: () => number;
@@ -44,9 +52,9 @@ export class CachedCatalogProvider implements CatalogProvider {
   private refresh(): Promise<Catalog> {
     this.pending ??= this.options
       .load()
-      .then((config) => {
-        if (!config) throw new Error('no catalog has been deployed');
-        const catalog = new Catalog(config);
+      .then((loaded) => {
+        if (!loaded) throw new Error('no catalog has been deployed');
+        const catalog = 'config' in loaded ? new Catalog(loaded.config, loaded.functionVersions) : new Catalog(loaded);
         this.cached = { catalog, loadedAt: this.now() };
         return catalog;
       })

@@ -1,8 +1,18 @@
 /**
- * Lookups over a validated configuration: applications, datasets, grants and registered queries, with the
- * defaults of the contract filled in. Built once per configuration version and shared by every request.
+ * Lookups over a validated configuration: applications, datasets, grants, registered queries and backend
+ * functions (with the versions their deployments gave them), with the defaults of the contract filled in. Built
+ * once per configuration version and shared by every request.
  */
-import type { ApplicationConfig, CatalogConfig, DatasetConfig, FieldConfig, GrantConfig, QueryConfig } from './schema';
+import type { FunctionVersion, FunctionVersions } from './function-versions';
+import type {
+  ApplicationConfig,
+  CatalogConfig,
+  DatasetConfig,
+  FieldConfig,
+  FunctionConfig,
+  GrantConfig,
+  QueryConfig,
+} from './schema';
 
 export const DEFAULT_QUOTA = { perMinute: 600, perHour: 10_000, perDay: 100_000, concurrent: 10 } as const;
 export type Quota = { perMinute: number; perHour: number; perDay: number; concurrent: number };
@@ -23,6 +33,13 @@ export interface Dataset {
   fieldsByName: ReadonlyMap<string, FieldConfig>;
 }
 
+/** A backend function as deployed: its configuration and, in a deployed catalog, its version. */
+export interface BackendFunction {
+  config: FunctionConfig;
+  /** Absent only in a catalog built from a configuration in hand (tools, tests), which no deployment wrote. */
+  version?: FunctionVersion;
+}
+
 export class Catalog {
   readonly timeZone: string;
   readonly defaultPageSize: number;
@@ -30,8 +47,12 @@ export class Catalog {
   private readonly datasets = new Map<string, Dataset>();
   private readonly queriesByCode = new Map<string, QueryConfig>();
   private readonly queriesById = new Map<string, QueryConfig>();
+  private readonly functions = new Map<string, FunctionConfig>();
 
-  constructor(readonly config: CatalogConfig) {
+  constructor(
+    readonly config: CatalogConfig,
+    private readonly functionVersions: FunctionVersions = {},
+  ) {
     this.timeZone = config.timeZone ?? 'UTC';
     this.defaultPageSize = config.defaultPageSize ?? 20;
     for (const app of config.applications) {
@@ -48,6 +69,7 @@ export class Catalog {
       this.queriesByCode.set(`${query.appCode}/${query.sqlCode}`, query);
       if (query.id !== undefined) this.queriesById.set(`${query.appCode}/${query.id}`, query);
     }
+    for (const fn of config.functions ?? []) this.functions.set(fn.name, fn);
   }
 
   application(appCode: string): Application | undefined {
@@ -71,6 +93,14 @@ export class Catalog {
     return 'sqlCode' in key
       ? this.queriesByCode.get(`${appCode}/${key.sqlCode}`)
       : this.queriesById.get(`${appCode}/${key.id}`);
+  }
+
+  /** A backend function of `appCode` by name; another application's function is not found. */
+  backendFunction(appCode: string, name: string): BackendFunction | undefined {
+    const config = this.functions.get(name);
+    if (!config || config.appCode !== appCode) return undefined;
+    const version = Object.hasOwn(this.functionVersions, name) ? this.functionVersions[name] : undefined;
+    return version ? { config, version } : { config };
   }
 }
 

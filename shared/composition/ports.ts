@@ -9,7 +9,7 @@ import { SecretsManagerKeyStore } from '../auth/secrets-manager-key-store';
 import { dynamoDocumentClient } from '../aws/dynamodb';
 import { secretsManagerClient } from '../aws/secrets-manager';
 import { CachedCatalogProvider, type CatalogProvider } from '../catalog/catalog-provider';
-import { readCatalog } from '../catalog-store/catalog-store';
+import { readDeployedCatalog } from '../catalog-store/catalog-store';
 import { loadConfigFile } from '../catalog-store/load-config';
 import { QuotaStore } from '../quota/quota-store';
 import { DatasetBookkeeping } from '../records/dataset-bookkeeping';
@@ -56,7 +56,7 @@ export function runtimePorts(): RuntimePorts {
           defaultSecretId: env.defaultSecretId as string,
         });
   ports = {
-    catalog: new CachedCatalogProvider({ load: () => readCatalog(client, env.catalogTable) }),
+    catalog: new CachedCatalogProvider({ load: () => readDeployedCatalog(client, env.catalogTable) }),
     keys,
     records: new RecordStore(client, env.recordsTable),
     lists: new ListReader(

@@ -2,7 +2,8 @@
  * The `/client/` paths of client-key mode (docs/interface.md §14), derived from the signed route table rather than listed:
  * every signed operation gets the same operation under `/client/` (`/openapi/data/get-list` →
  * `/client/data/get-list`, `/api/custom/executeSql` → `/client/custom/executeSql`), so an operation added to
- * `ROUTES` is reachable both ways with nothing more to write. `GET /client/user/loginUserInfo` exists only here.
+ * `ROUTES` is reachable both ways with nothing more to write. `GET /client/user/loginUserInfo` and
+ * `GET /client/bff/endpoint/{appCode}/{functionName}` exist only here.
  * The CDK stack, the local server, the OpenAPI document and the client all read these lists.
  */
 import { type AuthMode, type OperationName, ROUTES, type RouteDefinition } from './routes';
@@ -31,11 +32,27 @@ export const LOGIN_USER_INFO_ROUTE: RouteDefinition = {
   writes: false,
 };
 
-/** Every `/client/` route: the signed operations under `/client/`, then loginUserInfo. */
+/**
+ * A backend function's description, version and modified time (docs/interface.md §15). The application and the
+ * function are path parameters: the key must belong to that application (else 1006).
+ */
+export const BFF_ENDPOINT_ROUTE: RouteDefinition = {
+  operation: 'bff-endpoint',
+  method: 'GET',
+  path: '/client/bff/endpoint/{appCode}/{functionName}',
+  mode: 'client',
+  functionFile: 'bff-endpoint',
+  requiresDataset: false,
+  readsRecords: false,
+  writes: false,
+};
+
+/** Every `/client/` route: the signed operations under `/client/`, then those that exist only in client mode. */
 export function clientRoutes(signed: readonly RouteDefinition[] = ROUTES): RouteDefinition[] {
   return [
     ...signed.map((route): RouteDefinition => ({ ...route, path: clientPathOf(route.path), mode: 'client' })),
     LOGIN_USER_INFO_ROUTE,
+    BFF_ENDPOINT_ROUTE,
   ];
 }
 

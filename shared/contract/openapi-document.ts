@@ -19,7 +19,7 @@ import {
   sqlResultSchema,
   successEnvelopeSchema,
 } from './operation-schemas';
-import type { RouteDefinition } from './routes';
+import { pathParametersOf, type RouteDefinition } from './routes';
 import { TIMESTAMP_WINDOW_MS } from './signed-headers';
 
 type JsonObject = { [key: string]: unknown };
@@ -133,6 +133,17 @@ function clientOperationId(route: RouteDefinition): string {
   return route.operation === 'login-user-info' ? 'loginUserInfo' : `client${pascalCase(route.operation)}`;
 }
 
+/** A route's `{name}` segments as OpenAPI path parameters, described by the operation's request schema. */
+function pathParameters(route: RouteDefinition, request: z.ZodType): Record<string, unknown>[] {
+  const names = pathParametersOf(route.path);
+  if (names.length === 0) return [];
+  const schema = z.toJSONSchema(request, { io: 'input' }) as { properties?: Record<string, JsonObject> };
+  return names.map((name) => {
+    const { description, ...property } = schema.properties?.[name] ?? { type: 'string' };
+    return { name, in: 'path', required: true, ...(description ? { description } : {}), schema: property };
+  });
+}
+
 function pascalCase(operation: string): string {
   return operation.replace(/(^|-)([a-z])/g, (_match, _dash, letter: string) => letter.toUpperCase());
 }
@@ -223,6 +234,7 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
         ? []
         : Object.keys(SIGNATURE_V2_PARAMETERS).map((key) => ({ $ref: `#/components/parameters/${key}` }))),
       ...(route.idempotent ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
+      ...pathParameters(route, operation.request),
     ];
     paths[route.path] = {
       [route.method.toLowerCase()]: {
@@ -235,7 +247,9 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
             .map((code) => `${code} (HTTP ${httpStatusFor(code)})`)
             .join(', ')}.` +
           (client
-            ? ` Client-key mode: a personal access key in ${USER_KEY_HEADER}, no signed headers; the body as on the signed path.`
+            ? route.method === 'GET'
+              ? ` Client-key mode only: a personal access key in ${USER_KEY_HEADER}; no body.`
+              : ` Client-key mode: a personal access key in ${USER_KEY_HEADER}, no signed headers; the body as on the signed path.`
             : route.requiresDataset
               ? ''
               : ' X-Dataset-Code is optional; when sent it is signed like any other.'),

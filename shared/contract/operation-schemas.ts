@@ -180,6 +180,35 @@ export const loginUserInfoSchema = z.object({
   role: z.string().nullable().describe("The user's role; null when the configuration gives none"),
 });
 
+/**
+ * GET /client/bff/endpoint/{appCode}/{functionName} (docs/interface.md §15): its path parameters, which the
+ * pipeline reads as the request of this GET, and the function contract it answers, limited to three fields.
+ */
+export const bffEndpointRequestSchema = z.object({
+  appCode: codeSchema.check(
+    z.meta({
+      description: "The function's application; the personal access key must belong to it",
+      examples: ['app-demo'],
+    }),
+  ),
+  functionName: codeSchema.check(
+    z.meta({ description: 'The backend function, as named in the configuration', examples: ['mask-email'] }),
+  ),
+});
+
+export const bffEndpointSchema = z.object({
+  description: z.string().nullable().describe("The function's description; null when the configuration gives none"),
+  version: z
+    .number()
+    .int()
+    .min(1)
+    .describe('Counts the deployments that changed the function source: 1 for the first, unchanged otherwise'),
+  gmt_modified: timestampText.meta({
+    description: "When the last change of source was deployed: YYYY-MM-DD HH:MM:SS in the configuration's time zone",
+    examples: ['2024-05-02 14:05:12'],
+  }),
+});
+
 export function successEnvelopeSchema<D extends z.ZodType>(data: D) {
   return z.object({ success: z.literal(true), msg: z.string().nullable(), data });
 }
@@ -254,6 +283,13 @@ export const OPERATION_SCHEMAS = {
     errorCodes: [1002, 3001, 4001],
     summary: 'The user a personal access key belongs to',
   },
+  'bff-endpoint': {
+    // A GET without a body: the path parameters are its request.
+    request: bffEndpointRequestSchema,
+    data: bffEndpointSchema,
+    errorCodes: [1001, 1002, 1006, 2002, 3001, 4001],
+    summary: "A backend function's description, version and modified time",
+  },
 } as const satisfies Record<OperationName, OperationSchemas>;
 
 /** Error codes grouped by the HTTP status they answer with (docs/interface.md §2). */
@@ -274,4 +310,5 @@ export type SqlParamValue = z.infer<typeof sqlParamValueSchema>;
 export type ExecuteSqlRequest = z.input<typeof executeSqlRequestSchema>;
 export type SqlResult = z.infer<typeof sqlResultSchema>;
 export type LoginUserInfo = z.infer<typeof loginUserInfoSchema>;
+export type BffEndpoint = z.infer<typeof bffEndpointSchema>;
 export type FailureEnvelope = z.infer<typeof failureEnvelope>;

@@ -12,7 +12,8 @@ export type OperationName =
   | 'batch-create'
   | 'update'
   | 'execute-sql'
-  | 'login-user-info';
+  | 'login-user-info'
+  | 'bff-endpoint';
 
 /** How a path authenticates: signed headers (docs/interface.md §3) or a personal access key on `/client/` (§14). */
 export type AuthMode = 'signed' | 'client';
@@ -20,6 +21,7 @@ export type AuthMode = 'signed' | 'client';
 export interface RouteDefinition {
   operation: OperationName;
   method: 'POST' | 'GET';
+  /** API Gateway's resource path: a `{name}` segment is a path parameter (see `pathParametersOf`). */
   path: string;
   /** Signed when absent; the `/client/` routes (see client-routes.ts) are derived from this list. */
   mode?: AuthMode;
@@ -101,6 +103,11 @@ export const ROUTES: readonly RouteDefinition[] = [
     writes: false,
   },
 ];
+
+/** The names of a path's `{name}` segments, in order: what a GET route reads instead of a body. */
+export function pathParametersOf(path: string): string[] {
+  return [...path.matchAll(/\{([A-Za-z][A-Za-z0-9]*)\}/g)].map((match) => match[1] as string);
+}
 
 export function routeFor(operation: OperationName): RouteDefinition {
   const route = ROUTES.find((r) => r.operation === operation);

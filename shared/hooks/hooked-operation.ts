@@ -82,6 +82,7 @@ export function withHooks(operation: Operation): Operation {
 async function runHook(fn: FunctionConfig, node: Node, context: OperationContext, input: unknown): Promise<unknown> {
   const started = performance.now();
   const user = context.caller.user;
+  let failed = false;
   try {
     return await runFunction(
       {
@@ -111,11 +112,14 @@ async function runHook(fn: FunctionConfig, node: Node, context: OperationContext
     }
     // Fail closed: the caller sees a 3001 with the request id; the log names the function and why.
     const why = error instanceof Error ? error.message : String(error);
+    failed = true;
     context.telemetry.detail('hookFailure', fn.name);
     throw new InternalError(`${node} hook function '${fn.name}' failed: ${why}`, { cause: error });
   } finally {
+    const durationMs = performance.now() - started;
     context.telemetry.detail('hookFunction', fn.name);
-    context.telemetry.metric('hookDurationMs', performance.now() - started);
+    context.telemetry.metric('hookDurationMs', durationMs);
+    context.telemetry.hookRun?.({ functionName: fn.name, node, durationMs, failed });
   }
 }
 

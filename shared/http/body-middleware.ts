@@ -1,9 +1,10 @@
 /**
  * Reads the request: header names lower-cased, body size limit (checked before any parsing work), JSON
- * parsing and the object check (docs/interface.md §2, §7).
+ * parsing and the object check (docs/interface.md §2, §7). A GET has no body: its request is its path parameters.
  */
 import type middy from '@middy/core';
 import { InvalidParameterError } from '../contract/errors';
+import { pathParametersOf } from '../contract/routes';
 import type { ApiEvent, ApiResult, ServiceContext } from './request-state';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -14,9 +15,15 @@ export function parseBody(): middy.MiddlewareObj<ApiEvent, ApiResult, Error, Ser
     for (const [name, value] of Object.entries(request.event.headers ?? {})) {
       if (value !== undefined) state.headers[name.toLowerCase()] = value;
     }
-    // A GET (client-mode loginUserInfo) has no body to read; whatever one carries is ignored.
+    // A GET (client-mode loginUserInfo, bff endpoint) has no body to read, and whatever one carries is ignored:
+    // the route's path parameters (API Gateway's, already URL-decoded) stand in for it, and only those.
     if (state.route.method === 'GET') {
-      state.body = {};
+      const sent = request.event.pathParameters ?? {};
+      const parameters: Record<string, unknown> = {};
+      for (const name of pathParametersOf(state.route.path)) {
+        if (Object.hasOwn(sent, name)) parameters[name] = sent[name];
+      }
+      state.body = parameters;
       return;
     }
     const raw = request.event.body;

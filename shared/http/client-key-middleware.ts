@@ -2,8 +2,9 @@
  * Authentication of client-key mode (docs/interface.md §14), the `/client/` paths: the personal access key in
  * `X-User-AK` is looked up by its SHA-256 digest in the cached catalog (no key store, no Secrets Manager call, no
  * table read beyond the catalog's refresh), the body's `appCode` must be the key's application, and then the
- * dataset and the grant are checked as for a signed request (§3 from step 5) with the user's narrowed grants. It
- * yields what signed authentication yields, a Caller (here with its user and the user's grants), the application,
+ * dataset and the grant are checked as for a signed request (§3 from step 5) with the user's narrowed grants. A GET
+ * has no body: its path parameters stand in for it (body-middleware.ts), so a path's `{appCode}` is checked as a
+ * body's would be. It yields what signed authentication yields, a Caller (here with its user and the user's grants), the application,
  * dataset and grant, so everything after it (quota, operation, log) is shared. Signed headers open nothing here;
  * `X-User-AK` opens nothing on signed paths.
  */
@@ -18,6 +19,7 @@ import {
   InvalidParameterError,
   SignatureMismatchError,
 } from '../contract/errors';
+import { pathParametersOf } from '../contract/routes';
 import { grantFor } from '../permissions/permissions';
 import { userCallerForKey } from '../permissions/user-callers';
 import type { ApiEvent, ApiResult, ServiceContext } from './request-state';
@@ -59,8 +61,8 @@ export function authenticateClientKey(
     if (!caller) throw new SignatureMismatchError(`${USER_KEY_HEADER} is not an active personal access key`);
     state.caller = caller;
 
-    // The key's application, which the body names (a GET has no body: the key alone says it).
-    if (route.method === 'POST') {
+    // The key's application, which the body (or a GET's path) names; loginUserInfo names none: the key alone says it.
+    if (route.method === 'POST' || pathParametersOf(route.path).includes('appCode')) {
       const appCode = bodyCode(body, 'appCode', true);
       if (appCode !== caller.application.appCode) {
         throw new AccessDeniedError(`this personal access key does not belong to application '${appCode}'`);

@@ -13,7 +13,7 @@ import {
   ServiceUnavailableError,
 } from '../contract/errors';
 import type { RouteDefinition } from '../contract/routes';
-import { logRequest } from '../observability/request-log';
+import { logHookRuns, logRequest } from '../observability/request-log';
 import { type ApiEvent, type ApiResult, newRequestState, type ServiceContext } from './request-state';
 
 /** Lambda's synchronous response limit is 6 MB for the whole proxy result; keep room for headers. */
@@ -100,6 +100,11 @@ export function envelope(options: EnvelopeOptions): middy.MiddlewareObj<ApiEvent
         extraMetrics: state.extraMetrics,
         detail: { ...state.logDetail, ...(cause ? describeCause(cause) : {}) },
       },
+      options.metricNamespace,
+    );
+    logHookRuns(
+      { requestId: state.requestId, operation: state.route.operation },
+      state.hookRuns.splice(0),
       options.metricNamespace,
     );
   }

@@ -4,7 +4,7 @@ import type { Application, Catalog, Dataset } from '../catalog/catalog';
 import type { GrantConfig } from '../catalog/schema';
 import type { RouteDefinition } from '../contract/routes';
 import { CapacityMeter } from '../observability/capacity-meter';
-import type { Telemetry } from '../observability/telemetry';
+import type { HookRun, Telemetry } from '../observability/telemetry';
 import type { Caller } from '../permissions/caller';
 
 export type ApiEvent = APIGatewayProxyEvent;
@@ -34,6 +34,8 @@ export interface RequestState {
   extraMetrics: Record<string, number>;
   /** Extra log-only facts for the request's line (never caller data). */
   logDetail: Record<string, string>;
+  /** The hooks that ran, each published by function when the request ends. */
+  hookRuns: HookRun[];
   /**
    * The quota's answer when a read runs beside it: resolves once the request is admitted (its lease release
    * is then in `cleanups`), rejects with the refusal. Absent when the request was admitted before the operation.
@@ -53,6 +55,9 @@ export function requestTelemetry(state: RequestState): Telemetry {
     detail(name, value) {
       state.logDetail[name] = value;
     },
+    hookRun(run) {
+      state.hookRuns.push(run);
+    },
   };
 }
 
@@ -68,6 +73,7 @@ export function newRequestState(route: RouteDefinition, requestId: string, start
     responseHeaders: { 'X-Request-Id': requestId },
     extraMetrics: {},
     logDetail: {},
+    hookRuns: [],
     cleanups: [],
   };
 }

@@ -1,8 +1,9 @@
 /**
  * One JSON line per request (docs/interface.md §11): the request log and, in CloudWatch embedded metric format, the
- * metrics the dashboards read. One line serves both, so a request costs one write to the log stream.
- * Keys, tokens, secrets and record contents never appear here.
+ * metrics the dashboards read. One line serves both, so a request costs one write to the log stream (and one more
+ * per hook run, for the per-function hook metrics). Keys, tokens, secrets and record contents never appear here.
  */
+import type { HookRun } from './telemetry';
 
 export interface RequestLogEntry {
   requestId: string;
@@ -31,6 +32,12 @@ export const ERROR_CODE_DIMENSION = 'code';
 
 /** The dimension that tells signed from client-key requests; the dashboard reads this name. */
 export const MODE_DIMENSION = 'mode';
+
+/**
+ * The dimension of the per-function hook metrics: the configured function's name. Function names come from the
+ * deployed configuration only (a request cannot add one), so the series stay as few as the configured functions.
+ */
+export const HOOK_FUNCTION_DIMENSION = 'hookFunction';
 
 type LogSink = (line: string) => void;
 
@@ -84,6 +91,43 @@ export function logRequest(entry: RequestLogEntry, namespace: string, now = Date
     ...entry.extraMetrics,
     ...entry.detail,
   });
+}
+
+/**
+ * One line per hook run, beside the request's line: `hookDurationMs` and `hookFailures` (0 or 1) by function.
+ * A request may run several functions, and a line carries one value per dimension, so each run has its own line
+ * (only requests that run hooks write them). The only dimension is the function's configured name.
+ */
+export function logHookRuns(
+  request: { requestId: string; operation: string },
+  runs: readonly HookRun[],
+  namespace: string,
+  now = Date.now(),
+): void {
+  for (const run of runs) {
+    writeLogLine({
+      _aws: {
+        Timestamp: now,
+        CloudWatchMetrics: [
+          {
+            Namespace: namespace,
+            Dimensions: [[HOOK_FUNCTION_DIMENSION]],
+            Metrics: [
+              { Name: 'hookDurationMs', Unit: 'Milliseconds' },
+              { Name: 'hookFailures', Unit: 'Count' },
+            ],
+          },
+        ],
+      },
+      level: 'INFO',
+      requestId: request.requestId,
+      operation: request.operation,
+      [HOOK_FUNCTION_DIMENSION]: run.functionName,
+      hookNode: run.node,
+      hookDurationMs: round(run.durationMs),
+      hookFailures: run.failed ? 1 : 0,
+    });
+  }
 }
 
 function round(units: number): number {

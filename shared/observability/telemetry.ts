@@ -5,6 +5,16 @@
  */
 import type { CapacityMeter } from './capacity-meter';
 
+/** One run of a hook's backend function, for the per-function metrics (request-log.ts). */
+export interface HookRun {
+  /** The function's configured name: the metric dimension, so never anything a caller sends. */
+  functionName: string;
+  node: 'before' | 'after';
+  durationMs: number;
+  /** Failed closed (3001: a limit, an uncaught error); a `before` hook's deliberate refusal (1001) is no failure. */
+  failed: boolean;
+}
+
 export interface Telemetry {
   /** Adds up the read and write units of the request's DynamoDB calls. */
   readonly capacity: CapacityMeter;
@@ -12,4 +22,6 @@ export interface Telemetry {
   metric(name: string, milliseconds: number): void;
   /** A log-only fact, e.g. why a bookkeeping write failed. Never caller data. */
   detail(name: string, value: string): void;
+  /** A hook's run, published by function; absent where nothing publishes metrics (benchmarks). */
+  hookRun?(run: HookRun): void;
 }

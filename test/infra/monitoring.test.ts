@@ -1,6 +1,9 @@
 /** The per-stage dashboard and the alarms, with the optional notification topic. */
 import { Match, type Template } from 'aws-cdk-lib/assertions';
-import { type BuiltService, buildService, logicalIdOf } from '../support/service-fixture';
+import { MAX_HOOK_FUNCTION_LINES } from '../../lib/service-dashboard';
+import type { CatalogConfig } from '../../shared/catalog/schema';
+import { parseConfig } from '../../shared/catalog-store/load-config';
+import { type BuiltService, buildService, logicalIdOf, TEST_CONFIG } from '../support/service-fixture';
 
 let service: BuiltService;
 let template: Template;
@@ -21,11 +24,17 @@ function flatten(value: unknown): string {
   throw new Error(`cannot flatten ${JSON.stringify(value)}`);
 }
 
+/** The dashboard body of a template. */
+// biome-ignore lint/suspicious/noExplicitAny: the dashboard body is untyped JSON that the assertions read
+function dashboardBody(of: Template): { widgets: Array<{ type: string; properties: Record<string, any> }> } {
+  const dashboard = Object.values(of.findResources('AWS::CloudWatch::Dashboard'))[0];
+  return JSON.parse(flatten(dashboard?.Properties.DashboardBody));
+}
+
 beforeAll(() => {
   service = buildService();
   template = service.statelessTemplate;
-  const dashboard = Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0];
-  body = JSON.parse(flatten(dashboard?.Properties.DashboardBody));
+  body = dashboardBody(template);
 });
 
 const titles = () => body.widgets.map((w) => w.properties.title ?? w.properties.markdown);
@@ -43,7 +52,7 @@ describe('dashboard', () => {
     template.hasResourceProperties('AWS::CloudWatch::Dashboard', { DashboardName: 'data-access-service-dev' });
   });
 
-  it('has the operation, API, DynamoDB and request-log sections, in that order', () => {
+  it('has the operation, API, DynamoDB, request-log and hook sections, in that order', () => {
     expect(titles()).toEqual([
       'Alarms',
       '## Operations (Lambda)',
@@ -73,12 +82,17 @@ describe('dashboard', () => {
       'Requests by mode (signed, client key)',
       'Failed requests by mode',
       'Request duration p99 by mode (ms)',
+      // TEST_CONFIG hooks get-one with one function.
+      '## Hooks (backend functions, by function)',
+      'Hook duration p50 by function (ms)',
+      'Hook duration p99 by function (ms)',
+      'Hook failures by function (3001)',
     ]);
   });
 
   it('draws one invocation line per operation function', () => {
     const rows = widget('Invocations by operation').metrics as unknown[][];
-    expect(rows.map((row) => row[0])).toEqual(Array(7).fill('AWS/Lambda'));
+    expect(rows.map((row) => row[0])).toEqual(Array(8).fill('AWS/Lambda'));
     expect(rows.map((row) => (row.at(-1) as { label: string }).label)).toEqual([
       'get-list',
       'get-one',
@@ -87,6 +101,7 @@ describe('dashboard', () => {
       'update',
       'execute-sql',
       'login-user-info',
+      'bff-endpoint',
     ]);
   });
 
@@ -123,6 +138,7 @@ describe('dashboard', () => {
       ['DataAccessService/dev', 'requests', 'operation', 'update'],
       ['DataAccessService/dev', 'requests', 'operation', 'execute-sql'],
       ['DataAccessService/dev', 'requests', 'operation', 'login-user-info'],
+      ['DataAccessService/dev', 'requests', 'operation', 'bff-endpoint'],
     ]);
     expect(metricsOf('Read units by operation')[0]).toEqual([
       'DataAccessService/dev',
@@ -163,20 +179,23 @@ describe('dashboard', () => {
     expect(expressions.map((row) => row[0])).toEqual([
       expect.objectContaining({
         label: '1002',
-        expression: 'auth1002_0 + auth1002_1 + auth1002_2 + auth1002_3 + auth1002_4 + auth1002_5 + auth1002_6',
+        expression:
+          'auth1002_0 + auth1002_1 + auth1002_2 + auth1002_3 + auth1002_4 + auth1002_5 + auth1002_6 + auth1002_7',
       }),
       expect.objectContaining({
         label: '1003',
-        expression: 'auth1003_0 + auth1003_1 + auth1003_2 + auth1003_3 + auth1003_4 + auth1003_5 + auth1003_6',
+        expression:
+          'auth1003_0 + auth1003_1 + auth1003_2 + auth1003_3 + auth1003_4 + auth1003_5 + auth1003_6 + auth1003_7',
       }),
       expect.objectContaining({
         label: '1004',
-        expression: 'auth1004_0 + auth1004_1 + auth1004_2 + auth1004_3 + auth1004_4 + auth1004_5 + auth1004_6',
+        expression:
+          'auth1004_0 + auth1004_1 + auth1004_2 + auth1004_3 + auth1004_4 + auth1004_5 + auth1004_6 + auth1004_7',
       }),
     ]);
     const sources = rows.filter((row) => row[0] === 'DataAccessService/dev');
-    // Three codes, seven operation functions.
-    expect(sources).toHaveLength(21);
+    // Three codes, eight operation functions.
+    expect(sources).toHaveLength(24);
     expect(sources).toContainEqual([
       'DataAccessService/dev',
       'errors',
@@ -289,7 +308,7 @@ describe('alarms', () => {
       AlarmName: 'data-access-service-dev-lambda-throttles',
       Threshold: 1,
       EvaluationPeriods: 1,
-      Metrics: Match.arrayWith([Match.objectLike({ Expression: 'm0 + m1 + m2 + m3 + m4 + m5 + m6' })]),
+      Metrics: Match.arrayWith([Match.objectLike({ Expression: 'm0 + m1 + m2 + m3 + m4 + m5 + m6 + m7' })]),
     });
   });
 
@@ -346,5 +365,86 @@ describe('alarms', () => {
       AlarmActions: [topicArn],
       OKActions: [topicArn],
     });
+  });
+});
+
+describe('hook metrics on the dashboard', () => {
+  /** TEST_CONFIG with `count` functions, each hooked after get-one of orders (and the first once more). */
+  function hookedConfig(count: number): CatalogConfig {
+    const names = Array.from({ length: count }, (_, i) => (i === 0 ? 'mask-customer' : `fn-${i}`));
+    return parseConfig({
+      ...TEST_CONFIG,
+      functions: names.map((name) => ({
+        appCode: 'app-demo',
+        name,
+        source: 'export default async function f(data) { return data; }',
+      })),
+      hooks: [
+        ...names.map((name) => ({ datasetCode: 'orders', operation: 'get-one', node: 'after', function: name })),
+        { datasetCode: 'orders', operation: 'get-list', node: 'after', function: 'mask-customer' },
+      ],
+    });
+  }
+  const widgetOf = (of: ReturnType<typeof dashboardBody>, title: string) => {
+    const found = of.widgets.find((w) => w.properties.title === title);
+    if (!found) throw new Error(`no widget '${title}'`);
+    return found.properties;
+  };
+
+  it('has no hook section when the configuration hooks nothing', () => {
+    const unhooked = dashboardBody(
+      buildService({ config: parseConfig({ ...TEST_CONFIG, functions: [], hooks: [] }) }).statelessTemplate,
+    );
+    const unhookedTitles = unhooked.widgets.map((w) => w.properties.title ?? w.properties.markdown);
+    expect(unhookedTitles.filter((title) => /hook/i.test(title))).toEqual([]);
+    expect(unhookedTitles.at(-1)).toBe('Request duration p99 by mode (ms)');
+  });
+
+  it('draws duration p50/p99 and failures of each hooked function, by its configured name', () => {
+    const hooked = dashboardBody(buildService({ config: hookedConfig(2) }).statelessTemplate);
+    expect(hooked.widgets.slice(-4).map((w) => w.properties.title ?? w.properties.markdown)).toEqual([
+      '## Hooks (backend functions, by function)',
+      'Hook duration p50 by function (ms)',
+      'Hook duration p99 by function (ms)',
+      'Hook failures by function (3001)',
+    ]);
+    expect(widgetOf(hooked, 'Hook duration p99 by function (ms)').metrics).toEqual([
+      [
+        'DataAccessService/dev',
+        'hookDurationMs',
+        'hookFunction',
+        'mask-customer',
+        { label: 'mask-customer', stat: 'p99' },
+      ],
+      ['DataAccessService/dev', 'hookDurationMs', 'hookFunction', 'fn-1', { label: 'fn-1', stat: 'p99' }],
+    ]);
+    expect(widgetOf(hooked, 'Hook duration p50 by function (ms)').metrics[0]).toEqual([
+      'DataAccessService/dev',
+      'hookDurationMs',
+      'hookFunction',
+      'mask-customer',
+      { label: 'mask-customer', stat: 'p50' },
+    ]);
+    expect(widgetOf(hooked, 'Hook failures by function (3001)').metrics).toEqual([
+      [
+        'DataAccessService/dev',
+        'hookFailures',
+        'hookFunction',
+        'mask-customer',
+        { label: 'mask-customer', stat: 'Sum' },
+      ],
+      ['DataAccessService/dev', 'hookFailures', 'hookFunction', 'fn-1', { label: 'fn-1', stat: 'Sum' }],
+    ]);
+  });
+
+  it('searches the namespace instead of drawing a line each past the limit of lines per graph', () => {
+    const many = dashboardBody(buildService({ config: hookedConfig(MAX_HOOK_FUNCTION_LINES + 1) }).statelessTemplate);
+    expect(widgetOf(many, 'Hook failures by function (3001)').metrics).toEqual([
+      [
+        {
+          expression: 'SEARCH(\'{"DataAccessService/dev",hookFunction} MetricName="hookFailures"\', \'Sum\', 300)',
+        },
+      ],
+    ]);
   });
 });

@@ -71,6 +71,8 @@ export interface BuildOptions {
   bundle?: boolean;
   /** Where the cloud assembly goes (default: a temporary directory). */
   outdir?: string;
+  /** The deployed configuration (default: TEST_CONFIG). */
+  config?: CatalogConfig;
 }
 
 function cdkJsonContext(): Record<string, unknown> {
@@ -93,7 +95,7 @@ export function buildService(options: BuildOptions = {}): BuiltService {
   const settings = readDeploymentSettings(app.node);
   const stacks = createServiceStacks(app, {
     settings,
-    config: TEST_CONFIG,
+    config: options.config ?? TEST_CONFIG,
     projectRoot: PROJECT_ROOT,
   });
   return {

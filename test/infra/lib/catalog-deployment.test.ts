@@ -11,7 +11,9 @@ import type { Context } from 'aws-lambda';
 import dynalite from 'dynalite';
 import { CatalogDeployment } from '../../../lib/catalog-deployment';
 import { createDocumentClient } from '../../../shared/aws/dynamodb';
-import { readCatalog, withoutSecrets } from '../../../shared/catalog-store/catalog-store';
+import type { FunctionConfig } from '../../../shared/catalog/schema';
+import { applyCatalogResource } from '../../../shared/catalog-store/catalog-resource';
+import { readCatalog, readDeployedCatalog, withoutSecrets } from '../../../shared/catalog-store/catalog-store';
 import {
   arnOf,
   type BuiltService,
@@ -48,7 +50,7 @@ describe('custom resource', () => {
     expect(deployed.datasets).toEqual(TEST_CONFIG.datasets);
   });
 
-  it('gives the deploy function PutItem on the catalog table and nothing else of DynamoDB', () => {
+  it('gives the deploy function GetItem and PutItem on the catalog table and nothing else of DynamoDB', () => {
     const roleId = logicalIdOf(template, 'AWS::IAM::Role', '/CatalogDeployment/Role/');
     template.hasResourceProperties('AWS::IAM::Policy', {
       Roles: [{ Ref: roleId }],
@@ -63,7 +65,7 @@ describe('custom resource', () => {
           },
           {
             Effect: 'Allow',
-            Action: 'dynamodb:PutItem',
+            Action: ['dynamodb:GetItem', 'dynamodb:PutItem'],
             Resource: arnOf('dynamodb', 'table/data-access-service-dev-catalog'),
           },
         ],
@@ -141,7 +143,7 @@ describe('deploy-catalog function', () => {
 
   it('writes the configuration as the catalog on create', async () => {
     const result = await invoke(event('Create', withoutSecrets(TEST_CONFIG)));
-    expect(result).toEqual({ PhysicalResourceId: 'catalog', Data: { applications: 2, datasets: 1 } });
+    expect(result).toEqual({ PhysicalResourceId: 'catalog', Data: { applications: 2, datasets: 1, functions: 1 } });
     expect(await readCatalog(createDocumentClient(raw), 'catalog')).toEqual(withoutSecrets(TEST_CONFIG));
   });
 
@@ -155,6 +157,84 @@ describe('deploy-catalog function', () => {
   it('leaves the catalog in place on delete', async () => {
     expect(await invoke(event('Delete', {}))).toEqual({ PhysicalResourceId: 'catalog' });
     expect((await readCatalog(createDocumentClient(raw), 'catalog'))?.defaultPageSize).toBe(50);
+  });
+
+  describe("backend functions' versions", () => {
+    const table = 'catalog-versions';
+    const source = (word: string) =>
+      `export default async function fn(params) { return { ...params, word: '${word}' }; }`;
+    const fn = (name: string, word: string): FunctionConfig => ({ appCode: 'app-demo', name, source: source(word) });
+    // Only the functions change between these deploys; none is hooked, so any set of them is a valid configuration.
+    const configWith = (functions: FunctionConfig[]) => ({ ...withoutSecrets(TEST_CONFIG), functions, hooks: [] });
+    // Every deploy of this block goes to its own table.
+    const deployEvent = (requestType: 'Create' | 'Update', config: unknown): DeployCatalogEvent =>
+      ({
+        RequestType: requestType,
+        PhysicalResourceId: 'catalog',
+        ResourceProperties: { ServiceToken: 'token', TableName: table, Config: JSON.stringify(config) },
+      }) as unknown as DeployCatalogEvent;
+    const deployAt = (iso: string, functions: FunctionConfig[]) =>
+      applyCatalogResource(deployEvent('Update', configWith(functions)), createDocumentClient(raw), () =>
+        Date.parse(iso),
+      );
+    const versions = async () =>
+      Object.fromEntries(
+        Object.entries((await readDeployedCatalog(createDocumentClient(raw), table))?.functionVersions ?? {}).map(
+          ([name, { version, modifiedAtMs }]) => [name, { version, modifiedAt: new Date(modifiedAtMs).toISOString() }],
+        ),
+      );
+
+    beforeAll(async () => {
+      await raw.send(
+        new CreateTableCommand({
+          TableName: table,
+          KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+          AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+          BillingMode: 'PAY_PER_REQUEST',
+        }),
+      );
+    });
+
+    it('gives each function version 1 and the deploy time on the first deploy', async () => {
+      const result = await deployAt('2026-03-01T10:00:00.000Z', [fn('greet', 'hello'), fn('tag', 'a')]);
+      expect(result).toEqual({ PhysicalResourceId: 'catalog', Data: { applications: 2, datasets: 1, functions: 2 } });
+      expect(await versions()).toEqual({
+        greet: { version: 1, modifiedAt: '2026-03-01T10:00:00.000Z' },
+        tag: { version: 1, modifiedAt: '2026-03-01T10:00:00.000Z' },
+      });
+    });
+
+    it('keeps the version and time of a function whose source is the same on a later deploy', async () => {
+      await deployAt('2026-03-02T11:00:00.000Z', [
+        { ...fn('greet', 'hello'), description: 'Now described', timeoutMs: 500 },
+        fn('tag', 'a'),
+      ]);
+      expect(await versions()).toEqual({
+        greet: { version: 1, modifiedAt: '2026-03-01T10:00:00.000Z' },
+        tag: { version: 1, modifiedAt: '2026-03-01T10:00:00.000Z' },
+      });
+    });
+
+    it('moves a changed function to the next version at the deploy time, and only that one', async () => {
+      await deployAt('2026-03-03T12:00:00.000Z', [fn('greet', 'hi'), fn('tag', 'a')]);
+      await deployAt('2026-03-04T13:00:00.000Z', [fn('greet', 'hey'), fn('tag', 'a')]);
+      expect(await versions()).toEqual({
+        greet: { version: 3, modifiedAt: '2026-03-04T13:00:00.000Z' },
+        tag: { version: 1, modifiedAt: '2026-03-01T10:00:00.000Z' },
+      });
+    });
+
+    it('continues the count of a function that was removed and comes back', async () => {
+      await deployAt('2026-03-05T14:00:00.000Z', [fn('greet', 'hey')]);
+      expect((await readDeployedCatalog(createDocumentClient(raw), table))?.config.functions).toEqual([
+        fn('greet', 'hey'),
+      ]);
+      await deployAt('2026-03-06T15:00:00.000Z', [fn('greet', 'hey'), fn('tag', 'b')]);
+      expect(await versions()).toEqual({
+        greet: { version: 3, modifiedAt: '2026-03-04T13:00:00.000Z' },
+        tag: { version: 2, modifiedAt: '2026-03-06T15:00:00.000Z' },
+      });
+    });
   });
 
   it('fails the deploy, listing the problems, when the configuration is invalid', async () => {

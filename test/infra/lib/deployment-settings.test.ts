@@ -73,8 +73,8 @@ describe('production data survives mistakes', () => {
 
   it('keeps logs 180 days by default, and retains them when the stack goes', () => {
     const groups = Object.values(stateless.findResources('AWS::Logs::LogGroup'));
-    // Seven operation functions, the API's access log, and the catalog deployment's function and provider.
-    expect(groups.length).toBe(10);
+    // Eight operation functions, the API's access log, and the catalog deployment's function and provider.
+    expect(groups.length).toBe(11);
     for (const group of groups) {
       expect(group.Properties.RetentionInDays).toBe(180);
       expect(group.DeletionPolicy).toBe('Retain');
@@ -175,14 +175,14 @@ describe('edge protection in production', () => {
     const others = Object.values(stateless.findResources('AWS::Lambda::Function')).filter(
       (fn) => !String(fn.Properties.Description ?? '').includes('(execute-sql)'),
     );
-    // The six other operation functions and the catalog deployment's two.
-    expect(others.length).toBe(8);
+    // The seven other operation functions and the catalog deployment's two.
+    expect(others.length).toBe(9);
     for (const fn of others) expect(fn.Properties.ReservedConcurrentExecutions).toBeUndefined();
   });
 
   it('allows no cross-origin request unless an origin is configured', () => {
-    // Six signed POSTs, their six /client/ twins and GET loginUserInfo: no OPTIONS preflight.
-    stateless.resourceCountIs('AWS::ApiGateway::Method', 13);
+    // Six signed POSTs, their six /client/ twins, GET loginUserInfo and GET bff endpoint: no OPTIONS preflight.
+    stateless.resourceCountIs('AWS::ApiGateway::Method', 14);
     for (const fn of Object.values(stateless.findResources('AWS::Lambda::Function'))) {
       expect(fn.Properties.Environment?.Variables?.CORS_ALLOW_ORIGIN).toBeUndefined();
     }
@@ -243,7 +243,7 @@ describe('customer-managed key', () => {
     expect(imported).toBeDefined();
     const keyImport = { 'Fn::ImportValue': imported };
     const groups = Object.values(withKey.statelessTemplate.findResources('AWS::Logs::LogGroup'));
-    expect(groups).toHaveLength(10);
+    expect(groups).toHaveLength(11);
     for (const group of groups) expect(group.Properties.KmsKeyId).toEqual(keyImport);
     withKey.statelessTemplate.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: keyImport });
     withKey.statelessTemplate.hasResourceProperties('AWS::IAM::Policy', {

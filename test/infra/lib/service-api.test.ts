@@ -46,23 +46,24 @@ function resourceIdForPath(path: string, from: Template = template): string {
 }
 
 describe('routes', () => {
-  it('has one POST method per operation and its /client/ twin, GET loginUserInfo, and nothing else', () => {
+  it('has one POST method per operation and its /client/ twin, GET loginUserInfo and bff endpoint, and nothing else', () => {
     const methods = Object.values(template.findResources('AWS::ApiGateway::Method'));
     expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(12);
-    expect(methods.filter((m) => m.Properties.HttpMethod === 'GET')).toHaveLength(1);
+    expect(methods.filter((m) => m.Properties.HttpMethod === 'GET')).toHaveLength(2);
     expect(methods.filter((m) => !['POST', 'GET'].includes(m.Properties.HttpMethod))).toHaveLength(0);
   });
 
   it('adds a CORS preflight (OPTIONS) per resource when an origin is allowed', () => {
     const methods = Object.values(corsTemplate.findResources('AWS::ApiGateway::Method'));
     expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(12);
-    expect(methods.filter((m) => m.Properties.HttpMethod === 'OPTIONS').length).toBeGreaterThanOrEqual(13);
+    expect(methods.filter((m) => m.Properties.HttpMethod === 'OPTIONS').length).toBeGreaterThanOrEqual(14);
     expect(methods.filter((m) => !['POST', 'GET', 'OPTIONS'].includes(m.Properties.HttpMethod))).toHaveLength(0);
   });
 
   it.each([
     ...ROUTE_PATHS.map(([operation, path]) => ['POST', operation, path.replace(/^\/[a-z]+\//, '/client/')] as const),
     ['GET', 'login-user-info', '/client/user/loginUserInfo'] as const,
+    ['GET', 'bff-endpoint', '/client/bff/endpoint/{appCode}/{functionName}'] as const,
   ])('sends %s %s at its /client/ path %s to the same function', (method, operation, path) => {
     const functionId = logicalIdOf(template, 'AWS::Lambda::Function', `/Op-${operation}/Function/`);
     template.hasResourceProperties('AWS::ApiGateway::Method', {
@@ -94,8 +95,8 @@ describe('routes', () => {
   });
 
   it('lets API Gateway invoke each function on the deployed stage only (no console test-invoke)', () => {
-    // One per method: six signed, seven client-key.
-    template.resourceCountIs('AWS::Lambda::Permission', 13);
+    // One per method: six signed, eight client-key.
+    template.resourceCountIs('AWS::Lambda::Permission', 14);
   });
 });
 
@@ -295,7 +296,7 @@ describe('gateway responses', () => {
         '"no operation at this path and method; the operations are POST /openapi/data/get-list, POST /openapi/data/get-one, ' +
           'POST /openapi/data/create, POST /openapi/data/batch-create, POST /openapi/data/update, POST /api/custom/executeSql, POST /client/data/get-list, ' +
           'POST /client/data/get-one, POST /client/data/create, POST /client/data/batch-create, POST /client/data/update, POST /client/custom/executeSql, ' +
-          'GET /client/user/loginUserInfo"',
+          'GET /client/user/loginUserInfo, GET /client/bff/endpoint/{appCode}/{functionName}"',
       ),
     ],
     ['WAF_FILTERED', '403', envelope(1006, '"request refused by the web application firewall"')],

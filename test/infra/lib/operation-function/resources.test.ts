@@ -25,6 +25,7 @@ const OPERATIONS = [
   'update',
   'execute-sql',
   'login-user-info',
+  'bff-endpoint',
 ] as const;
 type Operation = (typeof OPERATIONS)[number];
 
@@ -78,8 +79,8 @@ const SHARED_STATEMENTS = [
 ];
 
 describe('one function per operation', () => {
-  it('deploys seven operation functions plus the catalog deployer and the provider framework', () => {
-    template.resourceCountIs('AWS::Lambda::Function', 9);
+  it('deploys eight operation functions plus the catalog deployer and the provider framework', () => {
+    template.resourceCountIs('AWS::Lambda::Function', 10);
   });
 
   it.each(OPERATIONS)('%s runs on Node.js 22, arm64, with tracing and a JSON log format', (operation) => {
@@ -100,6 +101,7 @@ describe('one function per operation', () => {
     ['update', 1024, 10],
     ['execute-sql', 3072, 28],
     ['login-user-info', 512, 10],
+    ['bff-endpoint', 512, 10],
   ] as const)('%s has %i MB and a %i s timeout, under API Gateway’s 29 s', (operation, memory, timeout) => {
     expect(functionOf(operation).Properties).toMatchObject({ MemorySize: memory, Timeout: timeout });
   });
@@ -172,9 +174,12 @@ describe('least privilege', () => {
     ]);
   });
 
-  it('login-user-info (client-key mode only) reads the catalog and updates its quota item — no record, no secret', () => {
-    expect(dataStatementsOf('login-user-info')).toEqual(SHARED_STATEMENTS.slice(0, -1));
-    expect(JSON.stringify(dataStatementsOf('login-user-info'))).not.toContain('secretsmanager');
+  it.each([
+    'login-user-info',
+    'bff-endpoint',
+  ] as const)('%s (client-key mode only) reads the catalog and updates its quota item — no record, no secret', (operation) => {
+    expect(dataStatementsOf(operation)).toEqual(SHARED_STATEMENTS.slice(0, -1));
+    expect(JSON.stringify(dataStatementsOf(operation))).not.toContain('secretsmanager');
   });
 
   it.each(['get-one', 'execute-sql'] as const)('%s has no write action on the records table', (operation) => {

@@ -17,6 +17,7 @@ describe('OpenAPI document', () => {
     expect(doc.openapi).toBe('3.1.1');
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/api/custom/executeSql',
+      '/client/bff/endpoint/{appCode}/{functionName}',
       '/client/custom/executeSql',
       '/client/data/batch-create',
       '/client/data/create',
@@ -48,6 +49,27 @@ describe('OpenAPI document', () => {
     expect(info.security).toEqual([{ userKey: [] }]);
     const data = resolve(info.responses[200].content['application/json'].schema.$ref).properties.data;
     expect(Object.keys(data.properties)).toEqual(['id', 'userName', 'loginName', 'appCode', 'role']);
+  });
+
+  it('the bff endpoint is a GET whose application and function are path parameters, answering three fields', () => {
+    const bff = doc.paths['/client/bff/endpoint/{appCode}/{functionName}'].get;
+    expect(bff.operationId).toBe('clientBffEndpoint');
+    expect(bff.requestBody).toBeUndefined();
+    expect(bff.security).toEqual([{ userKey: [] }]);
+    expect(bff.description).toBe(
+      'Error codes: 1001 (HTTP 400), 1002 (HTTP 401), 1006 (HTTP 403), 2002 (HTTP 404), 3001 (HTTP 500), ' +
+        '4001 (HTTP 429). Client-key mode only: a personal access key in X-User-AK; no body.',
+    );
+    expect(
+      bff.parameters.map((p: { name: string; in: string; required: boolean }) => [p.name, p.in, p.required]),
+    ).toEqual([
+      ['appCode', 'path', true],
+      ['functionName', 'path', true],
+    ]);
+    expect(bff.parameters[1].schema).toMatchObject({ type: 'string', examples: ['mask-email'] });
+    const data = resolve(bff.responses[200].content['application/json'].schema.$ref).properties.data;
+    expect(Object.keys(data.properties)).toEqual(['description', 'version', 'gmt_modified']);
+    expect(data.additionalProperties).toBe(false);
   });
 
   it.each(ROUTES.map((r) => [r.operation, r.path]))('%s has a request body and a success envelope', (_op, path) => {
@@ -110,8 +132,9 @@ describe('OpenAPI document', () => {
       '/openapi/data/update',
     ]);
     const headersOf = (path: string) => {
-      const [operation] = Object.values(doc.paths[path]) as { parameters?: { $ref: string }[] }[];
-      return (operation?.parameters ?? []).map((p) => resolve(p.$ref)).filter((p) => p.in === 'header');
+      const [operation] = Object.values(doc.paths[path]) as { parameters?: { $ref?: string; in?: string }[] }[];
+      // Shared headers are references; a route's own path parameters are written inline.
+      return (operation?.parameters ?? []).map((p) => (p.$ref ? resolve(p.$ref) : p)).filter((p) => p.in === 'header');
     };
     for (const path of signedPaths) {
       expect(headersOf(path).map((p) => p.name)).toEqual(expect.arrayContaining(['X-Sign-Version', 'X-Nonce']));
