@@ -183,15 +183,21 @@ export interface UpdateExpressionParts {
  */
 export function admitExpression(plan: AdmitPlan): UpdateExpressionParts {
   const names: Record<string, string> = { '#leases': QuotaAttr.leases, '#lease': plan.leaseId, '#ttl': 'expiresAt' };
-  const values: Record<string, unknown> = { ':zero': 0, ':one': 1, ':leaseExpiry': plan.leaseExpiry };
+  const values: Record<string, unknown> = { ':one': 1, ':leaseExpiry': plan.leaseExpiry };
   const sets: string[] = [];
+  const adds: string[] = [];
   const conditions: string[] = ['attribute_exists(#leases)'];
 
+  // The expressions are written in the forms that cost a store least to parse, with the same meaning:
+  // `NOT #w >= :limit` holds when the counter is absent (a comparison with a missing attribute is false) or
+  // under its limit, i.e. `attribute_not_exists(#w) OR #w < :limit` without the parenthesised OR, which
+  // dynalite's parser takes about ten times longer over; `ADD #w :one` starts an absent counter at 1, as
+  // `SET #w = if_not_exists(#w, :zero) + :one` does.
   plan.windows.forEach((window, k) => {
     names[`#w${k}`] = window.attribute;
     values[`:limit${k}`] = plan.quota[LIMIT_OF_WINDOW[window.kind]];
-    sets.push(`#w${k} = if_not_exists(#w${k}, :zero) + :one`);
-    conditions.push(`(attribute_not_exists(#w${k}) OR #w${k} < :limit${k})`);
+    adds.push(`#w${k} :one`);
+    conditions.push(`NOT #w${k} >= :limit${k}`);
   });
   sets.push('#leases.#lease = :leaseExpiry');
   // Nothing in the item matters after the day window ends and the last lease expires; TTL may then delete it.
@@ -224,7 +230,7 @@ export function admitExpression(plan: AdmitPlan): UpdateExpressionParts {
   conditions.splice(1, 0, 'size(#leases) < :leaseRoom');
 
   return {
-    UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+    UpdateExpression: `SET ${sets.join(', ')} ADD ${adds.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
     ConditionExpression: conditions.join(' AND '),
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,
