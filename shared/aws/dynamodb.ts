@@ -31,10 +31,15 @@ export function endpointClientConfig(
   };
 }
 
+let rawClient: DynamoDBClient | undefined;
 let client: DynamoDBDocumentClient | undefined;
 
-export function dynamoDocumentClient(): DynamoDBDocumentClient {
-  if (!client) {
+/**
+ * The low-level client, for the hot path that writes its few values out itself (the quota store). The document
+ * client below wraps this same client: one connection pool, one middleware stack, one X-Ray instrumentation.
+ */
+export function dynamoClient(): DynamoDBClient {
+  if (!rawClient) {
     const env = environment();
     const raw = env.dynamodbEndpoint
       ? new DynamoDBClient({
@@ -43,8 +48,13 @@ export function dynamoDocumentClient(): DynamoDBDocumentClient {
         })
       : new DynamoDBClient({ maxAttempts: 3 });
     // Instrumented before the document client wraps it: the document client sends through this client's stack.
-    client = createDocumentClient(traced(raw));
+    rawClient = traced(raw);
   }
+  return rawClient;
+}
+
+export function dynamoDocumentClient(): DynamoDBDocumentClient {
+  client ??= createDocumentClient(dynamoClient());
   return client;
 }
 

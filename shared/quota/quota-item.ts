@@ -12,6 +12,7 @@
  * Size: at most 32 leases of 17 bytes (8-character id, 13-digit expiry), a handful of counters of about
  * 23 bytes and the key (at most 73 bytes): under 900 bytes, so every write of it costs exactly 1 WCU.
  */
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { Quota } from '../catalog/catalog';
 import { quotaPartitionKey } from '../records/item-keys';
 import { LIMIT_OF_WINDOW, type LimitName, type WindowUsage } from './rate-limit';
@@ -38,7 +39,7 @@ export interface QuotaItem {
   counters: Record<string, number>;
 }
 
-/** Read a quota item from plain attributes (as the document client returns them). */
+/** Read a quota item from plain attributes (`plainAttributes` of what the store returns). */
 export function decodeQuotaItem(attributes: Record<string, unknown> | undefined): QuotaItem | undefined {
   if (!attributes) return undefined;
   const item: QuotaItem = { counters: {} };
@@ -54,8 +55,8 @@ export function decodeQuotaItem(attributes: Record<string, unknown> | undefined)
 }
 
 /**
- * Plain attributes from DynamoDB's wire format, for the item a ConditionalCheckFailedException carries (the
- * document client does not translate errors). Only the types a quota item holds (S, N, M) are kept.
+ * Plain attributes from DynamoDB's wire format: the item an update returns, or a ConditionalCheckFailedException
+ * carries. Only the types a quota item holds (S, N, M) are kept.
  */
 export function plainAttributes(raw: Record<string, unknown>): Record<string, unknown> {
   const plain: Record<string, unknown> = {};
@@ -64,6 +65,26 @@ export function plainAttributes(raw: Record<string, unknown>): Record<string, un
     if (converted !== undefined) plain[name] = converted;
   }
   return plain;
+}
+
+/**
+ * DynamoDB's wire format of the values the quota store sends (numbers, strings and the empty lease map): the
+ * store talks to the low-level client, so that its two writes per request skip the document client's generic
+ * translation.
+ */
+export function wireAttributes(plain: Record<string, unknown>): Record<string, AttributeValue> {
+  const wire: Record<string, AttributeValue> = {};
+  for (const [name, value] of Object.entries(plain)) wire[name] = wireValue(value);
+  return wire;
+}
+
+function wireValue(value: unknown): AttributeValue {
+  if (typeof value === 'number') return { N: String(value) };
+  if (typeof value === 'string') return { S: value };
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    return { M: wireAttributes(value as Record<string, unknown>) };
+  }
+  throw new TypeError(`a quota item holds numbers, strings and maps, not ${typeof value}`);
 }
 
 function plainValue(value: unknown): unknown {
