@@ -23,7 +23,7 @@ import { signRequest } from '../packages/client/src/signature';
 import { createDocumentClient } from '../shared/aws/dynamodb';
 
 const CONNECTIONS = 10;
-const ROUNDS = 3;
+const ROUNDS = 5;
 const ROUND_MS = 4_000;
 const WARMUP_MS = 1_500;
 const RECORDS = 200;
