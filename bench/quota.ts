@@ -109,7 +109,7 @@ export async function run(): Promise<void> {
     counter.attach(raw);
     const client = createDocumentClient(raw);
     const table = tables.Quota as string;
-    const store = new QuotaStore(client, table);
+    const store = new QuotaStore(raw, table);
     const repeat = async (n: number, action: (meter: CapacityMeter, k: number) => Promise<unknown>) => {
       const samples: Sample[] = [];
       for (let k = 0; k < n; k += 1) samples.push(await measure(counter, (meter) => action(meter, k)));
@@ -185,7 +185,7 @@ export async function run(): Promise<void> {
         await store.admit({ appCode: `bench-cold-${k}`, quota: crashed, now: NOW, capacity: new CapacityMeter() });
       }
     }
-    const coldContainer = new QuotaStore(client, table);
+    const coldContainer = new QuotaStore(raw, table);
     const recoveredCold = await repeat(crashes, async (meter, k) => {
       const later = NOW + 31_000; // the default lease: the longest function timeout (28 s) plus the 2 s margin
       const appCode = `bench-cold-${k}`;

@@ -23,15 +23,15 @@ import { signRequest } from '../packages/client/src/signature';
 import { createDocumentClient } from '../shared/aws/dynamodb';
 
 const CONNECTIONS = 10;
-const ROUNDS = 3;
+const ROUNDS = 5;
 const ROUND_MS = 4_000;
 const WARMUP_MS = 1_500;
 const RECORDS = 200;
-const APP = { appCode: 'app-bench', accessKey: 'ak-bench-0001', secret: 'sk-bench-secret' };
-const DATASET = 'items';
+export const APP = { appCode: 'app-bench', accessKey: 'ak-bench-0001', secret: 'sk-bench-secret' };
+export const DATASET = 'items';
 
 /** The service's configuration: the contract's default concurrency, windows roomy enough for the run. */
-const CONFIG = {
+export const CONFIG = {
   timeZone: 'UTC',
   applications: [
     {
@@ -55,11 +55,11 @@ const CONFIG = {
   ],
 };
 
-function record(k: number): Record<string, unknown> {
+export function record(k: number): Record<string, unknown> {
   return { name: `Item ${k}`, amount: k * 1.5, status: k % 2 ? 'paid' : 'new' };
 }
 
-function signedHeaders(): Record<string, string> {
+export function signedHeaders(): Record<string, string> {
   const timeStamp = String(Date.now());
   return {
     'Content-Type': 'application/json',
@@ -128,7 +128,11 @@ async function startMinimalServer(): Promise<{ url: string; ids: string[]; close
 }
 
 /** Requests answered with 200 in `ms` by `CONNECTIONS` clients that each send the next as soon as one answers. */
-async function load(url: string, ids: string[], ms: number): Promise<{ ok: number; failed: number; cpuMs: number }> {
+export async function load(
+  url: string,
+  ids: string[],
+  ms: number,
+): Promise<{ ok: number; failed: number; cpuMs: number }> {
   const headers = signedHeaders();
   const until = Date.now() + ms;
   const cpu = process.cpuUsage();

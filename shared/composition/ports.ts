@@ -6,7 +6,7 @@ import { FileKeyStore } from '../auth/file-key-store';
 import type { KeyStore } from '../auth/key-store';
 import { DynamoNonceStore, type NonceStore } from '../auth/nonce-store';
 import { SecretsManagerKeyStore } from '../auth/secrets-manager-key-store';
-import { dynamoDocumentClient } from '../aws/dynamodb';
+import { dynamoClient, dynamoDocumentClient } from '../aws/dynamodb';
 import { secretsManagerClient } from '../aws/secrets-manager';
 import { CachedCatalogProvider, type CatalogProvider } from '../catalog/catalog-provider';
 import { readDeployedCatalog } from '../catalog-store/catalog-store';
@@ -67,7 +67,7 @@ export function runtimePorts(): RuntimePorts {
     bookkeeping: new DatasetBookkeeping(client, env.recordsTable),
     recordBatches: new RecordBatchStore(client, env.recordsTable),
     idempotency: new IdempotencyStore(client, env.recordsTable),
-    quota: new QuotaStore(client, env.quotaTable),
+    quota: new QuotaStore(dynamoClient(), env.quotaTable),
     nonces: new DynamoNonceStore(client, env.quotaTable),
     metricNamespace: env.metricNamespace,
     responseHeaders: env.corsAllowOrigin

@@ -12,6 +12,7 @@
  * Size: at most 32 leases of 17 bytes (8-character id, 13-digit expiry), a handful of counters of about
  * 23 bytes and the key (at most 73 bytes): under 900 bytes, so every write of it costs exactly 1 WCU.
  */
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import type { Quota } from '../catalog/catalog';
 import { quotaPartitionKey } from '../records/item-keys';
 import { LIMIT_OF_WINDOW, type LimitName, type WindowUsage } from './rate-limit';
@@ -38,7 +39,7 @@ export interface QuotaItem {
   counters: Record<string, number>;
 }
 
-/** Read a quota item from plain attributes (as the document client returns them). */
+/** Read a quota item from plain attributes (`plainAttributes` of what the store returns). */
 export function decodeQuotaItem(attributes: Record<string, unknown> | undefined): QuotaItem | undefined {
   if (!attributes) return undefined;
   const item: QuotaItem = { counters: {} };
@@ -54,8 +55,8 @@ export function decodeQuotaItem(attributes: Record<string, unknown> | undefined)
 }
 
 /**
- * Plain attributes from DynamoDB's wire format, for the item a ConditionalCheckFailedException carries (the
- * document client does not translate errors). Only the types a quota item holds (S, N, M) are kept.
+ * Plain attributes from DynamoDB's wire format: the item an update returns, or a ConditionalCheckFailedException
+ * carries. Only the types a quota item holds (S, N, M) are kept.
  */
 export function plainAttributes(raw: Record<string, unknown>): Record<string, unknown> {
   const plain: Record<string, unknown> = {};
@@ -64,6 +65,26 @@ export function plainAttributes(raw: Record<string, unknown>): Record<string, un
     if (converted !== undefined) plain[name] = converted;
   }
   return plain;
+}
+
+/**
+ * DynamoDB's wire format of the values the quota store sends (numbers, strings and the empty lease map): the
+ * store talks to the low-level client, so that its two writes per request skip the document client's generic
+ * translation.
+ */
+export function wireAttributes(plain: Record<string, unknown>): Record<string, AttributeValue> {
+  const wire: Record<string, AttributeValue> = {};
+  for (const [name, value] of Object.entries(plain)) wire[name] = wireValue(value);
+  return wire;
+}
+
+function wireValue(value: unknown): AttributeValue {
+  if (typeof value === 'number') return { N: String(value) };
+  if (typeof value === 'string') return { S: value };
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    return { M: wireAttributes(value as Record<string, unknown>) };
+  }
+  throw new TypeError(`a quota item holds numbers, strings and maps, not ${typeof value}`);
 }
 
 function plainValue(value: unknown): unknown {
@@ -183,15 +204,21 @@ export interface UpdateExpressionParts {
  */
 export function admitExpression(plan: AdmitPlan): UpdateExpressionParts {
   const names: Record<string, string> = { '#leases': QuotaAttr.leases, '#lease': plan.leaseId, '#ttl': 'expiresAt' };
-  const values: Record<string, unknown> = { ':zero': 0, ':one': 1, ':leaseExpiry': plan.leaseExpiry };
+  const values: Record<string, unknown> = { ':one': 1, ':leaseExpiry': plan.leaseExpiry };
   const sets: string[] = [];
+  const adds: string[] = [];
   const conditions: string[] = ['attribute_exists(#leases)'];
 
+  // The expressions are written in the forms that cost a store least to parse, with the same meaning:
+  // `NOT #w >= :limit` holds when the counter is absent (a comparison with a missing attribute is false) or
+  // under its limit, i.e. `attribute_not_exists(#w) OR #w < :limit` without the parenthesised OR, which
+  // dynalite's parser takes about ten times longer over; `ADD #w :one` starts an absent counter at 1, as
+  // `SET #w = if_not_exists(#w, :zero) + :one` does.
   plan.windows.forEach((window, k) => {
     names[`#w${k}`] = window.attribute;
     values[`:limit${k}`] = plan.quota[LIMIT_OF_WINDOW[window.kind]];
-    sets.push(`#w${k} = if_not_exists(#w${k}, :zero) + :one`);
-    conditions.push(`(attribute_not_exists(#w${k}) OR #w${k} < :limit${k})`);
+    adds.push(`#w${k} :one`);
+    conditions.push(`NOT #w${k} >= :limit${k}`);
   });
   sets.push('#leases.#lease = :leaseExpiry');
   // Nothing in the item matters after the day window ends and the last lease expires; TTL may then delete it.
@@ -224,7 +251,7 @@ export function admitExpression(plan: AdmitPlan): UpdateExpressionParts {
   conditions.splice(1, 0, 'size(#leases) < :leaseRoom');
 
   return {
-    UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+    UpdateExpression: `SET ${sets.join(', ')} ADD ${adds.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
     ConditionExpression: conditions.join(' AND '),
     ExpressionAttributeNames: names,
     ExpressionAttributeValues: values,

@@ -37,16 +37,26 @@ export interface QuotaWindow {
   attribute: string;
 }
 
+/**
+ * The last window computed of each kind: every request asks for the same few windows several times (the write,
+ * the headers, the shares' usage), and naming one formats a date. Windows are immutable values.
+ */
+const lastWindow: Partial<Record<WindowKind, Readonly<QuotaWindow>>> = {};
+
 /** The window of `kind` that contains the instant `now` (epoch ms). */
 export function windowAt(kind: WindowKind, now: number): QuotaWindow {
   const length = WINDOW_LENGTH_MS[kind];
   const start = Math.floor(now / length) * length;
-  return {
+  const last = lastWindow[kind];
+  if (last?.start === start) return last;
+  const window: QuotaWindow = Object.freeze({
     kind,
     start,
     end: start + length,
     attribute: `${PREFIX[kind]}#${new Date(start).toISOString().slice(0, NAME_LENGTH[kind])}`,
-  };
+  });
+  lastWindow[kind] = window;
+  return window;
 }
 
 /** The minute, hour and day windows that contain `now`, shortest first. */
@@ -54,8 +64,20 @@ export function currentWindows(now: number): QuotaWindow[] {
   return WINDOW_KINDS.map((kind) => windowAt(kind, now));
 }
 
+/** Attribute names already parsed: a quota item holds the same few names request after request. */
+const parsedAttributes = new Map<string, QuotaWindow | undefined>();
+const MAX_PARSED_ATTRIBUTES = 256;
+
 /** The window a quota item attribute counts, or undefined when the attribute is not a window counter. */
 export function parseWindowAttribute(attribute: string): QuotaWindow | undefined {
+  if (parsedAttributes.has(attribute)) return parsedAttributes.get(attribute);
+  const window = parseAttribute(attribute);
+  if (parsedAttributes.size >= MAX_PARSED_ATTRIBUTES) parsedAttributes.clear();
+  parsedAttributes.set(attribute, window);
+  return window;
+}
+
+function parseAttribute(attribute: string): QuotaWindow | undefined {
   const match = ATTRIBUTE.exec(attribute);
   if (!match) return undefined;
   const kind = KIND_OF_PREFIX[match[1] as string];

@@ -5,8 +5,9 @@
  * release is the only call after the operation.
  */
 import path from 'node:path';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamoDocumentClient } from '../../../../shared/aws/dynamodb';
+import { dynamoClient, dynamoDocumentClient } from '../../../../shared/aws/dynamodb';
 import { createHandler } from '../../../../shared/composition/pipeline';
 import { createOperation } from '../../../../shared/operations/create';
 import { getListOperation } from '../../../../shared/operations/get-list';
@@ -55,29 +56,35 @@ beforeAll(async () => {
   const { tables } = harness.dynamo();
   const tableLabel = (name: unknown) =>
     name === tables.quota ? 'Quota' : name === tables.records ? 'Records' : String(name);
-  dynamoDocumentClient().middlewareStack.add(
-    (next, context) => async (args) => {
-      const input = args.input as { TableName?: string; RequestItems?: Record<string, unknown> };
-      const table = tableLabel(input.TableName ?? Object.keys(input.RequestItems ?? {})[0]);
-      const call = `${table}.${(context.commandName ?? '').replace(/Command$/, '')}`;
-      events.push(`send ${call}`);
-      if (table === 'Records') recordsCallSent();
-      try {
-        return await next(args);
-      } finally {
-        if (table === 'Quota' && holdQuotaAnswers) {
-          // Held until the read has left. An implementation that waits for the admission before reading is
-          // let go after a while instead, and its calls show the read after the admission's answer.
-          let fallback: NodeJS.Timeout | undefined;
-          await Promise.race([recordsCall, new Promise((resolve) => (fallback = setTimeout(resolve, 2_000)))]);
-          clearTimeout(fallback);
-          holdQuotaAnswers = false;
+  // The quota store has a low-level client of its own; the record store uses the document client.
+  for (const dynamoStack of [
+    dynamoClient().middlewareStack,
+    dynamoDocumentClient().middlewareStack as DynamoDBClient['middlewareStack'],
+  ]) {
+    dynamoStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { TableName?: string; RequestItems?: Record<string, unknown> };
+        const table = tableLabel(input.TableName ?? Object.keys(input.RequestItems ?? {})[0]);
+        const call = `${table}.${(context.commandName ?? '').replace(/Command$/, '')}`;
+        events.push(`send ${call}`);
+        if (table === 'Records') recordsCallSent();
+        try {
+          return await next(args);
+        } finally {
+          if (table === 'Quota' && holdQuotaAnswers) {
+            // Held until the read has left. An implementation that waits for the admission before reading is
+            // let go after a while instead, and its calls show the read after the admission's answer.
+            let fallback: NodeJS.Timeout | undefined;
+            await Promise.race([recordsCall, new Promise((resolve) => (fallback = setTimeout(resolve, 2_000)))]);
+            clearTimeout(fallback);
+            holdQuotaAnswers = false;
+          }
+          events.push(`done ${call}`);
         }
-        events.push(`done ${call}`);
-      }
-    },
-    { step: 'initialize', name: 'criticalPathRecorder' },
-  );
+      },
+      { step: 'initialize', name: 'criticalPathRecorder' },
+    );
+  }
 });
 afterAll(() => harness.stop());
 

@@ -2,8 +2,8 @@
  * The envelope's last line of defence: an unexpected failure (here DynamoDB failing, mocked at the SDK client)
  * becomes 3001 with the request id, logged with its cause, and nothing internal reaches the caller.
  */
-import { DynamoDBClient, InternalServerError } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBClient, InternalServerError, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { signRequest } from '../../../../packages/client/src/signature';
@@ -35,6 +35,9 @@ const config: CatalogConfig = {
 };
 
 const dynamo = mockClient(DynamoDBDocumentClient);
+/** The quota store's low-level client (it writes its few values out itself). */
+const quotaClient = new DynamoDBClient({ region: 'eu-west-1' });
+const quota = mockClient(quotaClient);
 const lines: Record<string, unknown>[] = [];
 let restoreSink: (line: string) => void;
 
@@ -44,6 +47,7 @@ beforeAll(() => {
 afterAll(() => {
   setLogSink(restoreSink);
   dynamo.restore();
+  quota.restore();
 });
 
 const prodClient = createDocumentClient(new DynamoDBClient({ region: 'eu-west-1' }));
@@ -57,7 +61,7 @@ const handler = createHandler(getOneOperation, {
     bookkeeping: new DatasetBookkeeping(prodClient, 'records-table-prod'),
     recordBatches: new RecordBatchStore(prodClient, 'records-table-prod'),
     idempotency: new IdempotencyStore(prodClient, 'records-table-prod'),
-    quota: new QuotaStore(createDocumentClient(new DynamoDBClient({ region: 'eu-west-1' })), 'quota-table-prod'),
+    quota: new QuotaStore(quotaClient, 'quota-table-prod'),
     metricNamespace: 'Test',
     responseHeaders: {},
   }),
@@ -84,7 +88,7 @@ const context = {
 
 /** The quota's admission (a conditional UpdateItem) succeeds: the failure under test is the record read's. */
 function admitEveryRequest(): void {
-  dynamo.on(UpdateCommand).resolves({ Attributes: { leases: {} }, ConsumedCapacity: { CapacityUnits: 1 } });
+  quota.on(UpdateItemCommand).resolves({ Attributes: { leases: { M: {} } }, ConsumedCapacity: { CapacityUnits: 1 } });
 }
 
 it('answers 3001 with the request id and no internals when DynamoDB fails', async () => {

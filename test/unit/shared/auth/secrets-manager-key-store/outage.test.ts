@@ -4,9 +4,9 @@
  * during the back-off, and verifies again as soon as the store answers. A warm container keeps verifying with
  * the keys it has (see bounds.test.ts beside this file).
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { signRequest } from '../../../../../packages/client/src/signature';
@@ -31,6 +31,9 @@ const config: CatalogConfig = {
 
 const secrets = mockClient(SecretsManagerClient);
 const dynamo = mockClient(DynamoDBDocumentClient);
+/** The quota store's low-level client (it writes its few values out itself). */
+const quotaClient = new DynamoDBClient({ region: 'eu-west-1' });
+const quota = mockClient(quotaClient);
 const lines: Record<string, unknown>[] = [];
 let restoreSink: (line: string) => void;
 let clock = Date.now();
@@ -42,6 +45,7 @@ afterAll(() => {
   setLogSink(restoreSink);
   secrets.restore();
   dynamo.restore();
+  quota.restore();
 });
 
 const keys = new SecretsManagerKeyStore({
@@ -62,7 +66,7 @@ const handler = createHandler(getOneOperation, {
     bookkeeping: new DatasetBookkeeping(documentClient, 'records-table'),
     recordBatches: new RecordBatchStore(documentClient, 'records-table'),
     idempotency: new IdempotencyStore(documentClient, 'records-table'),
-    quota: new QuotaStore(createDocumentClient(new DynamoDBClient({ region: 'eu-west-1' })), 'quota-table'),
+    quota: new QuotaStore(quotaClient, 'quota-table'),
     metricNamespace: 'Test',
     responseHeaders: {},
   }),
@@ -109,7 +113,7 @@ it('verifies again once the store answers, after the back-off', async () => {
   secrets.on(GetSecretValueCommand, { SecretId: 'das/prod/apps/app-a' }).resolves({
     SecretString: '{"accessKey":"ak-a-00000001","signingSecret":"sk-a"}',
   });
-  dynamo.on(UpdateCommand).resolves({ Attributes: { leases: {} }, ConsumedCapacity: { CapacityUnits: 1 } });
+  quota.on(UpdateItemCommand).resolves({ Attributes: { leases: { M: {} } }, ConsumedCapacity: { CapacityUnits: 1 } });
   dynamo.on(GetCommand).resolves({ Item: undefined, ConsumedCapacity: { CapacityUnits: 1 } });
   clock += 2_000;
   const result = await handler(signedEvent('req-back'), context);
