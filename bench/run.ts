@@ -1,7 +1,12 @@
 /**
  * `npm run bench -- [name...]`: runs the named benchmarks, or all of them. Each benchmark is a module that
  * exports `run(): Promise<void>` and prints its own figures; add one by adding a line to BENCHMARKS.
+ *
+ * Several benchmarks run one after another, each in a process of its own: a process is one container, whose
+ * handlers bind their clients, catalog cache and key store once (as in Lambda), so a second local server started in
+ * the same process would answer from the first one's state.
  */
+import { spawnSync } from 'node:child_process';
 
 const BENCHMARKS: Record<string, string> = {
   quota: './quota',
@@ -26,10 +31,17 @@ async function main(names: string[]): Promise<void> {
   if (unknown.length) {
     throw new Error(`unknown benchmark ${unknown.join(', ')}; known: ${Object.keys(BENCHMARKS).join(', ')}`);
   }
-  for (const name of names.length ? names : Object.keys(BENCHMARKS)) {
+  const selected = names.length ? names : Object.keys(BENCHMARKS);
+  if (selected.length === 1) {
+    const [name] = selected as [string];
     process.stdout.write(`\n== ${name} ==\n`);
     const module = (await import(BENCHMARKS[name] as string)) as BenchmarkModule;
     await module.run();
+    return;
+  }
+  for (const name of selected) {
+    const child = spawnSync(process.execPath, [...process.execArgv, __filename, name], { stdio: 'inherit' });
+    if (child.status !== 0) throw new Error(`benchmark ${name} failed (exit ${child.status ?? child.signal})`);
   }
 }
 

@@ -178,7 +178,8 @@ export async function run(): Promise<void> {
         headers: signedHeaders(),
         body: JSON.stringify({ appCode: APP.appCode, datasetCode: DATASET, paramMap: record(k) }),
       });
-      const created = (await response.json()) as { data: { id: string } };
+      const created = (await response.json()) as { data: { id: string } | null };
+      if (!created.data) throw new Error(`creating the bench's records failed: ${JSON.stringify(created)}`);
       serviceIds.push(created.data.id);
     }
     await load(service.url, serviceIds, WARMUP_MS);
