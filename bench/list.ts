@@ -7,7 +7,6 @@
  *
  * Sizes can be narrowed for a quick look: `BENCH_SIZES=1000,10000 npm run bench -- list`.
  */
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { ulid } from 'ulid';
 import { ensureTables, localTableNames, startEmbeddedDynamo } from '../bin/local/embedded-dynamo';
 import { createDocumentClient } from '../shared/aws/dynamodb';
@@ -28,6 +27,7 @@ import { countRecords } from '../shared/records/record-counter';
 import { RecordAttr } from '../shared/records/table-definitions';
 import { formatTimestamp } from '../shared/records/timestamps';
 import { writeSection } from './report';
+import { putAll } from './seed';
 
 const FIELDS: FieldConfig[] = [
   { name: 'customer', type: 'string', required: true, indexed: true },
@@ -258,17 +258,5 @@ async function load(
       [RecordAttr.sortKey]: id,
     });
   }
-  const batches: Record<string, unknown>[][] = [];
-  for (let i = 0; i < items.length; i += 25) batches.push(items.slice(i, i + 25));
-  let cursor = 0;
-  const worker = async () => {
-    while (cursor < batches.length) {
-      let pending = batches[cursor++]?.map((Item) => ({ PutRequest: { Item } })) ?? [];
-      while (pending.length > 0) {
-        const result = await doc.send(new BatchWriteCommand({ RequestItems: { [table]: pending } }));
-        pending = (result.UnprocessedItems?.[table] ?? []) as typeof pending;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: 4 }, worker));
+  await putAll(doc, table, items);
 }

@@ -10,7 +10,6 @@
  * Run: npm run bench -- sql (sizes of the DynamoDB table: BENCH_SQL_DYNAMO_SIZES, default 10000,100000)
  */
 import { performance } from 'node:perf_hooks';
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { ulid } from 'ulid';
 import { ensureTables, localTableNames, startEmbeddedDynamo } from '../bin/local/embedded-dynamo';
 import { createDocumentClient } from '../shared/aws/dynamodb';
@@ -30,6 +29,7 @@ import { DatasetCache, type DatasetRecord, type DatasetRowSource } from '../shar
 import { RecordStoreRowSource } from '../shared/sql/record-store-row-source';
 import { SqlJsEngine } from '../shared/sql/sqljs-engine';
 import { writeSection } from './report';
+import { putAll } from './seed';
 
 const SIZES = [1_000, 10_000, 100_000];
 const WARM_RUNS = 30;
@@ -333,17 +333,7 @@ async function loadBulk(
         [RecordAttr.sortKey]: id,
       };
     });
-    const chunks: Record<string, unknown>[][] = [];
-    for (let i = 0; i < items.length; i += 25) chunks.push(items.slice(i, i + 25));
-    await Promise.all(
-      chunks.map(async (chunk) => {
-        let pending = chunk.map((Item) => ({ PutRequest: { Item } }));
-        while (pending.length > 0) {
-          const result = await doc.send(new BatchWriteCommand({ RequestItems: { [table]: pending } }));
-          pending = (result.UnprocessedItems?.[table] ?? []) as typeof pending;
-        }
-      }),
-    );
+    await putAll(doc, table, items, 16);
     await group.complete(new CapacityMeter());
   }
   return groups;

@@ -8,7 +8,7 @@
  * a checkpoint read and a consistent read of every record created in the last 16 minutes (its settle window),
  * from the base table — plus the same page read.
  */
-import { BatchWriteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ulid } from 'ulid';
 import { ensureTables, localTableNames, startEmbeddedDynamo } from '../bin/local/embedded-dynamo';
 import { createDocumentClient } from '../shared/aws/dynamodb';
@@ -29,6 +29,7 @@ import { RecordStore } from '../shared/records/record-store';
 import { RecordAttr } from '../shared/records/table-definitions';
 import { formatTimestamp } from '../shared/records/timestamps';
 import { writeSection } from './report';
+import { putAll } from './seed';
 
 // No indexed field: an unfiltered page does not use them, and the benchmark loads faster without them.
 const FIELDS: FieldConfig[] = [
@@ -267,16 +268,6 @@ async function bulk(
     [RecordAttr.partitionKey]: datasetPartitionKey(dataset.datasetCode),
     [RecordAttr.sortKey]: id,
   }));
-  const chunks: Record<string, unknown>[][] = [];
-  for (let i = 0; i < items.length; i += 25) chunks.push(items.slice(i, i + 25));
-  await Promise.all(
-    chunks.map(async (chunk) => {
-      let pending = chunk.map((Item) => ({ PutRequest: { Item } }));
-      while (pending.length > 0) {
-        const result = await doc.send(new BatchWriteCommand({ RequestItems: { [table]: pending } }));
-        pending = (result.UnprocessedItems?.[table] ?? []) as typeof pending;
-      }
-    }),
-  );
+  await putAll(doc, table, items, 16);
   await group.complete(meter);
 }

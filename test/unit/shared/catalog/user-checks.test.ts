@@ -4,50 +4,12 @@
  */
 import { userKeyDigest } from '../../../../shared/auth/user-key';
 import { ConfigError, parseConfig } from '../../../../shared/catalog-store/load-config';
+import { type LooseConfig, USER_KEY, USER_KEY_DIGEST, userKeyConfig } from '../../../support/user-key-config';
 
-// biome-ignore lint/suspicious/noExplicitAny: the cases write invalid shapes on purpose
-type Loose = any;
+const OTHER_DIGEST = userKeyDigest(`${USER_KEY}-other`);
 
-const KEY = 'dasu_unit-test-key-0000000000000000000000';
-const DIGEST = userKeyDigest(KEY);
-const OTHER_DIGEST = userKeyDigest(`${KEY}-other`);
-
-function config(): Loose {
-  return {
-    applications: [
-      {
-        appCode: 'app-a',
-        grants: [
-          {
-            datasetCode: 'orders',
-            operations: ['read', 'update'],
-            readFields: ['customer', 'status', 'region'],
-            writeFields: ['status'],
-            rowFilter: { region: 'EU' },
-          },
-        ],
-        users: [{ userId: 'u1', userName: 'User One', loginName: 'one@example.com', keyHashes: [DIGEST] }],
-      },
-      { appCode: 'app-b', grants: [{ datasetCode: 'orders', operations: ['read'] }] },
-    ],
-    datasets: [
-      {
-        appCode: 'app-a',
-        datasetCode: 'orders',
-        fields: [
-          { name: 'customer', type: 'string' },
-          { name: 'status', type: 'enum', options: ['new', 'paid'] },
-          { name: 'region', type: 'string' },
-          { name: 'amount', type: 'number' },
-        ],
-      },
-      { appCode: 'app-a', datasetCode: 'notes', fields: [{ name: 'text', type: 'string' }] },
-    ],
-  };
-}
-
-function problemsOf(mutate: (config: Loose) => void) {
-  const value = config();
+function problemsOf(mutate: (config: LooseConfig) => void) {
+  const value = userKeyConfig();
   mutate(value);
   try {
     parseConfig(value);
@@ -58,7 +20,7 @@ function problemsOf(mutate: (config: Loose) => void) {
   return [];
 }
 
-const user = (value: Loose) => value.applications[0].users[0];
+const user = (value: LooseConfig) => value.applications[0].users[0];
 
 describe('users in the configuration', () => {
   it('are accepted when they only narrow the application', () => {
@@ -75,7 +37,7 @@ describe('users in the configuration', () => {
   it('refuse a key digest listed twice, in one user or across applications', () => {
     expect(
       problemsOf((c) => {
-        user(c).keyHashes = [DIGEST, OTHER_DIGEST];
+        user(c).keyHashes = [USER_KEY_DIGEST, OTHER_DIGEST];
         c.applications[1].users = [{ userId: 'u9', userName: 'U', loginName: 'u', keyHashes: [OTHER_DIGEST] }];
       }),
     ).toEqual([
@@ -89,7 +51,7 @@ describe('users in the configuration', () => {
   it('refuse a key instead of its digest, and a duplicate userId', () => {
     expect(
       problemsOf((c) => {
-        user(c).keyHashes = [KEY];
+        user(c).keyHashes = [USER_KEY];
         c.applications[0].users.push({ userId: 'u1', userName: 'Again', loginName: 'again', keyHashes: [] });
       }),
     ).toEqual([
