@@ -63,6 +63,12 @@ export interface HarnessOptions {
   loadHandler?: LocalServerOptions['loadHandler'];
   /** A `cdk synth` output folder whose Lambda bundles to run. Default: HANDLER_BUNDLES_DIR, else the sources. */
   bundlesDir?: string;
+  /**
+   * Run the handlers under functions/ even when HANDLER_BUNDLES_DIR is set: for a fixture whose configuration
+   * differs from the one the bundles were synthesized with in what the bundles carry (the hook sandbox ships only
+   * beside the bundles of the operations that configuration hooks).
+   */
+  sources?: boolean;
 }
 
 /** The DynamoDB endpoint the integration tests run against instead of the embedded store, if any. */
@@ -91,7 +97,10 @@ export class ServiceHarness {
     const sink = (line: string) => this.logLines.push(JSON.parse(line));
     // `npm run test:bundles`: the synthesized Lambda bundles instead of the sources, unless a test brings its
     // own handlers (a driven clock, a test-only operation).
-    const bundles = this.options.loadHandler ? undefined : (this.options.bundlesDir ?? process.env.HANDLER_BUNDLES_DIR);
+    const bundles =
+      this.options.loadHandler || this.options.sources
+        ? undefined
+        : (this.options.bundlesDir ?? process.env.HANDLER_BUNDLES_DIR);
     if (bundles) this.restoreStdout = captureLogLines(sink);
     this.server = await startLocalServer({
       configFile: this.configFile,

@@ -4,7 +4,7 @@
  * request's own line. The real handlers, real pipeline and real dynalite, with the hooks fixture.
  */
 import path from 'node:path';
-import { FIXTURES_DIR, REPO_ROOT } from '../../../../support/paths';
+import { FIXTURES_DIR } from '../../../../support/paths';
 import { type AppCredentials, type CallResult, ServiceHarness } from '../../../../support/service-harness';
 
 const CONFIG = path.join(FIXTURES_DIR, 'hooks-config.json');
@@ -15,11 +15,9 @@ const MAIN: AppCredentials = {
 };
 const main = { app: MAIN };
 
-// As in hooks.test.ts: the functions' own handlers, in this process, also when the suite runs against bundles
+// As in operations.test.ts beside this file: the functions' sources, also when the suite runs against bundles
 // synthesized from another configuration.
-const harness = new ServiceHarness(CONFIG, {
-  loadHandler: async (file) => (await import(path.join(REPO_ROOT, 'functions', file))).handler,
-});
+const harness = new ServiceHarness(CONFIG, { sources: true });
 beforeAll(() => harness.start());
 afterAll(() => harness.stop());
 

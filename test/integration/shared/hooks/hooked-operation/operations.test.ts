@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { failureWith } from '../../../../support/failure-envelope';
-import { FIXTURES_DIR, REPO_ROOT } from '../../../../support/paths';
+import { FIXTURES_DIR } from '../../../../support/paths';
 import { type AppCredentials, type CallResult, ServiceHarness } from '../../../../support/service-harness';
 
 const CONFIG = path.join(FIXTURES_DIR, 'hooks-config.json');
@@ -21,12 +21,10 @@ const OTHER: AppCredentials = {
 };
 const ALICE_KEY = 'dasu_alice-primary-key-0001-Qm9vdHN0cmFwcGVk';
 
-// The functions' own handlers, loaded in this process also when the suite runs against the synthesized bundles:
-// a bundle carries the sandbox's engine only where the deployed configuration hooks its operation, and this
-// fixture hooks other operations than the demo configuration the bundles were synthesized with.
-const harness = new ServiceHarness(CONFIG, {
-  loadHandler: async (file) => (await import(path.join(REPO_ROOT, 'functions', file))).handler,
-});
+// The functions' sources also when the suite runs against the synthesized bundles: a bundle carries the
+// sandbox only where the deployed configuration hooks its operation, and this fixture hooks other operations
+// than the demo configuration the bundles were synthesized with.
+const harness = new ServiceHarness(CONFIG, { sources: true });
 beforeAll(() => harness.start());
 afterAll(() => harness.stop());
 
