@@ -1,4 +1,6 @@
 /** Lambda handler of POST /openapi/data/create. */
+// First: in a hooked bundle the sandbox's worker starts before the rest of the bundle loads.
+import '../shared/sandbox/start-at-init';
 import { createHandler } from '../shared/composition/pipeline';
 import { createOperation } from '../shared/operations/create';
 

@@ -1,4 +1,6 @@
 /** Lambda handler of POST /openapi/data/get-list. */
+// First: in a hooked bundle the sandbox's worker starts before the rest of the bundle loads.
+import '../shared/sandbox/start-at-init';
 import { createHandler } from '../shared/composition/pipeline';
 import { getListOperation } from '../shared/operations/get-list';
 

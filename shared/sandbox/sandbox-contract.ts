@@ -55,7 +55,7 @@ export function scriptOf(source: string): string {
 
 /** Host → worker. `engine`: the engine's WebAssembly, compiled once per container and shared by its workers. */
 export type ToWorker =
-  | { type: 'engine'; wasmModule: WebAssembly.Module }
+  | { type: 'engine'; wasmModule: WebAssembly.Module; warmUp: boolean }
   | { type: 'run'; fn: SandboxFunction; params: unknown; context: Record<string, unknown>; maxReads: number }
   | { type: 'read-answer'; readId: number; ok: true; json: string }
   | { type: 'read-answer'; readId: number; ok: false; message: string };

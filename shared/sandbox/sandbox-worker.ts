@@ -1,8 +1,9 @@
 /**
  * The sandbox's worker thread (docs/hooks.md): where partner functions run, so that a run the engine cannot
  * interrupt (one long built-in call) stalls only this thread, which the host then terminates. It loads the
- * engine from the WebAssembly module the host sends, runs a trivial function once (so that a caller's first run
- * does not pay for compiling the engine's code), says `ready`, then runs one function at a time as the host asks. A
+ * engine from the WebAssembly module the host sends and, when no run is waiting for it yet, runs a trivial
+ * function once (so that a caller's first run does not pay for compiling the engine's code; a run already waiting
+ * would only be delayed by it); it says `ready`, then runs one function at a time as the host asks. A
  * `context.client` read becomes a message to the host, which performs it as the caller and answers; the guest's
  * promise settles with that answer.
  *
@@ -37,9 +38,9 @@ const WARM_UP = {
   memoryMb: 8,
 };
 
-async function warmUp(wasmModule: WebAssembly.Module): Promise<void> {
+async function start(wasmModule: WebAssembly.Module, warmUp: boolean): Promise<void> {
   await loadEngine(wasmModule);
-  await runInEngine(WARM_UP, { params: { warm: true }, context: {}, read: readFromHost, maxReads: 0 });
+  if (warmUp) await runInEngine(WARM_UP, { params: { warm: true }, context: {}, read: readFromHost, maxReads: 0 });
 }
 
 async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
@@ -59,7 +60,7 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
 
 port.on('message', (message: ToWorker) => {
   if (message.type === 'engine') {
-    warmUp(message.wasmModule).then(
+    start(message.wasmModule, message.warmUp).then(
       () => post({ type: 'ready' }),
       (error: unknown) => post({ type: 'failed', kind: 'engine', message: `could not load: ${String(error)}` }),
     );

@@ -61,6 +61,8 @@ export interface SandboxHostOptions {
 interface Slot {
   worker: Worker;
   ready: Promise<void>;
+  /** A run is waiting for this worker: it loads the engine and takes that run, without a warm-up run first. */
+  awaited: boolean;
 }
 
 const compiledWasm = new Map<string, Promise<WebAssembly.Module>>();
@@ -107,6 +109,7 @@ export class SandboxHost {
   /** Run `fn(params, context)` in the sandbox; its JSON result, or `SandboxFailure`. */
   async run(fn: SandboxFunction, input: RunInput): Promise<unknown> {
     const slot = this.idle.pop() ?? this.start();
+    slot.awaited = true;
     try {
       await slot.ready;
     } catch (error) {
@@ -227,6 +230,7 @@ export class SandboxHost {
     worker.unref();
     const slot: Slot = {
       worker,
+      awaited: false,
       ready: new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`not ready within ${START_LIMIT_MS} ms`)), START_LIMIT_MS);
         timer.unref();
@@ -252,7 +256,7 @@ export class SandboxHost {
       void worker.terminate();
     });
     compileWasm(assets.wasmFile).then(
-      (wasmModule) => worker.postMessage({ type: 'engine', wasmModule } satisfies ToWorker),
+      (wasmModule) => worker.postMessage({ type: 'engine', wasmModule, warmUp: !slot.awaited } satisfies ToWorker),
       () => void worker.terminate(),
     );
     return slot;

@@ -2,11 +2,13 @@
  * What deploys is what was tested: the bundles `cdk synth` produced (not the TypeScript sources) run behind the
  * local HTTP server against dynalite, and answer signed requests as the contract says.
  */
+import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { expectFailure } from '../../../support/failure-envelope';
 import { buildService, PROJECT_ROOT } from '../../../support/service-fixture';
 import { FIXTURE_CONFIG, MAIN_APP, ServiceHarness } from '../../../support/service-harness';
+import { synthesizedBundles } from '../../../support/synthesized-bundles';
 
 // Inside the repository, so the bundles resolve the externalized @aws-sdk/* from its node_modules, as they
 // resolve them from the Lambda runtime in AWS.
@@ -65,5 +67,44 @@ describe('synthesized bundles behind the local server', () => {
     const operations = harness.logLines.map((line) => line.operation);
     expect(operations).toEqual(expect.arrayContaining(['create', 'get-one', 'update', 'get-list']));
     for (const line of harness.logLines) expect(line).toHaveProperty('requestId');
+  });
+});
+
+/**
+ * What loading a bundle starts, in order, in a fresh process as a new container: `worker` when it constructs a
+ * worker thread, `sdk` when it first requires an AWS SDK package (the first thing the rest of a bundle loads).
+ */
+function initOrder(operation: string): string[] {
+  const dir = synthesizedBundles(OUTDIR).get(operation);
+  if (!dir) throw new Error(`no bundle for ${operation}`);
+  const script = `const Module = require('node:module');
+const threads = require('node:worker_threads');
+const events = [];
+const load = Module._load;
+Module._load = function (request, ...rest) {
+  if (request.startsWith('@aws-sdk/') && !events.includes('sdk')) events.push('sdk');
+  return load.call(this, request, ...rest);
+};
+const Worker = threads.Worker;
+threads.Worker = class extends Worker {
+  constructor(...args) {
+    super(...args);
+    events.push('worker');
+  }
+};
+require(${JSON.stringify(join(dir, 'index.js'))});
+process.stdout.write(JSON.stringify(events));
+process.exit(0);`;
+  return JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' })) as string[];
+}
+
+describe('the hook sandbox at init', () => {
+  it('starts the worker of a hooked operation before the rest of its bundle loads', () => {
+    // The fixture hooks get-one: its bundle has the worker file beside it.
+    expect(initOrder('get-one')).toEqual(['worker', 'sdk']);
+  });
+
+  it('starts no worker in an operation without hooks', () => {
+    expect(initOrder('get-list')).toEqual(['sdk']);
   });
 });
