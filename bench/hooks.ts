@@ -4,11 +4,15 @@
  * fresh Node process laid out as a deployed function (worker start, engine load, first run), and what the
  * sandbox adds to a function's bundle and beside it.
  */
-import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { execFile, execFileSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { type BuildOptions, build } from 'esbuild';
+import { startLocalServer } from '../bin/local-server';
+import { FUNCTION_BUNDLING } from '../lib/operation-function';
+import { signRequest } from '../packages/client/src/signature';
 import { Catalog } from '../shared/catalog/catalog';
 import type { CatalogConfig } from '../shared/catalog/schema';
 import { withHooks } from '../shared/hooks/hooked-operation';
@@ -163,6 +167,180 @@ function coldStart(dir: string): ColdStart {
   };
 }
 
+/**
+ * The first request of a fresh container, with and without a hook: what a caller of a new container waits for.
+ * Both functions are the same get-one bundle, built as `cdk synth` builds it; the hooked one has the worker file
+ * and the .wasm beside it (so it starts the worker at init) and answers for a dataset with a trivial after hook,
+ * the other has neither. Each run is a fresh Node.js process that loads the SDK packages first (the runtime's,
+ * not counted), then times `require` of the bundle (init) and its first invocation, a signed get-one, against the
+ * store of a local server this process runs (the AWS side of a deployment). Runs alternate, plain then hooked.
+ */
+const CONTAINER_RUNS = 9;
+const CONTAINER_APP = { appCode: 'app-bench', accessKey: 'ak-bench-0001', secret: 'sk-bench-secret' };
+const CONTAINER_CONFIG = {
+  timeZone: 'UTC',
+  applications: [
+    {
+      appCode: CONTAINER_APP.appCode,
+      accessKey: CONTAINER_APP.accessKey,
+      signingSecret: CONTAINER_APP.secret,
+      grants: [
+        { datasetCode: 'orders', operations: ['read', 'create'] },
+        { datasetCode: 'items', operations: ['read', 'create'] },
+      ],
+    },
+  ],
+  datasets: ['orders', 'items'].map((datasetCode) => ({
+    appCode: CONTAINER_APP.appCode,
+    datasetCode,
+    fields: [{ name: 'amount', type: 'number' }],
+  })),
+  functions: [
+    {
+      appCode: CONTAINER_APP.appCode,
+      name: 'mark',
+      source: 'export default async function mark(data) { return { ...data, marked: true }; }',
+    },
+  ],
+  hooks: [{ datasetCode: 'orders', operation: 'get-one', node: 'after', function: 'mark' }],
+};
+
+/** One fresh container: load the SDK (not timed), then init and the first invocation. Prints its figures. */
+const CONTAINER_CHILD = `const path = require('node:path');
+for (const id of ['@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb', '@aws-sdk/client-secrets-manager']) require(id);
+const [dir, eventJson] = process.argv.slice(2);
+const write = process.stdout.write.bind(process.stdout);
+process.stdout.write = () => true;
+const context = { callbackWaitsForEmptyEventLoop: false, functionName: 'bench-get-one', functionVersion: '$LATEST',
+  invokedFunctionArn: 'arn:aws:lambda:local:000000000000:function:bench-get-one', memoryLimitInMB: '1024',
+  awsRequestId: 'bench', logGroupName: '/bench', logStreamName: 'bench',
+  getRemainingTimeInMillis: () => 10000, done() {}, fail() {}, succeed() {} };
+const started = performance.now();
+const { handler } = require(path.join(dir, 'index.js'));
+const initMs = performance.now() - started;
+handler(JSON.parse(eventJson), context).then((result) => {
+  const firstMs = performance.now() - started;
+  write(JSON.stringify({ initMs, firstMs, statusCode: result.statusCode, body: result.body }));
+  process.exit(0);
+});`;
+
+function signedGetOne(datasetCode: string, id: string, n: number): string {
+  const timeStamp = String(Date.now());
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/json',
+    'X-Time-Stamp': timeStamp,
+    'X-App-Code': CONTAINER_APP.appCode,
+    'X-Dataset-Code': datasetCode,
+    'X-Token': signRequest({ ...CONTAINER_APP, datasetCode, timeStamp }, CONTAINER_APP.secret),
+  };
+  const route = '/openapi/data/get-one';
+  return JSON.stringify({
+    httpMethod: 'POST',
+    path: route,
+    resource: route,
+    headers,
+    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, [value]])),
+    body: JSON.stringify({ appCode: CONTAINER_APP.appCode, datasetCode, paramMap: { id } }),
+    isBase64Encoded: false,
+    pathParameters: null,
+    queryStringParameters: null,
+    multiValueQueryStringParameters: null,
+    stageVariables: null,
+    requestContext: {
+      requestId: `bench-${n}`,
+      httpMethod: 'POST',
+      path: route,
+      resourcePath: route,
+      stage: 'bench',
+      identity: { sourceIp: '127.0.0.1' },
+    },
+  });
+}
+
+interface FirstRequest {
+  initMs: number;
+  firstMs: number;
+}
+
+async function firstRequests(): Promise<{ plain: FirstRequest[]; hooked: FirstRequest[] }> {
+  const dir = path.join(ROOT, 'cdk.out', 'bench-hooks');
+  rmSync(dir, { recursive: true, force: true });
+  const [plainDir, hookedDir] = [path.join(dir, 'plain'), path.join(dir, 'hooked')];
+  for (const outdir of [plainDir, hookedDir]) {
+    await build({
+      entryPoints: [path.join(ROOT, 'functions/get-one.ts')],
+      bundle: true,
+      platform: 'node',
+      target: FUNCTION_BUNDLING.target,
+      format: FUNCTION_BUNDLING.format,
+      minify: FUNCTION_BUNDLING.minify,
+      external: [...FUNCTION_BUNDLING.externalModules],
+      mainFields: [...FUNCTION_BUNDLING.mainFields],
+      outfile: path.join(outdir, 'index.js'),
+      logLevel: 'silent',
+    });
+  }
+  await build({
+    entryPoints: [SANDBOX_WORKER_ENTRY],
+    bundle: true,
+    platform: 'node',
+    target: FUNCTION_BUNDLING.target,
+    format: 'cjs',
+    minify: true,
+    mainFields: ['module', 'main'],
+    outfile: path.join(hookedDir, SANDBOX_WORKER_FILE),
+    logLevel: 'silent',
+  });
+  copyFileSync(require.resolve('@jitl/quickjs-wasmfile-release-sync/wasm'), path.join(hookedDir, SANDBOX_WASM_FILE));
+  const childFile = path.join(dir, 'container.js');
+  writeFileSync(childFile, CONTAINER_CHILD);
+  const configFile = path.join(dir, 'config.json');
+  writeFileSync(configFile, JSON.stringify(CONTAINER_CONFIG));
+
+  // The AWS side: a local server's store, tables and catalog; the children reach them through the environment.
+  const server = await startLocalServer({ configFile, port: 0, logSink: () => undefined });
+  try {
+    const ids: Record<string, string> = {};
+    for (const datasetCode of ['orders', 'items']) {
+      const timeStamp = String(Date.now());
+      const response = await fetch(`${server.url}/openapi/data/create`, {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          'X-Time-Stamp': timeStamp,
+          'X-App-Code': CONTAINER_APP.appCode,
+          'X-Dataset-Code': datasetCode,
+          'X-Token': signRequest({ ...CONTAINER_APP, datasetCode, timeStamp }, CONTAINER_APP.secret),
+        },
+        body: JSON.stringify({ appCode: CONTAINER_APP.appCode, datasetCode, paramMap: { amount: 12.5 } }),
+      });
+      const created = (await response.json()) as { data: { id: string } | null };
+      if (!created.data) throw new Error(`creating the bench's record failed: ${JSON.stringify(created)}`);
+      ids[datasetCode] = created.data.id;
+    }
+    const runs = { plain: [] as FirstRequest[], hooked: [] as FirstRequest[] };
+    for (let n = 0; n < CONTAINER_RUNS * 2; n += 1) {
+      const hooked = n % 2 === 1;
+      const datasetCode = hooked ? 'orders' : 'items';
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        [childFile, hooked ? hookedDir : plainDir, signedGetOne(datasetCode, ids[datasetCode] as string, n)],
+        { env: process.env, encoding: 'utf8' },
+      );
+      const result = JSON.parse(stdout) as FirstRequest & { statusCode: number; body: string };
+      const data = (JSON.parse(result.body) as { data?: { marked?: boolean } }).data;
+      if (result.statusCode !== 200 || data?.marked !== (hooked ? true : undefined)) {
+        throw new Error(`a first request was not answered as expected: ${stdout}`);
+      }
+      (hooked ? runs.hooked : runs.plain).push({ initMs: result.initMs, firstMs: result.firstMs });
+    }
+    return runs;
+  } finally {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function bundleBytes(): Promise<{ total: number; sandbox: number }> {
   const result = await build({
     entryPoints: [path.join(ROOT, 'functions/get-one.ts')],
@@ -212,6 +390,26 @@ export async function run(): Promise<void> {
     const [min, max] = [sorted[0] ?? 0, sorted[sorted.length - 1] ?? 0];
     console.log(`| ${label} | ${pct(sorted, 0.5).toFixed(1)} | ${min.toFixed(1)} | ${max.toFixed(1)} |`);
   }
+  const first = await firstRequests();
+  console.log(
+    `\nFirst request of a fresh container (get-one bundle as deployed, ${CONTAINER_RUNS} fresh processes each, alternating), ms:\n`,
+  );
+  console.log('| | init, median | init + first answer, median | min | max |\n|---|---:|---:|---:|---:|');
+  const medians: Record<string, number> = {};
+  for (const [label, key] of [
+    ['without hooks', 'plain'],
+    ['with a trivial after hook', 'hooked'],
+  ] as const) {
+    const init = first[key].map((r) => r.initMs).sort((x, y) => x - y);
+    const total = first[key].map((r) => r.firstMs).sort((x, y) => x - y);
+    medians[key] = pct(total, 0.5);
+    console.log(
+      `| ${label} | ${pct(init, 0.5).toFixed(1)} | ${pct(total, 0.5).toFixed(1)} | ${(total[0] ?? 0).toFixed(1)} | ${(total[total.length - 1] ?? 0).toFixed(1)} |`,
+    );
+  }
+  console.log(
+    `\nThe engine's cold start in a fresh container (difference of the medians): ${((medians.hooked ?? 0) - (medians.plain ?? 0)).toFixed(1)} ms (goal ≤ 50 ms).`,
+  );
   const bytes = await bundleBytes();
   console.log(
     `Bundle (functions/get-one.ts, minified, AWS SDK external): ${(bytes.total / 1024).toFixed(0)} KiB, of which ` +
