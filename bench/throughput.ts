@@ -5,9 +5,14 @@
  * service's). The service does everything else a request needs: envelope, body checks, authentication in
  * contract order, the quota (admission beside the read, then the release), permissions and the log line.
  *
- * Both servers run in this process, each over its own dynalite, and are measured alternately (service,
- * minimal, service, …) for the same time each, so that a busy machine slows both alike; the ratio is that
- * of the medians.
+ * A third server is the minimal one plus the quota's two writes, through the service's own quota store on the
+ * same store: HMAC, admission beside the GetItem, the release, then the answer. It is the floor of any server
+ * that keeps an exact concurrency lease (2 write units per admitted request), so its ratio to the minimal
+ * server bounds what the service can reach, and the service's ratio to it is what the rest of the service costs.
+ *
+ * The servers run in this process, each over its own dynalite, and are measured alternately (service,
+ * minimal, minimal with the quota, service, …) for the same time each, so that a busy machine slows all alike;
+ * the ratios are those of the medians.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -21,6 +26,8 @@ import { startEmbeddedDynamo } from '../bin/local/embedded-dynamo';
 import { startLocalServer } from '../bin/local-server';
 import { signRequest } from '../packages/client/src/signature';
 import { createDocumentClient } from '../shared/aws/dynamodb';
+import { CapacityMeter } from '../shared/observability/capacity-meter';
+import { QuotaStore } from '../shared/quota/quota-store';
 
 const CONNECTIONS = 10;
 const ROUNDS = 5;
@@ -70,8 +77,12 @@ export function signedHeaders(): Record<string, string> {
   };
 }
 
-/** A server that verifies the signature and answers one GetItem: the floor of what a signed read costs. */
-async function startMinimalServer(): Promise<{ url: string; ids: string[]; close(): Promise<void> }> {
+/**
+ * A server that verifies the signature and answers one GetItem: the floor of what a signed read costs. With
+ * `withQuota`, it also takes the quota's admission (beside the read) and release, as the service's quota store
+ * does them, under the service's limits.
+ */
+async function startMinimalServer(withQuota = false): Promise<{ url: string; ids: string[]; close(): Promise<void> }> {
   const dynamo = await startEmbeddedDynamo();
   const client = createDocumentClient(dynamo.client);
   await dynamo.client.send(
@@ -88,6 +99,16 @@ async function startMinimalServer(): Promise<{ url: string; ids: string[]; close
       ],
     }),
   );
+  await dynamo.client.send(
+    new CreateTableCommand({
+      TableName: 'quota',
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+    }),
+  );
+  const quota = new QuotaStore(dynamo.client, 'quota');
+  const limits = CONFIG.applications[0]?.quota as NonNullable<(typeof CONFIG.applications)[0]>['quota'];
   const ids = Array.from({ length: RECORDS }, (_, k) => `id-${String(k).padStart(6, '0')}`);
   for (const [k, id] of ids.entries()) {
     await client.send(new PutCommand({ TableName: 'minimal', Item: { pk: DATASET, sk: id, ...record(k) } }));
@@ -108,9 +129,26 @@ async function startMinimalServer(): Promise<{ url: string; ids: string[]; close
       res.writeHead(401).end();
       return;
     }
-    const result = await client.send(
+    const read = client.send(
       new GetCommand({ TableName: 'minimal', Key: { pk: header('x-dataset-code'), sk: body.paramMap.id } }),
     );
+    if (!withQuota) {
+      const result = await read;
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ success: true, msg: null, data: result.Item ?? null }));
+      return;
+    }
+    const capacity = new CapacityMeter();
+    const [decision, result] = await Promise.all([
+      quota.admit({ appCode: APP.appCode, quota: limits, now: Date.now(), capacity }),
+      read,
+    ]);
+    if (!decision.admitted) {
+      res.writeHead(429).end();
+      return;
+    }
+    // Released before the answer, as the service does: a client's next request finds the slot free.
+    await quota.release({ appCode: APP.appCode, lease: decision.lease, capacity });
     res.writeHead(200, { 'Content-Type': 'application/json' });
     res.end(JSON.stringify({ success: true, msg: null, data: result.Item ?? null }));
   });
@@ -170,6 +208,7 @@ export async function run(): Promise<void> {
   writeFileSync(configFile, JSON.stringify(CONFIG));
   const service = await startLocalServer({ configFile, port: 0, logSink: () => undefined });
   const minimal = await startMinimalServer();
+  const quotaFloor = await startMinimalServer(true);
   try {
     const serviceIds: string[] = [];
     for (let k = 0; k < RECORDS; k += 1) {
@@ -184,37 +223,49 @@ export async function run(): Promise<void> {
     }
     await load(service.url, serviceIds, WARMUP_MS);
     await load(minimal.url, minimal.ids, WARMUP_MS);
+    await load(quotaFloor.url, quotaFloor.ids, WARMUP_MS);
 
-    const rates = { service: [] as number[], minimal: [] as number[] };
+    const servers = [
+      ['service', service.url, serviceIds],
+      ['minimal', minimal.url, minimal.ids],
+      ['quotaFloor', quotaFloor.url, quotaFloor.ids],
+    ] as const;
+    const rates = { service: [] as number[], minimal: [] as number[], quotaFloor: [] as number[] };
     // Process CPU per answered request (this process runs the server, its store and the load alike): steadier
     // than requests/s on a shared machine.
-    const cpu = { service: [] as number[], minimal: [] as number[] };
-    let refused = 0;
+    const cpu = { service: [] as number[], minimal: [] as number[], quotaFloor: [] as number[] };
+    const notOk = { service: 0, minimal: 0, quotaFloor: 0 };
     for (let round = 0; round < ROUNDS; round += 1) {
-      const ours = await load(service.url, serviceIds, ROUND_MS);
-      refused += ours.failed;
-      rates.service.push((ours.ok * 1000) / ROUND_MS);
-      cpu.service.push(ours.cpuMs / Math.max(1, ours.ok));
-      const floor = await load(minimal.url, minimal.ids, ROUND_MS);
-      rates.minimal.push((floor.ok * 1000) / ROUND_MS);
-      cpu.minimal.push(floor.cpuMs / Math.max(1, floor.ok));
+      for (const [name, url, ids] of servers) {
+        const measured = await load(url, ids, ROUND_MS);
+        notOk[name] += measured.failed;
+        rates[name].push((measured.ok * 1000) / ROUND_MS);
+        cpu[name].push(measured.cpuMs / Math.max(1, measured.ok));
+      }
     }
-    const ratio = median(rates.service) / median(rates.minimal);
-    const cpuRatio = median(cpu.minimal) / median(cpu.service);
+    const rate = (name: keyof typeof rates) => median(rates[name]);
+    const cpuOf = (name: keyof typeof cpu) => median(cpu[name]);
     const fmt = (values: number[]) => values.map((v) => v.toFixed(0)).join(', ');
     process.stdout.write(
       [
         `get-one at ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${ROUND_MS / 1000} s each (requests/s)`,
-        `service (signature, quota, permissions, log): ${fmt(rates.service)}; median ${median(rates.service).toFixed(0)}`,
-        `minimal (HMAC + GetItem):                     ${fmt(rates.minimal)}; median ${median(rates.minimal).toFixed(0)}`,
-        `ratio service / minimal: ${ratio.toFixed(2)}x; answers other than 200 from the service: ${refused}`,
-        `CPU per request: service ${median(cpu.service).toFixed(2)} ms, minimal ${median(cpu.minimal).toFixed(2)} ms; ` +
-          `throughput the CPU allows, service / minimal: ${cpuRatio.toFixed(2)}x`,
+        `service (signature, quota, permissions, log):    ${fmt(rates.service)}; median ${rate('service').toFixed(0)}`,
+        `minimal (HMAC + GetItem):                        ${fmt(rates.minimal)}; median ${rate('minimal').toFixed(0)}`,
+        `minimal with the quota (admission, release):     ${fmt(rates.quotaFloor)}; median ${rate('quotaFloor').toFixed(0)}`,
+        `ratio service / minimal: ${(rate('service') / rate('minimal')).toFixed(2)}x`,
+        `ratio minimal with the quota / minimal: ${(rate('quotaFloor') / rate('minimal')).toFixed(2)}x (the most any server keeping an exact lease reaches)`,
+        `ratio service / minimal with the quota: ${(rate('service') / rate('quotaFloor')).toFixed(2)}x`,
+        `answers other than 200: service ${notOk.service}, minimal ${notOk.minimal}, minimal with the quota ${notOk.quotaFloor}`,
+        `CPU per request: service ${cpuOf('service').toFixed(2)} ms, minimal ${cpuOf('minimal').toFixed(2)} ms, ` +
+          `minimal with the quota ${cpuOf('quotaFloor').toFixed(2)} ms; throughput the CPU allows, service / minimal: ` +
+          `${(cpuOf('minimal') / cpuOf('service')).toFixed(2)}x, minimal with the quota / minimal: ` +
+          `${(cpuOf('minimal') / cpuOf('quotaFloor')).toFixed(2)}x`,
         '',
       ].join('\n'),
     );
   } finally {
     await service.close();
     await minimal.close();
+    await quotaFloor.close();
   }
 }
