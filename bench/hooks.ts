@@ -175,7 +175,7 @@ function coldStart(dir: string): ColdStart {
  * not counted), then times `require` of the bundle (init) and its first invocation, a signed get-one, against the
  * store of a local server this process runs (the AWS side of a deployment). Runs alternate, plain then hooked.
  */
-const CONTAINER_RUNS = 9;
+const CONTAINER_RUNS = 15;
 const CONTAINER_APP = { appCode: 'app-bench', accessKey: 'ak-bench-0001', secret: 'sk-bench-secret' };
 const CONTAINER_CONFIG = {
   timeZone: 'UTC',

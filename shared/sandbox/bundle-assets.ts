@@ -1,13 +1,13 @@
 /**
  * The files the sandbox loads at run time instead of importing, and where it finds them (docs/hooks.md). Its
- * worker thread starts from its own file, which carries the engine's glue, and the engine's WebAssembly is read
- * from disk; neither is in a function's bundle, so a function without hooks pays nothing for them. A bundle
- * whose operation a configured hook runs in gets both copied beside it (the CDK function construct builds the
- * worker file with esbuild and copies the .wasm in `commandHooks.afterBundling`).
+ * worker thread starts from its own file, which carries the engine's glue, and the worker reads the engine's
+ * WebAssembly from the file beside that glue; neither is in a function's bundle, so a function without hooks pays
+ * nothing for them. A bundle whose operation a configured hook runs in gets both copied beside it (the CDK
+ * function construct builds the worker file with esbuild and copies the .wasm in `commandHooks.afterBundling`).
  *
- * At run time both are looked for next to the running code first (the bundle case: `__dirname` is the bundle's
- * directory); otherwise the code runs from source (tsx, ts-jest), and the worker starts from its TypeScript
- * source through tsx, with the .wasm from the package.
+ * At run time the worker file is looked for next to the running code first (the bundle case: `__dirname` is the
+ * bundle's directory); otherwise the code runs from source (tsx, the tests), and the worker starts from its
+ * TypeScript source through tsx, with the .wasm from the package, beside the package's glue.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -22,7 +22,6 @@ export const SANDBOX_WORKER_ENTRY = path.join(__dirname, 'sandbox-worker.ts');
 export interface SandboxAssetPaths {
   /** The worker's file: the bundled JavaScript, or the TypeScript source when `fromSource`. */
   workerFile: string;
-  wasmFile: string;
   /** True when running from source: the worker must be started through tsx. */
   fromSource: boolean;
 }
@@ -44,11 +43,10 @@ export function sandboxShippedBeside(directory: string = __dirname): boolean {
 export function locateSandboxAssets(directory: string = __dirname): SandboxAssetPaths {
   const beside = path.join(directory, SANDBOX_WORKER_FILE);
   if (sandboxShippedBeside(directory)) {
-    return { workerFile: beside, wasmFile: path.join(directory, SANDBOX_WASM_FILE), fromSource: false };
+    return { workerFile: beside, fromSource: false };
   }
   return {
     workerFile: SANDBOX_WORKER_ENTRY,
-    wasmFile: resolveFromSource('@jitl/quickjs-wasmfile-release-sync/wasm'),
     fromSource: true,
   };
 }

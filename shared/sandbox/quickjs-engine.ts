@@ -58,14 +58,9 @@ const PRELUDE = `(function (host, contextJson) {
 })`;
 
 let modulePromise: Promise<QuickJSWASMModule> | undefined;
-let compiled: WebAssembly.Module | undefined;
 
-/**
- * The engine, loaded once per thread on first use, from the WebAssembly module the host compiled (or, without
- * one, from the .wasm file beside the emscripten loader).
- */
-export function loadEngine(wasmModule?: WebAssembly.Module): Promise<QuickJSWASMModule> {
-  if (wasmModule) compiled = wasmModule;
+/** The engine, loaded once per thread on first use, from the .wasm file beside the emscripten loader. */
+export function loadEngine(): Promise<QuickJSWASMModule> {
   modulePromise ??= (async () => {
     // `require`, not `import()`: the package's own loader uses a dynamic import, which neither a CommonJS
     // bundle nor the test runner's module sandbox resolves; the emscripten loader finds the .wasm beside it.
@@ -79,8 +74,7 @@ export function loadEngine(wasmModule?: WebAssembly.Module): Promise<QuickJSWASM
       importFFI: async () => QuickJSFFI,
       importModuleLoader: async () => loader.default ?? loader,
     } as unknown as QuickJSSyncVariant;
-    const variant = compiled ? core.newVariant(base, { wasmModule: compiled }) : base;
-    return core.newQuickJSWASMModuleFromVariant(variant);
+    return core.newQuickJSWASMModuleFromVariant(base);
   })();
   modulePromise.catch(() => {
     modulePromise = undefined;

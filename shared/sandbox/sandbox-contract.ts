@@ -53,9 +53,9 @@ export function scriptOf(source: string): string {
   return `${source.replace(/(^|[\s;])export\s+default\s+/, '$1globalThis.__function__ = ')}\n;`;
 }
 
-/** Host → worker. `engine`: the engine's WebAssembly, compiled once per container and shared by its workers. */
+/** Host → worker. `awaited`: a run waits for this worker still loading its engine, so it skips the warm-up run. */
 export type ToWorker =
-  | { type: 'engine'; wasmModule: WebAssembly.Module; warmUp: boolean }
+  | { type: 'awaited' }
   | { type: 'run'; fn: SandboxFunction; params: unknown; context: Record<string, unknown>; maxReads: number }
   | { type: 'read-answer'; readId: number; ok: true; json: string }
   | { type: 'read-answer'; readId: number; ok: false; message: string };

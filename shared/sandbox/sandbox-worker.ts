@@ -1,9 +1,9 @@
 /**
  * The sandbox's worker thread (docs/hooks.md): where partner functions run, so that a run the engine cannot
- * interrupt (one long built-in call) stalls only this thread, which the host then terminates. It loads the
- * engine from the WebAssembly module the host sends and, when no run is waiting for it yet, runs a trivial
- * function once (so that a caller's first run does not pay for compiling the engine's code; a run already waiting
- * would only be delayed by it); it says `ready`, then runs one function at a time as the host asks. A
+ * interrupt (one long built-in call) stalls only this thread, which the host then terminates. As it starts it
+ * loads the engine from the .wasm beside its file and, unless the host says a run is already waiting, runs a
+ * trivial function once (so that a caller's first run does not pay for compiling the engine's code; a run
+ * already waiting would only be delayed by it); it says `ready`, then runs one function at a time as the host asks. A
  * `context.client` read becomes a message to the host, which performs it as the caller and answers; the guest's
  * promise settles with that answer.
  *
@@ -38,9 +38,12 @@ const WARM_UP = {
   memoryMb: 8,
 };
 
-async function start(wasmModule: WebAssembly.Module, warmUp: boolean): Promise<void> {
-  await loadEngine(wasmModule);
-  if (warmUp) await runInEngine(WARM_UP, { params: { warm: true }, context: {}, read: readFromHost, maxReads: 0 });
+/** Set when the host has a run waiting for this worker: the warm-up would only delay it. */
+let awaited = false;
+
+async function start(): Promise<void> {
+  await loadEngine();
+  if (!awaited) await runInEngine(WARM_UP, { params: { warm: true }, context: {}, read: readFromHost, maxReads: 0 });
 }
 
 async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
@@ -58,12 +61,16 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
   }
 }
 
+// The engine loads as the thread starts, without waiting for the host's thread (busy with init when a hooked
+// function starts its worker).
+start().then(
+  () => post({ type: 'ready' }),
+  (error: unknown) => post({ type: 'failed', kind: 'engine', message: `could not load: ${String(error)}` }),
+);
+
 port.on('message', (message: ToWorker) => {
-  if (message.type === 'engine') {
-    start(message.wasmModule, message.warmUp).then(
-      () => post({ type: 'ready' }),
-      (error: unknown) => post({ type: 'failed', kind: 'engine', message: `could not load: ${String(error)}` }),
-    );
+  if (message.type === 'awaited') {
+    awaited = true;
     return;
   }
   if (message.type === 'run') {

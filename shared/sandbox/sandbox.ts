@@ -11,7 +11,8 @@
  *   healthy. A worker that passed its deadline, crashed or ran out of memory is terminated and the next run
  *   starts a new one. Runs at the same time (only the local server has several requests in flight) each get a
  *   worker of their own, so one runaway never delays another's run; at most `MAX_IDLE_WORKERS` are kept.
- * - **The engine's WebAssembly is compiled once per container** and handed to every worker the host starts.
+ * - **Each worker loads the engine itself** from the .wasm beside its file, as soon as it starts: nothing waits
+ *   for this thread, which is busy with the function's init when a hooked function starts its worker.
  * - **Reads are the host's.** A `context.client` read arrives as a message; the host performs it (as the
  *   caller, with the caller's grant) and answers with its JSON. The deadline does not run while the host
  *   performs reads, as the engine's CPU limit counts only the guest's own time.
@@ -20,7 +21,6 @@
  *
  * Functions without hooks never load this module's engine files: nothing is read or started until a run.
  */
-import { readFile } from 'node:fs/promises';
 import { type ResourceLimits, Worker } from 'node:worker_threads';
 import { locateSandboxAssets, resolveFromSource, type SandboxAssetPaths, sandboxShippedBeside } from './bundle-assets';
 import {
@@ -61,25 +61,10 @@ export interface SandboxHostOptions {
 interface Slot {
   worker: Worker;
   ready: Promise<void>;
-  /** A run is waiting for this worker: it loads the engine and takes that run, without a warm-up run first. */
+  /** The engine is loaded: `ready` has resolved. */
+  started: boolean;
+  /** A run waits for this worker, which then skips its warm-up run (the worker has been told). */
   awaited: boolean;
-}
-
-const compiledWasm = new Map<string, Promise<WebAssembly.Module>>();
-/** The global WebAssembly object (the project's TypeScript libraries declare only its types). */
-const webAssembly = (
-  globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WebAssembly.Module> } }
-).WebAssembly;
-
-/** The engine's WebAssembly, read and compiled once per file per container. */
-function compileWasm(file: string): Promise<WebAssembly.Module> {
-  let compiled = compiledWasm.get(file);
-  if (!compiled) {
-    compiled = readFile(file).then((bytes) => webAssembly.compile(bytes));
-    compiled.catch(() => compiledWasm.delete(file));
-    compiledWasm.set(file, compiled);
-  }
-  return compiled;
 }
 
 /** From source, the worker's TypeScript runs through tsx (a development dependency, never in a bundle). */
@@ -109,7 +94,10 @@ export class SandboxHost {
   /** Run `fn(params, context)` in the sandbox; its JSON result, or `SandboxFailure`. */
   async run(fn: SandboxFunction, input: RunInput): Promise<unknown> {
     const slot = this.idle.pop() ?? this.start();
-    slot.awaited = true;
+    if (!slot.started && !slot.awaited) {
+      slot.awaited = true;
+      slot.worker.postMessage({ type: 'awaited' } satisfies ToWorker);
+    }
     try {
       await slot.ready;
     } catch (error) {
@@ -230,6 +218,7 @@ export class SandboxHost {
     worker.unref();
     const slot: Slot = {
       worker,
+      started: false,
       awaited: false,
       ready: new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`not ready within ${START_LIMIT_MS} ms`)), START_LIMIT_MS);
@@ -238,8 +227,10 @@ export class SandboxHost {
           if (message.type !== 'ready' && message.type !== 'failed') return;
           clearTimeout(timer);
           worker.off('message', onMessage);
-          if (message.type === 'ready') resolve();
-          else reject(new Error(message.message));
+          if (message.type === 'ready') {
+            slot.started = true;
+            resolve();
+          } else reject(new Error(message.message));
         };
         worker.on('message', onMessage);
         worker.once('exit', (code) => {
@@ -255,10 +246,6 @@ export class SandboxHost {
       this.drop(slot);
       void worker.terminate();
     });
-    compileWasm(assets.wasmFile).then(
-      (wasmModule) => worker.postMessage({ type: 'engine', wasmModule, warmUp: !slot.awaited } satisfies ToWorker),
-      () => void worker.terminate(),
-    );
     return slot;
   }
 

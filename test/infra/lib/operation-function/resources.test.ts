@@ -246,7 +246,6 @@ describe('bundles', () => {
     const host = new SandboxHost({
       assets: {
         workerFile: join(dir, 'hook-sandbox-worker.js'),
-        wasmFile: join(dir, 'emscripten-module.wasm'),
         fromSource: false,
       },
     });
