@@ -10,6 +10,7 @@
  * Shipped as its own file beside a hooked function's bundle (built with its engine glue by the bundling step),
  * so that functions without hooks carry none of it.
  */
+import { setFlagsFromString } from 'node:v8';
 import { parentPort } from 'node:worker_threads';
 import { loadEngine, runInEngine } from './quickjs-engine';
 import { type FromWorker, SandboxFailure, type ToWorker } from './sandbox-contract';
@@ -60,6 +61,13 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
     else post({ type: 'failed', kind: 'engine', message: error instanceof Error ? error.message : String(error) });
   }
 }
+
+// The engine's code stays in V8's baseline WebAssembly compiler. By default V8 recompiles the functions a run
+// makes hot with its optimising compiler, in the background: for the QuickJS interpreter that is 120-150 ms of CPU
+// after the first run, which on a function's single vCPU is taken from its first request, while fresh runtimes
+// for short hooks run no slower without it (docs/hooks.md, "Cold start"). The flag is the process's: in a
+// hooked function the only other WebAssembly is custom SQL a hook's `context.client.sql` runs.
+setFlagsFromString('--liftoff-only');
 
 // The engine loads as the thread starts, without waiting for the host's thread (busy with init when a hooked
 // function starts its worker).
