@@ -14,7 +14,6 @@ import { codeSchema } from '../contract/body-schemas';
 import { CODE_PATTERN } from '../contract/codes';
 import {
   ApplicationNotFoundError,
-  DatasetNotFoundError,
   InvalidParameterError,
   ServiceUnavailableError,
   SignatureMismatchError,
@@ -22,7 +21,7 @@ import {
 } from '../contract/errors';
 import { TIMESTAMP_WINDOW_MS } from '../contract/signed-headers';
 import { applicationCaller } from '../permissions/caller';
-import { grantFor } from '../permissions/permissions';
+import { admitDataset } from './dataset-access';
 import type { ApiEvent, ApiResult, ServiceContext } from './request-state';
 
 /** Without a nonce store, a version-2 request cannot be verified: a failure of ours (3001). */
@@ -128,15 +127,8 @@ export function authenticate(options: AuthOptions): middy.MiddlewareObj<ApiEvent
     }
     // ---- end of signature version 2
 
-    if (!datasetCode) return;
-    // 5. Dataset known in the deployment.
-    const dataset = catalog.dataset(datasetCode);
-    if (!dataset) throw new DatasetNotFoundError(datasetCode);
-    state.dataset = dataset;
-
-    // 6. A grant covering the dataset and the operation.
-    if (!route.grantOperation) return;
-    state.grant = grantFor(caller, datasetCode, route.grantOperation);
+    // 5. Dataset known in the deployment; 6. a grant covering the dataset and the operation.
+    if (datasetCode) admitDataset(state, catalog, caller, datasetCode);
   };
 
   return { before: checkRequest };

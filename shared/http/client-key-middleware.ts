@@ -13,15 +13,10 @@ import { USER_KEY_PATTERN } from '../auth/user-key';
 import type { CatalogProvider } from '../catalog/catalog-provider';
 import { codeSchema } from '../contract/body-schemas';
 import { USER_KEY_HEADER } from '../contract/client-routes';
-import {
-  AccessDeniedError,
-  DatasetNotFoundError,
-  InvalidParameterError,
-  SignatureMismatchError,
-} from '../contract/errors';
+import { AccessDeniedError, InvalidParameterError, SignatureMismatchError } from '../contract/errors';
 import { pathParametersOf } from '../contract/routes';
-import { grantFor } from '../permissions/permissions';
 import { userCallerForKey } from '../permissions/user-callers';
+import { admitDataset } from './dataset-access';
 import type { ApiEvent, ApiResult, ServiceContext } from './request-state';
 
 export interface ClientKeyAuthOptions {
@@ -72,12 +67,7 @@ export function authenticateClientKey(
 
     // From here on as for a signed request (§3 steps 5 and 6), with the user's grants.
     const datasetCode = bodyCode(body, 'datasetCode', route.requiresDataset);
-    if (!datasetCode) return;
-    const dataset = catalog.dataset(datasetCode);
-    if (!dataset) throw new DatasetNotFoundError(datasetCode);
-    state.dataset = dataset;
-    if (!route.grantOperation) return;
-    state.grant = grantFor(caller, datasetCode, route.grantOperation);
+    if (datasetCode) admitDataset(state, catalog, caller, datasetCode);
   };
 
   return { before: checkRequest };
