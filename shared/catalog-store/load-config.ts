@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Script } from 'node:vm';
 import { toDataset } from '../catalog/catalog';
-import { type CatalogConfig, catalogConfigSchema } from '../catalog/schema';
+import { type CatalogConfig, catalogConfigSchema, type GrantConfig } from '../catalog/schema';
 import { ServiceError } from '../contract/errors';
 import { parseRowFilter } from '../records/filter-parser';
 import { scriptOf } from '../sandbox/sandbox-contract';
@@ -40,28 +40,22 @@ function formatPath(path: readonly PropertyKey[]): string {
 function rowFilterProblems(config: CatalogConfig): ConfigProblem[] {
   const datasets = new Map(config.datasets.map((d) => [d.datasetCode, toDataset(d)]));
   const problems: ConfigProblem[] = [];
-  config.applications.forEach((app, i) => {
-    app.grants?.forEach((grant, j) => {
+  const check = (grants: readonly GrantConfig[] | undefined, path: string) => {
+    grants?.forEach((grant, j) => {
       const dataset = datasets.get(grant.datasetCode);
       if (!grant.rowFilter || !dataset) return;
       try {
         parseRowFilter(grant.rowFilter, dataset);
       } catch (error) {
         if (!(error instanceof ServiceError)) throw error;
-        problems.push({ path: `applications[${i}].grants[${j}].rowFilter`, message: error.message });
+        problems.push({ path: `${path}.grants[${j}].rowFilter`, message: error.message });
       }
     });
+  };
+  config.applications.forEach((app, i) => {
+    check(app.grants, `applications[${i}]`);
     app.users?.forEach((user, u) => {
-      user.grants?.forEach((grant, j) => {
-        const dataset = datasets.get(grant.datasetCode);
-        if (!grant.rowFilter || !dataset) return;
-        try {
-          parseRowFilter(grant.rowFilter, dataset);
-        } catch (error) {
-          if (!(error instanceof ServiceError)) throw error;
-          problems.push({ path: `applications[${i}].users[${u}].grants[${j}].rowFilter`, message: error.message });
-        }
-      });
+      check(user.grants, `applications[${i}].users[${u}]`);
     });
   });
   return problems;

@@ -169,6 +169,26 @@ describe('configuration validation', () => {
     expect(problems).toEqual([{ path: 'applications[0].grants[0].rowFilter', message }]);
   });
 
+  it("refuses a user's row filter that could never apply, at that user's grant", () => {
+    const problems = problemsOf((c: Loose) => {
+      c.applications[0].users = [
+        {
+          userId: 'u-1',
+          userName: 'User One',
+          loginName: 'u1@example.com',
+          grants: [{ datasetCode: 'orders', operations: ['read'], rowFilter: { status: 'refunded' } }],
+          keyHashes: ['b51f462d27fadb3280ff6fff2767ceedc982d625a9765f71e69d6b854548bc9c'],
+        },
+      ];
+    });
+    expect(problems).toEqual([
+      {
+        path: 'applications[0].users[0].grants[0].rowFilter',
+        message: "status: field 'status' expects one of: new, paid",
+      },
+    ]);
+  });
+
   it('accepts a row filter get-list could apply', () => {
     expect(
       problemsOf((c: Loose) => Object.assign(c.applications[0].grants[0], { rowFilter: { status_like: 'pa' } })),
