@@ -3,9 +3,9 @@
  * bookkeeping items of bulk writes. Every call asks for its consumed capacity, which goes to the request's meter.
  * Kept apart from the record store's reads and writes of records, because these items are bookkeeping, not data.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { CapacityMeter } from '../observability/capacity-meter';
+import { conditionalWrite } from './conditional-write';
 import { bulkGroupKey, datasetCounterKey, datasetPartitionKey } from './item-keys';
 import { COUNT_INDEX, RecordAttr } from './table-definitions';
 
@@ -55,8 +55,8 @@ export class CountStore {
    * kept. Every checkpoint is true on its own, so whichever write wins, the stored one is true.
    */
   async advanceCheckpoint(datasetCode: string, checkpoint: RecordCountCheckpoint, meter: CapacityMeter): Promise<void> {
-    try {
-      const result = await this.client.send(
+    await conditionalWrite(meter, () =>
+      this.client.send(
         new PutCommand({
           TableName: this.table,
           Item: {
@@ -69,12 +69,8 @@ export class CountStore {
           ExpressionAttributeValues: { ':through': checkpoint.through },
           ReturnConsumedCapacity: 'TOTAL',
         }),
-      );
-      meter.addWrite(result.ConsumedCapacity);
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      meter.writeUnits += 1;
-    }
+      ),
+    );
   }
 
   /** The count entries of a dataset after `afterKey` (all of them without it), in key order. */

@@ -11,9 +11,9 @@
  * DynamoDB's TTL attribute only tidies up.
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { CapacityMeter } from '../observability/capacity-meter';
+import { conditionalWrite } from './conditional-write';
 import { type IdBlock, isIdBlock } from './id-blocks';
 import { idempotencyItemKey } from './item-keys';
 
@@ -90,8 +90,8 @@ export class IdempotencyStore {
 
   private async claimFresh(request: ClaimRequest, meter: CapacityMeter): Promise<boolean> {
     const expiresAt = request.now + IDEMPOTENCY_WINDOW_MS;
-    try {
-      const result = await this.client.send(
+    const written = await conditionalWrite(meter, () =>
+      this.client.send(
         new PutCommand({
           TableName: this.table,
           Item: {
@@ -109,14 +109,9 @@ export class IdempotencyStore {
           ExpressionAttributeValues: { ':released': 'released' satisfies State, ':now': request.now },
           ReturnConsumedCapacity: 'TOTAL',
         }),
-      );
-      meter.addWrite(result.ConsumedCapacity);
-      return true;
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      meter.writeUnits += 1;
-      return false;
-    }
+      ),
+    );
+    return written !== undefined;
   }
 
   /** Become the owner of an interrupted or abandoned attempt, if nobody else did since it was read. */
@@ -177,8 +172,8 @@ export class IdempotencyStore {
       values[`:a${i}`] = value;
       return `#a${i} = :a${i}`;
     });
-    try {
-      const result = await this.client.send(
+    const written = await conditionalWrite(meter, () =>
+      this.client.send(
         new UpdateCommand({
           TableName: this.table,
           Key: idempotencyItemKey(appCode, key),
@@ -188,14 +183,9 @@ export class IdempotencyStore {
           ExpressionAttributeValues: values,
           ReturnConsumedCapacity: 'TOTAL',
         }),
-      );
-      meter.addWrite(result.ConsumedCapacity);
-      return true;
-    } catch (error) {
-      if (!(error instanceof ConditionalCheckFailedException)) throw error;
-      meter.writeUnits += 1;
-      return false;
-    }
+      ),
+    );
+    return written !== undefined;
   }
 }
 

@@ -4,9 +4,9 @@
  * concurrent updates of different fields of one record all survive. Reads for lists are in `list-reader.ts`,
  * a dataset's bookkeeping items in `dataset-bookkeeping.ts`.
  */
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { CapacityMeter } from '../observability/capacity-meter';
+import { conditionalWrite } from './conditional-write';
 import type { CompiledExpression } from './filter-expression';
 import { recordKey } from './item-keys';
 import type { RecordChanges, RecordItem } from './record-codec';
@@ -82,28 +82,24 @@ export class RecordStore {
       removes.push(`#r${i}`);
     });
     try {
-      const result = await this.client.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: recordKey(datasetCode, id),
-          UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
-          ConditionExpression: scope?.expression
-            ? `attribute_exists(#sk) AND (${scope.expression})`
-            : 'attribute_exists(#sk)',
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ReturnValues: 'ALL_NEW',
-          ReturnConsumedCapacity: 'TOTAL',
-        }),
+      const result = await conditionalWrite(meter, () =>
+        this.client.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: recordKey(datasetCode, id),
+            UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+            ConditionExpression: scope?.expression
+              ? `attribute_exists(#sk) AND (${scope.expression})`
+              : 'attribute_exists(#sk)',
+            ExpressionAttributeNames: names,
+            ExpressionAttributeValues: values,
+            ReturnValues: 'ALL_NEW',
+            ReturnConsumedCapacity: 'TOTAL',
+          }),
+        ),
       );
-      meter.addWrite(result.ConsumedCapacity);
-      return result.Attributes;
+      return result?.Attributes;
     } catch (error) {
-      if (error instanceof ConditionalCheckFailedException) {
-        // A failed condition still costs a write unit.
-        meter.writeUnits += 1;
-        return undefined;
-      }
       throw translateWriteError(error);
     }
   }
