@@ -63,12 +63,31 @@ beforeAll(async () => {
     server.once('exit', (code) => reject(new Error(`npm start exited with ${code}: ${banner}`)));
   });
 }, 120_000);
-/** SIGTERM to the process group npm start made (npm, tsx, the server), and wait for it to end. */
+/** True while any process of the group npm start made is alive. */
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * SIGTERM to the process group npm start made (npm, tsx, the server), and wait for all of it to end: npm itself
+ * may exit before the server has handled the signal.
+ */
 async function stopServer(): Promise<void> {
-  if (server.exitCode !== null || server.signalCode !== null || !server.pid) return;
-  const exited = new Promise((resolve) => server.once('exit', resolve));
-  process.kill(-server.pid, 'SIGTERM');
+  const pid = server.pid;
+  if (!pid || !groupAlive(pid)) return;
+  const exited =
+    server.exitCode !== null || server.signalCode !== null
+      ? Promise.resolve()
+      : new Promise((resolve) => server.once('exit', resolve));
+  process.kill(-pid, 'SIGTERM');
   await exited;
+  const deadline = Date.now() + 10_000;
+  while (groupAlive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
 afterAll(async () => {
