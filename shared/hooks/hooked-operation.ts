@@ -116,10 +116,7 @@ async function runHook(fn: FunctionConfig, node: Node, context: OperationContext
     context.telemetry.detail('hookFailure', fn.name);
     throw new InternalError(`${node} hook function '${fn.name}' failed: ${why}`, { cause: error });
   } finally {
-    const durationMs = performance.now() - started;
-    context.telemetry.detail('hookFunction', fn.name);
-    context.telemetry.metric('hookDurationMs', durationMs);
-    context.telemetry.hookRun?.({ functionName: fn.name, node, durationMs, failed });
+    context.telemetry.hookRun?.({ functionName: fn.name, node, durationMs: performance.now() - started, failed });
   }
 }
 

@@ -84,6 +84,7 @@ export function envelope(options: EnvelopeOptions): middy.MiddlewareObj<ApiEvent
     // An admission still in flight (a read stopped early) must register its lease release before cleanups run.
     await state.admission?.catch(() => undefined);
     const cleanups = state.cleanups.splice(0);
+    const hookRuns = state.hookRuns.splice(0);
     await Promise.allSettled(cleanups.map((cleanup) => cleanup()));
     logRequest(
       {
@@ -99,14 +100,11 @@ export function envelope(options: EnvelopeOptions): middy.MiddlewareObj<ApiEvent
         writeUnits: state.capacity.writeUnits,
         extraMetrics: state.extraMetrics,
         detail: { ...state.logDetail, ...(cause ? describeCause(cause) : {}) },
+        hookRuns,
       },
       options.metricNamespace,
     );
-    logHookRuns(
-      { requestId: state.requestId, operation: state.route.operation },
-      state.hookRuns.splice(0),
-      options.metricNamespace,
-    );
+    logHookRuns({ requestId: state.requestId, operation: state.route.operation }, hookRuns, options.metricNamespace);
   }
 
   return { before: startRequest, after: respondWithData, onError: respondWithError };

@@ -22,6 +22,8 @@ export interface RequestLogEntry {
   extraMetrics?: Record<string, number>;
   /** Log-only details, e.g. the cause of a 3001. Never caller data. */
   detail?: Record<string, string | number | boolean>;
+  /** The hooks the request ran, in order: the line carries their total time and their names. */
+  hookRuns?: readonly HookRun[];
 }
 
 /**
@@ -64,8 +66,9 @@ export function logRequest(entry: RequestLogEntry, namespace: string, now = Date
     { Name: 'durationMs', Unit: 'Milliseconds' },
     { Name: 'readUnits', Unit: 'Count' },
     { Name: 'writeUnits', Unit: 'Count' },
-    ...Object.keys(entry.extraMetrics ?? {}).map((name) => ({ Name: name, Unit: 'Milliseconds' })),
   ];
+  const timings = { ...entry.extraMetrics, ...hookTotals(entry.hookRuns ?? []) };
+  metrics.push(...Object.keys(timings).map((name) => ({ Name: name, Unit: 'Milliseconds' })));
   const dimensions: string[][] = [['operation']];
   // Errors by operation and code, and by code alone: an alarm over every operation reads the code-only series, so
   // it stays within CloudWatch's 10 metrics per alarm however many operations there are.
@@ -88,9 +91,19 @@ export function logRequest(entry: RequestLogEntry, namespace: string, now = Date
     writeUnits: round(entry.writeUnits),
     requests: 1,
     errors: entry.errorCode === undefined ? 0 : 1,
-    ...entry.extraMetrics,
+    ...timings,
+    hookFunctions: entry.hookRuns?.length ? entry.hookRuns.map((run) => run.functionName).join(',') : undefined,
     ...entry.detail,
   });
+}
+
+/**
+ * The request's time in hooks, all runs together (a request may run a before and several after hooks); each run's
+ * own time is on its own line (`logHookRuns`).
+ */
+function hookTotals(runs: readonly HookRun[]): Record<string, number> {
+  if (runs.length === 0) return {};
+  return { hookDurationMs: round(runs.reduce((total, run) => total + run.durationMs, 0)) };
 }
 
 /**

@@ -57,7 +57,7 @@ it('writes one line per hook run, in order, with the duration by function and no
   expect(got.status).toBe(200);
   const lines = linesOf(got);
   // The request's own line first, then a line per run of its two after hooks.
-  expect(lines.map((line) => line.hookFunction)).toEqual(['stamp', 'mask-email', 'stamp']);
+  expect(lines.map((line) => line.hookNode)).toEqual([undefined, 'after', 'after']);
   expect(lines[1]?._aws).toEqual(EMF);
   expect(hookRunsOf(got)).toEqual([
     {
@@ -77,6 +77,24 @@ it('writes one line per hook run, in order, with the duration by function and no
       hookFailures: 0,
     },
   ]);
+});
+
+it('gives the request’s own line the time of all its hook runs together and their names, in order', async () => {
+  const created = await harness.create('people', { name: 'Ida Moss', email: 'ida@example.com' }, main);
+  const got = await harness.getOne('people', created.body.data.id, main);
+  const [request, ...runs] = linesOf(got);
+  expect(request).toEqual(
+    expect.objectContaining({
+      operation: 'get-one',
+      hookFunctions: 'mask-email,stamp',
+      hookDurationMs: expect.any(Number),
+    }),
+  );
+  expect(request).not.toHaveProperty('hookFunction');
+  const total = runs.reduce((sum, line) => sum + (line.hookDurationMs as number), 0);
+  expect(request?.hookDurationMs as number).toBeCloseTo(total, 1);
+  const metrics = (request?._aws as { CloudWatchMetrics: { Metrics: { Name: string }[] }[] }).CloudWatchMetrics[0];
+  expect(metrics?.Metrics.map((metric) => metric.Name)).toContain('hookDurationMs');
 });
 
 it('counts a hook that fails closed (3001) as a failure of that function', async () => {
