@@ -3,6 +3,8 @@
  * typo fails synth with a message instead of deploying something half-configured.
  */
 import type { Node } from 'constructs';
+import { operationRoutes } from '../shared/contract/client-routes';
+import type { OperationName } from '../shared/contract/routes';
 
 export interface DeploymentSettings {
   /** Stage name: part of every stack, secret and dashboard name, so stages coexist in one account. */
@@ -31,6 +33,12 @@ export interface DeploymentSettings {
    * once, so a runaway of slow queries cannot take the account concurrency the other operations need.
    */
   sqlReservedConcurrency?: number;
+  /**
+   * Provisioned concurrency by operation (absent: none anywhere). That many of the operation's containers are kept
+   * initialised, so their requests never wait for a cold start: the function's init, and for an operation a
+   * hook runs in, the sandbox's start (docs/hooks.md, "Cold start"). Requests beyond them start containers on demand.
+   */
+  provisionedConcurrency?: Partial<Record<OperationName, number>>;
   /** Whether a customer-managed KMS key encrypts the tables, secrets, logs and the alarm topic. */
   customerManagedKey: boolean;
   /** Authentication failures (1002 and 1003 answers) in 5 minutes that raise the auth-failure alarm. */
@@ -121,6 +129,44 @@ function optionalInteger(
   return value;
 }
 
+/**
+ * `provisionedConcurrency`: `get-one=2,create=1` on the command line, or the same as an object in cdk.json
+ * (`{ "get-one": 2 }`). Each operation once, each count a positive integer.
+ */
+function provisionedConcurrencyOf(node: Node, problems: string[]): Partial<Record<OperationName, number>> | undefined {
+  const key = 'provisionedConcurrency';
+  const raw: unknown = node.tryGetContext(key);
+  if (raw === undefined || raw === null || raw === '' || raw === 'none') return undefined;
+  const entries: [string, unknown][] =
+    typeof raw === 'object'
+      ? Object.entries(raw)
+      : String(raw)
+          .split(',')
+          .map((part) => {
+            const [name = '', count] = part.split('=').map((side) => side.trim());
+            return [name, count];
+          });
+  const known = new Set<string>(operationRoutes().map((route) => route.operation));
+  const result: Partial<Record<OperationName, number>> = {};
+  for (const [name, count] of entries) {
+    if (!known.has(name)) {
+      problems.push(`${key}: '${name}' is not an operation (${[...known].join(', ')})`);
+      continue;
+    }
+    if (name in result) {
+      problems.push(`${key}: ${name} is given twice`);
+      continue;
+    }
+    const value = Number(count);
+    if (count === undefined || count === '' || !Number.isInteger(value) || value <= 0) {
+      problems.push(`${key}: ${name} needs a positive integer, as in ${name}=2, not '${String(count ?? '')}'`);
+      continue;
+    }
+    result[name as OperationName] = value;
+  }
+  return Object.keys(result).length > 0 ? result : undefined;
+}
+
 /** Read and check every context key the app understands; throws listing all problems at once. */
 export function readDeploymentSettings(node: Node): DeploymentSettings {
   const problems: string[] = [];
@@ -167,6 +213,14 @@ export function readDeploymentSettings(node: Node): DeploymentSettings {
     production ? DEFAULT_SQL_RESERVED_CONCURRENCY : undefined,
     problems,
   );
+  const provisionedConcurrency = provisionedConcurrencyOf(node, problems);
+  const provisionedSql = provisionedConcurrency?.['execute-sql'];
+  if (provisionedSql !== undefined && sqlReservedConcurrency !== undefined && provisionedSql > sqlReservedConcurrency) {
+    problems.push(
+      `provisionedConcurrency: execute-sql=${provisionedSql} is more than its reserved concurrency ` +
+        `(sqlReservedConcurrency ${sqlReservedConcurrency}); Lambda provisions at most what a function reserves`,
+    );
+  }
   const settings: DeploymentSettings = {
     stage,
     configPath: text(node, 'config') ?? DEFAULT_CONFIG_PATH,
@@ -187,6 +241,7 @@ export function readDeploymentSettings(node: Node): DeploymentSettings {
     problems.push('wafRateLimitPer5Minutes: WAF counts from 10 requests per 5 minutes upwards');
   }
   if (sqlReservedConcurrency !== undefined) settings.sqlReservedConcurrency = sqlReservedConcurrency;
+  if (provisionedConcurrency !== undefined) settings.provisionedConcurrency = provisionedConcurrency;
   if (corsAllowOrigin !== undefined) settings.corsAllowOrigin = corsAllowOrigin;
   if (wafAclArn !== undefined) settings.wafAclArn = wafAclArn;
   if (alarmTopicArn !== undefined) settings.alarmTopicArn = alarmTopicArn;

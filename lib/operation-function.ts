@@ -8,7 +8,7 @@ import path from 'node:path';
 import { ArnFormat, type Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
-import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Alias, Architecture, type IFunction, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { type BundlingOptions, type ICommandHooks, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
@@ -65,8 +65,16 @@ export interface OperationFunctionProps {
   encryptionKey?: IKey;
   /** Reserved concurrency: at most this many invocations at once, and that many always available. */
   reservedConcurrentExecutions?: number;
+  /**
+   * Provisioned concurrency: that many containers kept initialised, behind the alias `live` (a version published
+   * on each deploy), which the API then invokes. None by default.
+   */
+  provisionedConcurrentExecutions?: number;
   extraAssets?: readonly BundleAsset[];
 }
+
+/** The alias the API invokes when an operation has provisioned concurrency (it is set on an alias, not a function). */
+export const PROVISIONED_ALIAS = 'live';
 
 /** API Gateway REST's hard integration timeout. */
 const API_GATEWAY_TIMEOUT_SECONDS = 29;
@@ -129,6 +137,10 @@ export const FUNCTION_BUNDLING = {
 
 export class OperationFunction extends Construct {
   readonly function: NodejsFunction;
+  /** With provisioned concurrency, the alias that carries it; what the API invokes is `target`. */
+  readonly alias?: Alias;
+  /** What the API invokes: the alias with provisioned concurrency, or the function itself. */
+  readonly target: IFunction;
   readonly logGroup: LogGroup;
   readonly route: RouteDefinition;
 
@@ -267,6 +279,17 @@ export class OperationFunction extends Construct {
           : {}),
       },
     });
+
+    if (props.provisionedConcurrentExecutions) {
+      // Provisioned concurrency belongs to a version: each deploy publishes one (when the code or configuration
+      // changed) and moves the alias to it, and Lambda initialises that many containers before the alias serves.
+      this.alias = new Alias(this, 'Live', {
+        aliasName: PROVISIONED_ALIAS,
+        version: this.function.currentVersion,
+        provisionedConcurrentExecutions: props.provisionedConcurrentExecutions,
+      });
+    }
+    this.target = this.alias ?? this.function;
 
     // On this construct: the IAM5 finding is on the role's policy, the L1 finding on the function.
     acknowledge(this, [

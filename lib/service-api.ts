@@ -143,7 +143,7 @@ export class ServiceApi extends Construct {
     // Each operation's function serves its signed path and its /client/ path (client-key mode, docs/interface.md §14).
     const routes = serviceRoutes();
     for (const operation of props.operations) {
-      const integration = new LambdaIntegration(operation.function, { proxy: true, allowTestInvoke: false });
+      const integration = new LambdaIntegration(operation.target, { proxy: true, allowTestInvoke: false });
       for (const route of routes.filter((r) => r.operation === operation.route.operation)) {
         this.api.root.resourceForPath(route.path).addMethod(route.method, integration);
       }

@@ -106,6 +106,28 @@ export class ServiceDashboard extends Construct {
       ),
     );
 
+    // Operations with provisioned concurrency: how much of it is used, and the requests that went beyond it
+    // (each of those may wait for a cold start). Only when a deployment provisions any.
+    const provisioned = ops.flatMap((op) => (op.alias ? [{ alias: op.alias, label: op.route.operation }] : []));
+    if (provisioned.length > 0) {
+      this.dashboard.addWidgets(
+        graph(
+          'Provisioned concurrency in use (max, 1 = all)',
+          provisioned.map(({ alias, label }) =>
+            alias.metric('ProvisionedConcurrencyUtilization', { statistic: 'Maximum', label }),
+          ),
+          WIDTH_HALF,
+        ),
+        graph(
+          'Invocations beyond provisioned concurrency',
+          provisioned.map(({ alias, label }) =>
+            alias.metric('ProvisionedConcurrencySpilloverInvocations', { statistic: 'Sum', label }),
+          ),
+          WIDTH_HALF,
+        ),
+      );
+    }
+
     this.dashboard.addWidgets(section('## API Gateway'));
     this.dashboard.addWidgets(
       graph('API requests, 4xx and 5xx', [

@@ -121,6 +121,9 @@ export class StatelessStack extends Stack {
         ...(route.operation === 'execute-sql' && settings.sqlReservedConcurrency
           ? { reservedConcurrentExecutions: settings.sqlReservedConcurrency }
           : {}),
+        ...(settings.provisionedConcurrency?.[route.operation]
+          ? { provisionedConcurrentExecutions: settings.provisionedConcurrency[route.operation] }
+          : {}),
         extraAssets: props.extraAssets?.[route.operation] ?? [],
       });
     });

@@ -80,6 +80,7 @@ describe('deployment settings from context', () => {
         sqlThrottleRateLimit: '5',
         sqlThrottleBurstLimit: '10',
         sqlReservedConcurrency: '30',
+        provisionedConcurrency: 'get-one=2, create=1',
         customerManagedKey: 'true',
         authFailureAlarmThreshold: '40',
       }),
@@ -93,6 +94,7 @@ describe('deployment settings from context', () => {
       sqlThrottleRateLimit: 5,
       sqlThrottleBurstLimit: 10,
       sqlReservedConcurrency: 30,
+      provisionedConcurrency: { 'get-one': 2, create: 1 },
       customerManagedKey: true,
       authFailureAlarmThreshold: 40,
       wafAclArn: 'arn:aws:wafv2:eu-west-1:123456789012:regional/webacl/acl/abc',
@@ -116,6 +118,7 @@ describe('deployment settings from context', () => {
         production: 'yes',
         logRetentionDays: '100',
         sqlReservedConcurrency: '-1',
+        provisionedConcurrency: 'get-one=0,get-lists=1,create=2,create=3,update',
       }),
     ).toThrow(
       [
@@ -127,9 +130,35 @@ describe('deployment settings from context', () => {
         '  logRetentionDays: CloudWatch Logs keeps logs 1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, ' +
           '731, 1096, 1827, 2192, 2557, 2922, 3288, 3653 days, not 100',
         "  sqlReservedConcurrency: must be a positive integer, or none, not '-1'",
+        "  provisionedConcurrency: get-one needs a positive integer, as in get-one=2, not '0'",
+        "  provisionedConcurrency: 'get-lists' is not an operation (get-list, get-one, create, batch-create, update, " +
+          'execute-sql, login-user-info, bff-endpoint)',
+        '  provisionedConcurrency: create is given twice',
+        "  provisionedConcurrency: update needs a positive integer, as in update=2, not ''",
         "  throttleRateLimit: must be a positive integer, not 'fast'",
       ].join('\n'),
     );
+  });
+
+  it('reads provisioned concurrency from an object in cdk.json too, and none as none', () => {
+    const fromObject = readDeploymentSettings(
+      new App({ context: { provisionedConcurrency: { 'get-list': 3, 'batch-create': 1 } } }).node,
+    );
+    expect(fromObject.provisionedConcurrency).toEqual({ 'get-list': 3, 'batch-create': 1 });
+    expect(settingsFrom({ provisionedConcurrency: 'none' })).not.toHaveProperty('provisionedConcurrency');
+  });
+
+  it('refuses more provisioned than reserved concurrency for custom SQL', () => {
+    expect(() => settingsFrom({ sqlReservedConcurrency: '10', provisionedConcurrency: 'execute-sql=12' })).toThrow(
+      [
+        'invalid CDK context:',
+        '  provisionedConcurrency: execute-sql=12 is more than its reserved concurrency (sqlReservedConcurrency 10); ' +
+          'Lambda provisions at most what a function reserves',
+      ].join('\n'),
+    );
+    expect(
+      settingsFrom({ sqlReservedConcurrency: '10', provisionedConcurrency: 'execute-sql=10' }).provisionedConcurrency,
+    ).toEqual({ 'execute-sql': 10 });
   });
 });
 

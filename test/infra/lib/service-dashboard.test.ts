@@ -302,3 +302,38 @@ describe('hook metrics on the dashboard', () => {
     ]);
   });
 });
+
+describe('provisioned concurrency on the dashboard', () => {
+  it('shows nothing of it when no operation has provisioned concurrency', () => {
+    expect(titles().filter((title) => /provisioned/i.test(title))).toEqual([]);
+  });
+
+  it('draws how much of it each provisioned operation uses and the invocations beyond it, on its alias', () => {
+    const provisioned = buildService({ context: { provisionedConcurrency: 'get-one=2' } }).statelessTemplate;
+    const of = dashboardBody(provisioned);
+    const fn = logicalIdOf(provisioned, 'AWS::Lambda::Function', '/Op-get-one/Function/');
+    const byTitle = (title: string) => of.widgets.find((w) => w.properties.title === title)?.properties;
+    expect(byTitle('Provisioned concurrency in use (max, 1 = all)')?.metrics).toEqual([
+      [
+        'AWS/Lambda',
+        'ProvisionedConcurrencyUtilization',
+        'FunctionName',
+        `<${fn}>`,
+        'Resource',
+        `<${fn}>:live`,
+        { label: 'get-one', stat: 'Maximum' },
+      ],
+    ]);
+    expect(byTitle('Invocations beyond provisioned concurrency')?.metrics).toEqual([
+      [
+        'AWS/Lambda',
+        'ProvisionedConcurrencySpilloverInvocations',
+        'FunctionName',
+        `<${fn}>`,
+        'Resource',
+        `<${fn}>:live`,
+        { label: 'get-one', stat: 'Sum' },
+      ],
+    ]);
+  });
+});
