@@ -175,7 +175,9 @@ function coldStart(dir: string): ColdStart {
  * not counted), then times `require` of the bundle (init) and its first invocation, a signed get-one, against the
  * store of a local server this process runs (the AWS side of a deployment). Runs alternate, plain then hooked,
  * on all of the machine's cores and, where `taskset` exists, pinned to one core (a function of 1,769 MB or less
- * has at most one vCPU in Lambda: the worker's start then shares the core with init and the request).
+ * has at most one vCPU in Lambda: the worker's start then shares the core with init and the request). The same
+ * again as a provisioned container (its init, not on a request's path, waits for the sandbox): what its first
+ * request waits for after init. Each run also reports the process's resident memory at its answer.
  */
 const CONTAINER_RUNS = 15;
 const CONTAINER_APP = { appCode: 'app-bench', accessKey: 'ak-bench-0001', secret: 'sk-bench-secret' };
@@ -224,7 +226,8 @@ handler(JSON.parse(eventJson), context).then((result) => {
   const firstMs = performance.now() - started;
   const cpu = process.cpuUsage();
   const cpuMs = (cpu.user + cpu.system) / 1000;
-  write(JSON.stringify({ initMs, firstMs, cpuMs, statusCode: result.statusCode, body: result.body }));
+  const rssMb = process.memoryUsage().rss / (1024 * 1024);
+  write(JSON.stringify({ initMs, firstMs, cpuMs, rssMb, statusCode: result.statusCode, body: result.body }));
   process.exit(0);
 });`;
 
@@ -266,9 +269,23 @@ interface FirstRequest {
   firstMs: number;
   /** The process's CPU (all threads) from its start to the first answer, the SDK's loading included. */
   cpuMs: number;
+  /** The process's resident memory at the first answer (the worker's heap and the engine's memory included). */
+  rssMb: number;
 }
 
-type ContainerCase = 'plain' | 'hooked' | 'plain-one-core' | 'hooked-one-core';
+/**
+ * `provisioned`: the container runs as Lambda runs one for provisioned concurrency
+ * (`AWS_LAMBDA_INITIALIZATION_TYPE=provisioned-concurrency`), whose init waits for the sandbox to be ready.
+ */
+type ContainerCase =
+  | 'plain'
+  | 'hooked'
+  | 'plain-one-core'
+  | 'hooked-one-core'
+  | 'plain-provisioned'
+  | 'hooked-provisioned'
+  | 'plain-provisioned-one-core'
+  | 'hooked-provisioned-one-core';
 
 function hasTaskset(): boolean {
   try {
@@ -336,8 +353,17 @@ async function firstRequests(): Promise<Partial<Record<ContainerCase, FirstReque
       ids[datasetCode] = created.data.id;
     }
     const cases: ContainerCase[] = hasTaskset()
-      ? ['plain', 'hooked', 'plain-one-core', 'hooked-one-core']
-      : ['plain', 'hooked'];
+      ? [
+          'plain',
+          'hooked',
+          'plain-one-core',
+          'hooked-one-core',
+          'plain-provisioned',
+          'hooked-provisioned',
+          'plain-provisioned-one-core',
+          'hooked-provisioned-one-core',
+        ]
+      : ['plain', 'hooked', 'plain-provisioned', 'hooked-provisioned'];
     const runs: Partial<Record<ContainerCase, FirstRequest[]>> = {};
     let n = 0;
     for (let round = 0; round < CONTAINER_RUNS; round += 1) {
@@ -353,13 +379,17 @@ async function firstRequests(): Promise<Partial<Record<ContainerCase, FirstReque
         const [command, args] = name.endsWith('one-core')
           ? ['taskset', ['-c', '0', process.execPath, ...child]]
           : [process.execPath, child];
-        const { stdout } = await promisify(execFile)(command, args, { env: process.env, encoding: 'utf8' });
+        const env = name.includes('provisioned')
+          ? { ...process.env, AWS_LAMBDA_INITIALIZATION_TYPE: 'provisioned-concurrency' }
+          : process.env;
+        const { stdout } = await promisify(execFile)(command, args, { env, encoding: 'utf8' });
         const result = JSON.parse(stdout) as FirstRequest & { statusCode: number; body: string };
         const data = (JSON.parse(result.body) as { data?: { marked?: boolean } }).data;
         if (result.statusCode !== 200 || data?.marked !== (hooked ? true : undefined)) {
           throw new Error(`a first request was not answered as expected: ${stdout}`);
         }
-        runs[name] = [...(runs[name] ?? []), { initMs: result.initMs, firstMs: result.firstMs, cpuMs: result.cpuMs }];
+        const { initMs, firstMs, cpuMs, rssMb } = result;
+        runs[name] = [...(runs[name] ?? []), { initMs, firstMs, cpuMs, rssMb }];
       }
     }
     return runs;
@@ -423,30 +453,47 @@ export async function run(): Promise<void> {
     `\nFirst request of a fresh container (get-one bundle as deployed, ${CONTAINER_RUNS} fresh processes each, alternating), ms:\n`,
   );
   console.log(
-    '| | init, median | init + first answer, median | min | max | process CPU to the answer, median |\n|---|---:|---:|---:|---:|---:|',
+    '| | init, median | init + first answer, median | min | max | first answer after init, median | process CPU to the answer, median | RSS at the answer, median (MiB) |\n|---|---:|---:|---:|---:|---:|---:|---:|',
   );
-  const medians: Partial<Record<ContainerCase, number>> = {};
+  const medians: Partial<Record<ContainerCase, { total: number; afterInit: number; rss: number }>> = {};
   for (const [label, key] of [
     ['without hooks', 'plain'],
     ['with a trivial after hook', 'hooked'],
     ['without hooks, one core', 'plain-one-core'],
     ['with a trivial after hook, one core', 'hooked-one-core'],
+    ['provisioned, without hooks', 'plain-provisioned'],
+    ['provisioned, with a trivial after hook', 'hooked-provisioned'],
+    ['provisioned, without hooks, one core', 'plain-provisioned-one-core'],
+    ['provisioned, with a trivial after hook, one core', 'hooked-provisioned-one-core'],
   ] as const) {
     const runs = first[key];
     if (!runs) continue;
-    const init = runs.map((r) => r.initMs).sort((x, y) => x - y);
-    const total = runs.map((r) => r.firstMs).sort((x, y) => x - y);
-    const cpu = runs.map((r) => r.cpuMs).sort((x, y) => x - y);
-    medians[key] = pct(total, 0.5);
+    const sorted = (of: (r: FirstRequest) => number) => runs.map(of).sort((x, y) => x - y);
+    const init = sorted((r) => r.initMs);
+    const total = sorted((r) => r.firstMs);
+    const afterInit = sorted((r) => r.firstMs - r.initMs);
+    const cpu = sorted((r) => r.cpuMs);
+    const rss = sorted((r) => r.rssMb);
+    medians[key] = { total: pct(total, 0.5), afterInit: pct(afterInit, 0.5), rss: pct(rss, 0.5) };
     console.log(
-      `| ${label} | ${pct(init, 0.5).toFixed(1)} | ${pct(total, 0.5).toFixed(1)} | ${(total[0] ?? 0).toFixed(1)} | ${(total[total.length - 1] ?? 0).toFixed(1)} | ${pct(cpu, 0.5).toFixed(1)} |`,
+      `| ${label} | ${pct(init, 0.5).toFixed(1)} | ${pct(total, 0.5).toFixed(1)} | ${(total[0] ?? 0).toFixed(1)} | ${(total[total.length - 1] ?? 0).toFixed(1)} | ${pct(afterInit, 0.5).toFixed(1)} | ${pct(cpu, 0.5).toFixed(1)} | ${pct(rss, 0.5).toFixed(1)} |`,
     );
   }
-  const added = (hooked: ContainerCase, plain: ContainerCase) =>
-    `${((medians[hooked] ?? 0) - (medians[plain] ?? 0)).toFixed(1)} ms`;
+  const added = (hooked: ContainerCase, plain: ContainerCase, figure: 'total' | 'afterInit' | 'rss' = 'total') =>
+    ((medians[hooked]?.[figure] ?? 0) - (medians[plain]?.[figure] ?? 0)).toFixed(1);
+  const oneCore = medians['hooked-one-core'] !== undefined;
   console.log(
-    `\nThe engine's cold start in a fresh container (difference of the medians; goal ≤ 50 ms): ${added('hooked', 'plain')}` +
-      (medians['hooked-one-core'] === undefined ? '.' : `; on one core ${added('hooked-one-core', 'plain-one-core')}.`),
+    `\nThe engine's cold start in a fresh container (difference of the medians; goal ≤ 50 ms): ${added('hooked', 'plain')} ms` +
+      (oneCore ? `; on one core ${added('hooked-one-core', 'plain-one-core')} ms.` : '.'),
+  );
+  console.log(
+    `With provisioned concurrency (init waits for the sandbox), what the first hooked request waits for beyond an unhooked one: ${added('hooked-provisioned', 'plain-provisioned', 'afterInit')} ms` +
+      (oneCore
+        ? `; on one core ${added('hooked-provisioned-one-core', 'plain-provisioned-one-core', 'afterInit')} ms.`
+        : '.'),
+  );
+  console.log(
+    `Memory of the sandbox (worker thread and engine) at the first answer, RSS difference of the medians: ${added('hooked', 'plain', 'rss')} MiB.`,
   );
   const bytes = await bundleBytes();
   console.log(

@@ -19,6 +19,7 @@ import { type ApiEvent, type ApiResult, requestTelemetry, type ServiceContext } 
 import { IDEMPOTENCY_HEADER, REPLAYED_HEADER, withIdempotency } from '../operations/idempotent-operation';
 import type { Operation } from '../operations/operation';
 import { besideAdmission } from '../quota/beside-admission';
+import { readySandboxIfProvisioned } from '../sandbox/sandbox';
 import { type RuntimePorts, runtimePorts } from './ports';
 
 export interface HandlerOptions {
@@ -70,6 +71,8 @@ export function createHandler(operation: Operation, options: HandlerOptions = {}
     );
   const client = clientRoute && pipelineFor(clientRoute, authenticateClientKey({ catalog }), operation, lazy, now);
   const fallback = (signed ?? client) as ApiHandler;
+  // The last step of a function's init: a provisioned container waits here for its hook sandbox to be ready.
+  readySandboxIfProvisioned();
   return (event, context) => {
     const chosen = modeOfPath(event.resource || event.path) === 'client' ? client : signed;
     return (chosen ?? fallback)(event, context);

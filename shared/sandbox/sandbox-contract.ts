@@ -53,6 +53,16 @@ export function scriptOf(source: string): string {
   return `${source.replace(/(^|[\s;])export\s+default\s+/, '$1globalThis.__function__ = ')}\n;`;
 }
 
+/**
+ * What the host gives a worker as it starts. `startSignal`: one 32-bit cell the worker sets to 1 and notifies once
+ * it has started (engine loaded and warm-up run done, or failed), for a host thread that blocks until then
+ * (`SandboxHost.waitForStart`): messages would reach a blocked thread only after it unblocks.
+ */
+export interface SandboxWorkerData {
+  entry?: string;
+  startSignal: Int32Array;
+}
+
 /** Host → worker. `awaited`: a run waits for this worker still loading its engine, so it skips the warm-up run. */
 export type ToWorker =
   | { type: 'awaited' }

@@ -11,9 +11,9 @@
  * so that functions without hooks carry none of it.
  */
 import { setFlagsFromString } from 'node:v8';
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { loadEngine, runInEngine } from './quickjs-engine';
-import { type FromWorker, SandboxFailure, type ToWorker } from './sandbox-contract';
+import { type FromWorker, SandboxFailure, type SandboxWorkerData, type ToWorker } from './sandbox-contract';
 
 const port = parentPort;
 if (!port) throw new Error('sandbox-worker runs only as a worker thread');
@@ -71,10 +71,18 @@ setFlagsFromString('--liftoff-only');
 
 // The engine loads as the thread starts, without waiting for the host's thread (busy with init when a hooked
 // function starts its worker).
-start().then(
-  () => post({ type: 'ready' }),
-  (error: unknown) => post({ type: 'failed', kind: 'engine', message: `could not load: ${String(error)}` }),
-);
+start()
+  .then(
+    () => post({ type: 'ready' }),
+    (error: unknown) => post({ type: 'failed', kind: 'engine', message: `could not load: ${String(error)}` }),
+  )
+  .finally(() => {
+    // For a host thread blocked until this worker has started (a provisioned container's init).
+    const signal = (workerData as SandboxWorkerData | undefined)?.startSignal;
+    if (!signal) return;
+    Atomics.store(signal, 0, 1);
+    Atomics.notify(signal, 0);
+  });
 
 port.on('message', (message: ToWorker) => {
   if (message.type === 'awaited') {

@@ -29,6 +29,7 @@ import {
   type RunInput,
   SandboxFailure,
   type SandboxFunction,
+  type SandboxWorkerData,
   type ToWorker,
 } from './sandbox-contract';
 
@@ -65,6 +66,8 @@ interface Slot {
   started: boolean;
   /** A run waits for this worker, which then skips its warm-up run (the worker has been told). */
   awaited: boolean;
+  /** Set to 1 by the worker once it has started (engine loaded, or failed to): what `waitForStart` blocks on. */
+  startSignal: Int32Array;
 }
 
 /** From source, the worker's TypeScript runs through tsx (a development dependency, never in a bundle). */
@@ -89,6 +92,17 @@ export class SandboxHost {
   /** Starts a worker now, if none is warm, so that its start overlaps other work before the first run. */
   prewarm(): void {
     if (this.idle.length === 0) this.idle.push(this.start());
+  }
+
+  /**
+   * Blocks this thread until the warm worker has started (its engine loaded and its warm-up run done), for at
+   * most `timeoutMs`: for a container whose init is not on a request's path (provisioned concurrency), so that
+   * its first request finds the sandbox ready. Returns at once when no worker is starting; false when the worker
+   * had not started within `timeoutMs` (the first run then waits for it, as in any container).
+   */
+  waitForStart(timeoutMs: number): boolean {
+    const slot = this.idle.find((candidate) => !candidate.started);
+    return !slot || Atomics.wait(slot.startSignal, 0, 0, timeoutMs) !== 'timed-out';
   }
 
   /** Run `fn(params, context)` in the sandbox; its JSON result, or `SandboxFailure`. */
@@ -211,15 +225,21 @@ export class SandboxHost {
     this.assetPaths ??= this.options.assets ?? locateSandboxAssets();
     const assets = this.assetPaths;
     const resourceLimits = this.options.resourceLimits ?? WORKER_RESOURCE_LIMITS;
+    const startSignal = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
     const worker = assets.fromSource
-      ? new Worker(sourceBootstrap(), { eval: true, workerData: { entry: assets.workerFile }, resourceLimits })
-      : new Worker(assets.workerFile, { resourceLimits });
+      ? new Worker(sourceBootstrap(), {
+          eval: true,
+          workerData: { entry: assets.workerFile, startSignal } satisfies SandboxWorkerData,
+          resourceLimits,
+        })
+      : new Worker(assets.workerFile, { workerData: { startSignal } satisfies SandboxWorkerData, resourceLimits });
     // An idle worker never keeps the process alive; a run refs it while it lasts.
     worker.unref();
     const slot: Slot = {
       worker,
       started: false,
       awaited: false,
+      startSignal,
       ready: new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`not ready within ${START_LIMIT_MS} ms`)), START_LIMIT_MS);
         timer.unref();
@@ -280,4 +300,18 @@ export function prewarmSandbox(): void {
  */
 export function prewarmSandboxIfShipped(): void {
   if (sandboxShippedBeside()) sandbox.prewarm();
+}
+
+/** How long a provisioned container's init waits for its sandbox at most (it starts in well under a second). */
+const PROVISIONED_START_WAIT_MS = 5_000;
+
+/**
+ * At the end of a function's init: in a container Lambda initialises ahead of requests (provisioned
+ * concurrency, `AWS_LAMBDA_INITIALIZATION_TYPE=provisioned-concurrency`), wait until the sandbox's worker that
+ * `prewarmSandboxIfShipped` started is ready, so that the container is frozen with its engine loaded and its first
+ * request runs its hooks warm. Elsewhere (on-demand containers, whose init a request waits for; no worker) it
+ * returns at once.
+ */
+export function readySandboxIfProvisioned(env: NodeJS.ProcessEnv = process.env): void {
+  if (env.AWS_LAMBDA_INITIALIZATION_TYPE === 'provisioned-concurrency') sandbox.waitForStart(PROVISIONED_START_WAIT_MS);
 }

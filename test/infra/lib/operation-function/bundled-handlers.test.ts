@@ -72,9 +72,11 @@ describe('synthesized bundles behind the local server', () => {
 
 /**
  * What loading a bundle starts, in order, in a fresh process as a new container: `worker` when it constructs a
- * worker thread, `sdk` when it first requires an AWS SDK package (the first thing the rest of a bundle loads).
+ * worker thread, `sdk` when it first requires an AWS SDK package (the first thing the rest of a bundle loads),
+ * `waits` when init blocks on a signal, and `started` when, as init ends, that worker has signalled it started
+ * (engine loaded).
  */
-function initOrder(operation: string): string[] {
+function initOrder(operation: string, env: Record<string, string> = {}): string[] {
   const dir = synthesizedBundles(OUTDIR).get(operation);
   if (!dir) throw new Error(`no bundle for ${operation}`);
   const script = `const Module = require('node:module');
@@ -86,25 +88,42 @@ Module._load = function (request, ...rest) {
   return load.call(this, request, ...rest);
 };
 const Worker = threads.Worker;
+let startSignal;
+const wait = Atomics.wait;
+Atomics.wait = (...args) => {
+  events.push('waits');
+  return wait(...args);
+};
 threads.Worker = class extends Worker {
   constructor(...args) {
     super(...args);
+    startSignal = args[1]?.workerData?.startSignal;
     events.push('worker');
   }
 };
 require(${JSON.stringify(join(dir, 'index.js'))});
+if (startSignal && Atomics.load(startSignal, 0) === 1) events.push('started');
 process.stdout.write(JSON.stringify(events));
 process.exit(0);`;
-  return JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' })) as string[];
+  return JSON.parse(
+    execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', env: { ...process.env, ...env } }),
+  ) as string[];
 }
 
 describe('the hook sandbox at init', () => {
   it('starts the worker of a hooked operation before the rest of its bundle loads', () => {
     // The fixture hooks get-one: its bundle has the worker file beside it.
-    expect(initOrder('get-one')).toEqual(['worker', 'sdk']);
+    // Whether the worker has also started by the end of init depends on the cores: init does not wait for it.
+    expect(initOrder('get-one').slice(0, 2)).toEqual(['worker', 'sdk']);
   });
 
   it('starts no worker in an operation without hooks', () => {
     expect(initOrder('get-list')).toEqual(['sdk']);
+  });
+
+  it('ends the init of a provisioned container only once its worker has started', () => {
+    const provisioned = { AWS_LAMBDA_INITIALIZATION_TYPE: 'provisioned-concurrency' };
+    expect(initOrder('get-one', provisioned)).toEqual(['worker', 'sdk', 'waits', 'started']);
+    expect(initOrder('get-list', provisioned)).toEqual(['sdk']);
   });
 });

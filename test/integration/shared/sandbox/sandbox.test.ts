@@ -3,6 +3,9 @@
  * deadline, the worker's own memory cap, reads served by the host outside the deadline, and when workers are
  * started, reused and replaced.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { type RunInput, SandboxFailure, type SandboxFunction, SandboxHost } from '../../../../shared/sandbox/sandbox';
 
 const hosts: SandboxHost[] = [];
@@ -57,6 +60,29 @@ it('prewarm starts the worker the first run then uses', async () => {
   expect(host.workersStarted).toBe(1);
   expect(await host.run(PASS, input('warm'))).toEqual({ data: 'warm', app: 'app-main' });
   expect(host.workersStarted).toBe(1);
+});
+
+describe('waiting for the worker to start (a provisioned container’s init)', () => {
+  it('blocks until the prewarmed worker has started, which the first run then uses', async () => {
+    const host = newHost();
+    host.prewarm();
+    expect(host.waitForStart(10_000)).toBe(true);
+    expect(await host.run(PASS, input('ready'))).toEqual({ data: 'ready', app: 'app-main' });
+    expect(host.workersStarted).toBe(1);
+  });
+
+  it('returns at once when no worker is starting', () => {
+    expect(newHost().waitForStart(10_000)).toBe(true);
+  });
+
+  it('gives up after its time when the worker does not start', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'sandbox-'));
+    const workerFile = path.join(dir, 'silent-worker.js');
+    writeFileSync(workerFile, 'setInterval(() => undefined, 1000);');
+    const host = newHost({ assets: { workerFile, fromSource: false } });
+    host.prewarm();
+    expect(host.waitForStart(50)).toBe(false);
+  });
 });
 
 it('a runaway built-in is stopped at the limit plus the margin, the worker replaced, a run beside it answered', async () => {
