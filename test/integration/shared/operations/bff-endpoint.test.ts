@@ -1,10 +1,17 @@
 /**
  * GET /client/bff/endpoint/{appCode}/{functionName} over HTTP (docs/interface.md §15): a backend function's
  * description, version and modified time, and nothing else, to a personal access key of the function's
- * application. The real handlers, real pipeline and real dynalite, with the hooks fixture's functions.
+ * application; then the same through the TypeScript client's bffEndpoint. The real handlers, real pipeline and
+ * real dynalite, with the hooks fixture's functions.
  */
 import { request } from 'node:http';
 import path from 'node:path';
+import {
+  AccessDeniedError,
+  createClient,
+  InvalidParameterError,
+  NotFoundError,
+} from '../../../../packages/client/src/index';
 import { failureWith } from '../../../support/failure-envelope';
 import { FIXTURES_DIR } from '../../../support/paths';
 import { type CallResult, ServiceHarness } from '../../../support/service-harness';
@@ -163,5 +170,74 @@ describe('refusals', () => {
     });
     const short = await bff('app-main', KEYS.alice);
     expect(short.body).toEqual({ ...failureWith(1001), errorMsg: 'no operation at GET /client/bff/endpoint/app-main' });
+  });
+});
+
+describe('the TypeScript client’s bffEndpoint', () => {
+  const alice = () => createClient({ baseUrl: harness.url, appCode: 'app-main', userKey: KEYS.alice });
+
+  it('answers the function’s description, version and modified time, as the path does', async () => {
+    const answer = await alice().bffEndpoint('mask-email');
+    expect(answer).toEqual({ description: 'Masks e-mail addresses', version: 1, gmt_modified: expect.any(String) });
+    expect(answer.gmt_modified).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+    expect((await bff('app-main/mask-email', KEYS.alice)).body.data).toEqual(answer);
+    expect(await alice().bffEndpoint('runaway')).toEqual({
+      description: null,
+      version: 1,
+      gmt_modified: answer.gmt_modified,
+    });
+  });
+
+  it('an unknown function is a NotFoundError (2002)', async () => {
+    const failure = alice().bffEndpoint('no-such-function');
+    await expect(failure).rejects.toBeInstanceOf(NotFoundError);
+    await expect(failure).rejects.toMatchObject({
+      errorCode: 2002,
+      httpStatus: 404,
+      errorMsg: "backend function 'no-such-function' not found in application 'app-main'",
+    });
+  });
+
+  it('a key of another application is an AccessDeniedError (1006)', async () => {
+    const dave = createClient({ baseUrl: harness.url, appCode: 'app-main', userKey: KEYS.dave });
+    const failure = dave.bffEndpoint('mask-email');
+    await expect(failure).rejects.toBeInstanceOf(AccessDeniedError);
+    await expect(failure).rejects.toMatchObject({
+      errorCode: 1006,
+      httpStatus: 403,
+      errorMsg: "this personal access key does not belong to application 'app-main'",
+    });
+  });
+
+  it('sends the function’s name as one path segment, URL-encoded', async () => {
+    for (const name of ['mask email', 'mask-email/../stamp', 'mask-email?x=1']) {
+      const failure = alice().bffEndpoint(name);
+      await expect(failure).rejects.toBeInstanceOf(InvalidParameterError);
+      await expect(failure).rejects.toMatchObject({
+        errorCode: 1001,
+        errorMsg: 'functionName must be 1 to 64 letters, digits, "_" or "-"',
+      });
+    }
+  });
+
+  it('without a userKey, an appCode or a name it throws before sending anything', async () => {
+    const before = harness.logLines.length;
+    const signed = createClient({
+      baseUrl: harness.url,
+      appCode: 'app-main',
+      accessKey: 'ak-main-client-fixture-0001',
+      signingSecret: 'sk-main-client-fixture',
+    });
+    await expect(signed.bffEndpoint('mask-email')).rejects.toThrow(
+      'bffEndpoint needs a userKey: /client/bff/endpoint/{appCode}/{functionName} is client-key mode only',
+    );
+    const noApp = createClient({ baseUrl: harness.url, appCode: '', userKey: KEYS.alice });
+    await expect(noApp.bffEndpoint('mask-email')).rejects.toThrow(
+      "bffEndpoint needs the client's appCode: the application of the key and of the function",
+    );
+    await expect(alice().bffEndpoint('')).rejects.toThrow(
+      "/client/bff/endpoint/{appCode}/{functionName} needs functionName: a non-empty string other than '.' and '..'",
+    );
+    expect(harness.logLines.length).toBe(before);
   });
 });
