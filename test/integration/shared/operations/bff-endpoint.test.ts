@@ -1,9 +1,10 @@
 /**
  * GET /client/bff/endpoint/{appCode}/{functionName} over HTTP (docs/interface.md §15): a backend function's
  * description, version and modified time, and nothing else, to a personal access key of the function's
- * application; then the same through the TypeScript client's bffEndpoint. The real handlers, real pipeline and
- * real dynalite, with the hooks fixture's functions.
+ * application; then the same through the TypeScript client's bffEndpoint and `das call bff-endpoint`. The real
+ * handlers, real pipeline and real dynalite, with the hooks fixture's functions.
  */
+import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import path from 'node:path';
 import {
@@ -13,7 +14,7 @@ import {
   NotFoundError,
 } from '../../../../packages/client/src/index';
 import { failureWith } from '../../../support/failure-envelope';
-import { FIXTURES_DIR } from '../../../support/paths';
+import { FIXTURES_DIR, REPO_ROOT } from '../../../support/paths';
 import { type CallResult, ServiceHarness } from '../../../support/service-harness';
 
 const CONFIG = path.join(FIXTURES_DIR, 'hooks-config.json');
@@ -239,5 +240,143 @@ describe('the TypeScript client’s bffEndpoint', () => {
       "/client/bff/endpoint/{appCode}/{functionName} needs functionName: a non-empty string other than '.' and '..'",
     );
     expect(harness.logLines.length).toBe(before);
+  });
+});
+
+describe('das call bff-endpoint', () => {
+  const DAS = path.join(REPO_ROOT, 'bin', 'das.js');
+
+  function das(
+    args: string[],
+    env: Record<string, string> = {},
+  ): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [DAS, ...args], {
+        env: { ...process.env, DAS_URL: harness.url, DAS_APP_CODE: '', DAS_USER_KEY: '', ...env },
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk) => {
+        stdout += chunk;
+      });
+      child.stderr.on('data', (chunk) => {
+        stderr += chunk;
+      });
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+  }
+
+  it('prints the success envelope with exit code 0; the key and application may come from the environment', async () => {
+    const flags = await das([
+      'call',
+      'bff-endpoint',
+      '--user-key',
+      KEYS.alice,
+      '--app',
+      'app-main',
+      '--function',
+      'mask-email',
+    ]);
+    expect([flags.code, flags.stderr]).toEqual([0, '']);
+    const envelope = JSON.parse(flags.stdout);
+    expect(envelope).toEqual({
+      success: true,
+      msg: null,
+      data: { description: 'Masks e-mail addresses', version: 1, gmt_modified: expect.any(String) },
+    });
+    expect(envelope.data.gmt_modified).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+
+    const fromEnv = await das(['call', 'bffEndpoint', '--function', 'runaway'], {
+      DAS_USER_KEY: KEYS.alice,
+      DAS_APP_CODE: 'app-main',
+    });
+    expect(fromEnv.code).toBe(0);
+    expect(JSON.parse(fromEnv.stdout)).toEqual({
+      success: true,
+      msg: null,
+      data: { description: null, version: 1, gmt_modified: envelope.data.gmt_modified },
+    });
+  });
+
+  it('prints a failure envelope with exit code 1 and the HTTP status on stderr: 2002, then 1006', async () => {
+    const unknown = await das([
+      'call',
+      'bff-endpoint',
+      '--user-key',
+      KEYS.alice,
+      '--app',
+      'app-main',
+      '--function',
+      'no-such-function',
+    ]);
+    expect(unknown.code).toBe(1);
+    expect(JSON.parse(unknown.stdout)).toEqual({
+      ...failureWith(2002),
+      errorMsg: "backend function 'no-such-function' not found in application 'app-main'",
+    });
+    expect(unknown.stderr).toMatch(/^HTTP 404, request id \S+\n$/);
+
+    const foreign = await das([
+      'call',
+      'bff-endpoint',
+      '--user-key',
+      KEYS.dave,
+      '--app',
+      'app-main',
+      '--function',
+      'mask-email',
+    ]);
+    expect(foreign.code).toBe(1);
+    expect(JSON.parse(foreign.stdout)).toEqual({
+      ...failureWith(1006),
+      errorMsg: "this personal access key does not belong to application 'app-main'",
+    });
+    expect(foreign.stderr).toMatch(/^HTTP 403, request id \S+\n$/);
+  });
+
+  it('without a key, a function or an application it is a usage error (exit code 2) and sends nothing', async () => {
+    const before = harness.logLines.length;
+    const cases: [string[], string][] = [
+      [
+        ['--app', 'app-main', '--function', 'mask-email'],
+        'bff-endpoint needs a personal access key: --user-key or DAS_USER_KEY',
+      ],
+      [['--user-key', KEYS.alice, '--app', 'app-main'], 'bff-endpoint needs --function <name>: the backend function'],
+      [
+        ['--user-key', KEYS.alice, '--function', 'mask-email'],
+        '--user-key needs --app (or DAS_APP_CODE): the application of the key',
+      ],
+    ];
+    for (const [args, message] of cases) {
+      const run = await das(['call', 'bff-endpoint', ...args]);
+      expect(run).toEqual({ code: 2, stdout: '', stderr: `das call: ${message}\nSee: das call --help\n` });
+    }
+    const misplaced = await das([
+      'call',
+      'get-list',
+      '--user-key',
+      KEYS.alice,
+      '--app',
+      'app-main',
+      '--dataset',
+      'people',
+      '--function',
+      'mask-email',
+    ]);
+    expect(misplaced).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'das call: --function goes with bff-endpoint\nSee: das call --help\n',
+    });
+    expect(harness.logLines.length).toBe(before);
+  });
+
+  it('das call --help names the operation, its option and an example', async () => {
+    const help = await das(['call', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('with a personal access key login-user-info and bff-endpoint.');
+    expect(help.stdout).toContain('  --function <name>   bff-endpoint: the backend function of the --app application');
+    expect(help.stdout).toContain('  das call bff-endpoint --user-key "$KEY" --app app-demo --function mask-email\n');
   });
 });
