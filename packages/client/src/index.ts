@@ -19,9 +19,17 @@
  * answer at all: the service completes the first attempt instead of writing twice.
  */
 import { RequestTimeoutError, serviceCallError, TransportError } from './errors.js';
-import { LOGIN_USER_INFO_ROUTE, type OperationName, routeIn, USER_KEY_HEADER } from './operations.js';
+import {
+  BFF_ENDPOINT_ROUTE,
+  LOGIN_USER_INFO_ROUTE,
+  type OperationName,
+  pathWith,
+  routeIn,
+  USER_KEY_HEADER,
+} from './operations.js';
 import type { SignatureInput } from './signature.js';
 import type {
+  BffEndpoint,
   DataRecord,
   GetListParams,
   ListResult as ListResultShape,
@@ -35,11 +43,13 @@ import type {
 export * from './errors.js';
 export {
   type AuthMode,
+  BFF_ENDPOINT_ROUTE,
   clientPathOf,
   LOGIN_USER_INFO_ROUTE,
   OPERATIONS,
   type OperationName,
   type OperationRoute,
+  pathWith,
   routeFor,
   routeIn,
   USER_KEY_HEADER,
@@ -193,7 +203,8 @@ export interface DataAccessClient {
   ): Promise<SqlResult<Row>>;
   /**
    * Send a body as it is (the `appCode` is filled in) and answer the envelope, failure included; retries and
-   * the timeout apply. What the typed methods and `das call` are built on.
+   * the timeout apply. What the typed methods and `das call` are built on. A GET sends no body: its fields fill
+   * the path's `{name}` segments instead (`send('bff-endpoint', { functionName })`).
    */
   send(
     operation: OperationName,
@@ -202,6 +213,12 @@ export interface DataAccessClient {
   ): Promise<ServiceResponse>;
   /** Client-key mode only: the user the key belongs to (`GET /client/user/loginUserInfo`). */
   loginUserInfo(options?: CallOptions): Promise<LoginUserInfo>;
+  /**
+   * Client-key mode only: a backend function of the client's application, its description, version and modified
+   * time (`GET /client/bff/endpoint/{appCode}/{functionName}`). A function the application does not declare is a
+   * `NotFoundError` (2002).
+   */
+  bffEndpoint(functionName: string, options?: CallOptions): Promise<BffEndpoint>;
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -370,7 +387,9 @@ export function createClient(options: ClientOptions): DataAccessClient {
     if (!route) throw new Error(`${operation} has no ${options.userKey ? 'client-key' : 'signed'} path`);
     const datasetCode =
       callOptions.datasetCode ?? (typeof body.datasetCode === 'string' ? body.datasetCode : undefined);
-    const payload = JSON.stringify({ appCode: options.appCode, ...body });
+    const fields = { appCode: options.appCode, ...body };
+    const payload = JSON.stringify(fields);
+    const url = `${baseUrl}${pathWith(route.path, fields)}`;
     const timeoutMs = callOptions.timeoutMs ?? options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const attempts = Math.max(1, Math.floor(retry.maxAttempts));
     const idempotent = callOptions.idempotencyKey !== undefined;
@@ -381,7 +400,7 @@ export function createClient(options: ClientOptions): DataAccessClient {
       let response: ServiceResponse;
       try {
         response = await attempt(
-          `${baseUrl}${route.path}`,
+          url,
           route.method === 'GET' ? { method: 'GET', headers } : { method: route.method, headers, body: payload },
           timeoutMs,
           callOptions.signal,
@@ -448,6 +467,13 @@ export function createClient(options: ClientOptions): DataAccessClient {
       if (!options.userKey)
         throw new Error(`loginUserInfo needs a userKey: ${LOGIN_USER_INFO_ROUTE.path} is client-key mode only`);
       return unwrap(await send('login-user-info', {}, callOptions));
+    },
+    async bffEndpoint(functionName, callOptions) {
+      if (!options.userKey)
+        throw new Error(`bffEndpoint needs a userKey: ${BFF_ENDPOINT_ROUTE.path} is client-key mode only`);
+      if (!options.appCode)
+        throw new Error(`bffEndpoint needs the client's appCode: the application of the key and of the function`);
+      return unwrap(await send('bff-endpoint', { functionName }, callOptions));
     },
   };
 }

@@ -5,7 +5,7 @@
  *
  * Two ways in: the signed paths (`OPERATIONS`), and client-key mode, where a personal access key goes in
  * `X-User-AK` to each operation's `/client/` twin (`/openapi/data/get-list` → `/client/data/get-list`), plus
- * `GET /client/user/loginUserInfo`, which exists only there.
+ * `GET /client/user/loginUserInfo` and `GET /client/bff/endpoint/{appCode}/{functionName}`, which exist only there.
  */
 export type OperationName =
   | 'get-list'
@@ -14,7 +14,8 @@ export type OperationName =
   | 'batch-create'
   | 'update'
   | 'execute-sql'
-  | 'login-user-info';
+  | 'login-user-info'
+  | 'bff-endpoint';
 
 /** How a request authenticates: signed headers, or a personal access key (client-key mode). */
 export type AuthMode = 'signed' | 'client';
@@ -22,6 +23,7 @@ export type AuthMode = 'signed' | 'client';
 export interface OperationRoute {
   operation: OperationName;
   method: 'POST' | 'GET';
+  /** `{name}` segments are filled in from the request's fields (`pathWith`). */
   path: string;
   /** Data operations sign and send a dataset code; custom SQL may. */
   requiresDataset: boolean;
@@ -48,6 +50,20 @@ export const LOGIN_USER_INFO_ROUTE: OperationRoute = {
   requiresDataset: false,
 };
 
+/**
+ * Answers a backend function's description, version and modified time; client-key mode only. The application and
+ * the function are path segments, and the key must belong to that application.
+ */
+export const BFF_ENDPOINT_ROUTE: OperationRoute = {
+  operation: 'bff-endpoint',
+  method: 'GET',
+  path: '/client/bff/endpoint/{appCode}/{functionName}',
+  requiresDataset: false,
+};
+
+/** The routes that exist only in client-key mode. */
+const CLIENT_ONLY_ROUTES: readonly OperationRoute[] = [LOGIN_USER_INFO_ROUTE, BFF_ENDPOINT_ROUTE];
+
 /** A signed path's client-key twin: its first segment becomes `client`. */
 export function clientPathOf(signedPath: string): string {
   return `/client${signedPath.slice(signedPath.indexOf('/', 1))}`;
@@ -63,7 +79,23 @@ export function routeFor(operation: OperationName): OperationRoute {
 /** The route of an operation in one mode; `undefined` when the operation has no such path. */
 export function routeIn(operation: OperationName, mode: AuthMode): OperationRoute | undefined {
   if (mode === 'signed') return OPERATIONS.find((r) => r.operation === operation);
-  if (operation === LOGIN_USER_INFO_ROUTE.operation) return LOGIN_USER_INFO_ROUTE;
+  const only = CLIENT_ONLY_ROUTES.find((r) => r.operation === operation);
+  if (only) return only;
   const signed = OPERATIONS.find((r) => r.operation === operation);
   return signed && { ...signed, path: clientPathOf(signed.path) };
+}
+
+/**
+ * A route's path with each `{name}` segment replaced by the URL-encoded value of that field, so that a name with
+ * `/`, `?` or a space stays one segment. A missing or empty value, or `.` and `..` (which a URL resolves away), is
+ * an error: the request would reach another path.
+ */
+export function pathWith(path: string, fields: Record<string, unknown>): string {
+  return path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const value = fields[name];
+    if (typeof value !== 'string' || value === '' || value === '.' || value === '..') {
+      throw new Error(`${path} needs ${name}: a non-empty string other than '.' and '..'`);
+    }
+    return encodeURIComponent(value);
+  });
 }

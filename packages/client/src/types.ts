@@ -57,3 +57,16 @@ export interface LoginUserInfo {
   appCode: string;
   role: string | null;
 }
+
+/**
+ * Client-key mode: a backend function's contract as a caller may know it
+ * (`GET /client/bff/endpoint/{appCode}/{functionName}`).
+ */
+export interface BffEndpoint {
+  /** null when the configuration gives none. */
+  description: string | null;
+  /** Counts the deployments that changed the function's source: 1 for the first. */
+  version: number;
+  /** When the last change of source was deployed: `YYYY-MM-DD HH:MM:SS` in the configuration's time zone. */
+  gmt_modified: string;
+}

@@ -16,12 +16,12 @@ const HELP = 'das call --help';
 
 export const CALL_USAGE = `Usage: das call <operation> [--url <base>] [--app <appCode>] [--dataset <code>] [key options]
                 [--param name=value]... [--param name:=<json>]... [--json '<object>'] [--sql <code|id>]
-                [--file <records.json>] [--idempotency-key <key>]
+                [--file <records.json>] [--idempotency-key <key>] [--function <name>]
 
 Operations: get-list, get-one, create, batch-create, update, execute-sql (or getList, getOne, ..., executeSql), and
-with a personal access key login-user-info. Prints the response envelope as JSON. Exit code 0 on success, 1 on a
-failure envelope or no answer, 2 on a
-wrong command line. A 4001 is retried (up to 3 attempts) after the Retry-After the service asks for.
+with a personal access key login-user-info and bff-endpoint. Prints the response envelope as JSON. Exit code 0 on
+success, 1 on a failure envelope or no answer, 2 on a wrong command line. A 4001 is retried (up to 3 attempts)
+after the Retry-After the service asks for.
 
 ${URL_HELP}
 ${CREDENTIAL_HELP}
@@ -38,6 +38,8 @@ ${CREDENTIAL_HELP}
   --idempotency-key <key>
                       create, batch-create, update: sent as Idempotency-Key, so a repeat of the same command
                       answers the first answer instead of writing again; a 3001 or no answer is retried
+  --function <name>   bff-endpoint: the backend function of the --app application whose description,
+                      version and modified time to show
   --timeout <ms>      give up after this long (default 30000)
 
 Examples:
@@ -46,6 +48,8 @@ Examples:
   das call create --dataset orders --json '{"customer_id":"c-1","amount":12.5,"status":"new"}'
   das call batch-create --dataset orders --file records.json --idempotency-key load-2024-05-01
   das call execute-sql --sql revenue-by-status --param since="2024-01-01 00:00:00"
+  das call login-user-info --user-key "$KEY"
+  das call bff-endpoint --user-key "$KEY" --app app-demo --function mask-email
 `;
 
 function parseParam(text: string): [string, unknown] {
@@ -95,6 +99,7 @@ export async function runCall(args: string[], io: CommandIo): Promise<void> {
       'idempotency-key': { type: 'string' },
       timeout: { type: 'string' },
       'user-key': { type: 'string' },
+      function: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     HELP,
@@ -117,6 +122,11 @@ export async function runCall(args: string[], io: CommandIo): Promise<void> {
     await callLoginUserInfo(userKey, values, io);
     return;
   }
+  if (/^bff-?endpoint$/i.test(positionals[0] as string)) {
+    await callBffEndpoint(userKey, values, io);
+    return;
+  }
+  if (values.function !== undefined) throw new UsageError('--function goes with bff-endpoint', HELP);
   const route = routeFor(operationName(positionals[0] as string, HELP));
   if (route.requiresDataset && !values.dataset)
     throw new UsageError(`--dataset is required for ${route.operation}`, HELP);
@@ -205,6 +215,25 @@ async function callLoginUserInfo(
   const baseUrl = serviceUrl(values.url, io);
   const client = createClient({ baseUrl, appCode: '', userKey });
   await printEnvelope(() => client.send('login-user-info', {}), baseUrl, io);
+}
+
+/** GET /client/bff/endpoint/{appCode}/{functionName}: a function of the key's application, named by --function. */
+async function callBffEndpoint(
+  userKey: string | undefined,
+  values: CredentialOptions & { url?: string | undefined; function?: string | undefined; timeout?: string | undefined },
+  io: CommandIo,
+): Promise<void> {
+  if (!userKey) throw new UsageError('bff-endpoint needs a personal access key: --user-key or DAS_USER_KEY', HELP);
+  if (!values.function) throw new UsageError('bff-endpoint needs --function <name>: the backend function', HELP);
+  const timeoutMs = integerOption(values.timeout, 'timeout', HELP);
+  const baseUrl = serviceUrl(values.url, io);
+  const client = createClient({
+    baseUrl,
+    ...callerOptions(userKey, values, io),
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
+  });
+  const functionName = values.function;
+  await printEnvelope(() => client.send('bff-endpoint', { functionName }), baseUrl, io);
 }
 
 /** Print the envelope; a failure envelope or no answer exits 1. */

@@ -1,12 +1,20 @@
 /**
  * GET /client/bff/endpoint/{appCode}/{functionName} over HTTP (docs/interface.md §15): a backend function's
  * description, version and modified time, and nothing else, to a personal access key of the function's
- * application. The real handlers, real pipeline and real dynalite, with the hooks fixture's functions.
+ * application; then the same through the TypeScript client's bffEndpoint and `das call bff-endpoint`. The real
+ * handlers, real pipeline and real dynalite, with the hooks fixture's functions.
  */
+import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import path from 'node:path';
+import {
+  AccessDeniedError,
+  createClient,
+  InvalidParameterError,
+  NotFoundError,
+} from '../../../../packages/client/src/index';
 import { failureWith } from '../../../support/failure-envelope';
-import { FIXTURES_DIR } from '../../../support/paths';
+import { FIXTURES_DIR, REPO_ROOT } from '../../../support/paths';
 import { type CallResult, ServiceHarness } from '../../../support/service-harness';
 
 const CONFIG = path.join(FIXTURES_DIR, 'hooks-config.json');
@@ -163,5 +171,212 @@ describe('refusals', () => {
     });
     const short = await bff('app-main', KEYS.alice);
     expect(short.body).toEqual({ ...failureWith(1001), errorMsg: 'no operation at GET /client/bff/endpoint/app-main' });
+  });
+});
+
+describe('the TypeScript client’s bffEndpoint', () => {
+  const alice = () => createClient({ baseUrl: harness.url, appCode: 'app-main', userKey: KEYS.alice });
+
+  it('answers the function’s description, version and modified time, as the path does', async () => {
+    const answer = await alice().bffEndpoint('mask-email');
+    expect(answer).toEqual({ description: 'Masks e-mail addresses', version: 1, gmt_modified: expect.any(String) });
+    expect(answer.gmt_modified).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+    expect((await bff('app-main/mask-email', KEYS.alice)).body.data).toEqual(answer);
+    expect(await alice().bffEndpoint('runaway')).toEqual({
+      description: null,
+      version: 1,
+      gmt_modified: answer.gmt_modified,
+    });
+  });
+
+  it('an unknown function is a NotFoundError (2002)', async () => {
+    const failure = alice().bffEndpoint('no-such-function');
+    await expect(failure).rejects.toBeInstanceOf(NotFoundError);
+    await expect(failure).rejects.toMatchObject({
+      errorCode: 2002,
+      httpStatus: 404,
+      errorMsg: "backend function 'no-such-function' not found in application 'app-main'",
+    });
+  });
+
+  it('a key of another application is an AccessDeniedError (1006)', async () => {
+    const dave = createClient({ baseUrl: harness.url, appCode: 'app-main', userKey: KEYS.dave });
+    const failure = dave.bffEndpoint('mask-email');
+    await expect(failure).rejects.toBeInstanceOf(AccessDeniedError);
+    await expect(failure).rejects.toMatchObject({
+      errorCode: 1006,
+      httpStatus: 403,
+      errorMsg: "this personal access key does not belong to application 'app-main'",
+    });
+  });
+
+  it('sends the function’s name as one path segment, URL-encoded', async () => {
+    for (const name of ['mask email', 'mask-email/../stamp', 'mask-email?x=1']) {
+      const failure = alice().bffEndpoint(name);
+      await expect(failure).rejects.toBeInstanceOf(InvalidParameterError);
+      await expect(failure).rejects.toMatchObject({
+        errorCode: 1001,
+        errorMsg: 'functionName must be 1 to 64 letters, digits, "_" or "-"',
+      });
+    }
+  });
+
+  it('without a userKey, an appCode or a name it throws before sending anything', async () => {
+    const before = harness.logLines.length;
+    const signed = createClient({
+      baseUrl: harness.url,
+      appCode: 'app-main',
+      accessKey: 'ak-main-client-fixture-0001',
+      signingSecret: 'sk-main-client-fixture',
+    });
+    await expect(signed.bffEndpoint('mask-email')).rejects.toThrow(
+      'bffEndpoint needs a userKey: /client/bff/endpoint/{appCode}/{functionName} is client-key mode only',
+    );
+    const noApp = createClient({ baseUrl: harness.url, appCode: '', userKey: KEYS.alice });
+    await expect(noApp.bffEndpoint('mask-email')).rejects.toThrow(
+      "bffEndpoint needs the client's appCode: the application of the key and of the function",
+    );
+    await expect(alice().bffEndpoint('')).rejects.toThrow(
+      "/client/bff/endpoint/{appCode}/{functionName} needs functionName: a non-empty string other than '.' and '..'",
+    );
+    expect(harness.logLines.length).toBe(before);
+  });
+});
+
+describe('das call bff-endpoint', () => {
+  const DAS = path.join(REPO_ROOT, 'bin', 'das.js');
+
+  function das(
+    args: string[],
+    env: Record<string, string> = {},
+  ): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(process.execPath, [DAS, ...args], {
+        env: { ...process.env, DAS_URL: harness.url, DAS_APP_CODE: '', DAS_USER_KEY: '', ...env },
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (chunk) => {
+        stdout += chunk;
+      });
+      child.stderr.on('data', (chunk) => {
+        stderr += chunk;
+      });
+      child.on('error', reject);
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+    });
+  }
+
+  it('prints the success envelope with exit code 0; the key and application may come from the environment', async () => {
+    const flags = await das([
+      'call',
+      'bff-endpoint',
+      '--user-key',
+      KEYS.alice,
+      '--app',
+      'app-main',
+      '--function',
+      'mask-email',
+    ]);
+    expect([flags.code, flags.stderr]).toEqual([0, '']);
+    const envelope = JSON.parse(flags.stdout);
+    expect(envelope).toEqual({
+      success: true,
+      msg: null,
+      data: { description: 'Masks e-mail addresses', version: 1, gmt_modified: expect.any(String) },
+    });
+    expect(envelope.data.gmt_modified).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+
+    const fromEnv = await das(['call', 'bffEndpoint', '--function', 'runaway'], {
+      DAS_USER_KEY: KEYS.alice,
+      DAS_APP_CODE: 'app-main',
+    });
+    expect(fromEnv.code).toBe(0);
+    expect(JSON.parse(fromEnv.stdout)).toEqual({
+      success: true,
+      msg: null,
+      data: { description: null, version: 1, gmt_modified: envelope.data.gmt_modified },
+    });
+  });
+
+  it('prints a failure envelope with exit code 1 and the HTTP status on stderr: 2002, then 1006', async () => {
+    const unknown = await das([
+      'call',
+      'bff-endpoint',
+      '--user-key',
+      KEYS.alice,
+      '--app',
+      'app-main',
+      '--function',
+      'no-such-function',
+    ]);
+    expect(unknown.code).toBe(1);
+    expect(JSON.parse(unknown.stdout)).toEqual({
+      ...failureWith(2002),
+      errorMsg: "backend function 'no-such-function' not found in application 'app-main'",
+    });
+    expect(unknown.stderr).toMatch(/^HTTP 404, request id \S+\n$/);
+
+    const foreign = await das([
+      'call',
+      'bff-endpoint',
+      '--user-key',
+      KEYS.dave,
+      '--app',
+      'app-main',
+      '--function',
+      'mask-email',
+    ]);
+    expect(foreign.code).toBe(1);
+    expect(JSON.parse(foreign.stdout)).toEqual({
+      ...failureWith(1006),
+      errorMsg: "this personal access key does not belong to application 'app-main'",
+    });
+    expect(foreign.stderr).toMatch(/^HTTP 403, request id \S+\n$/);
+  });
+
+  it('without a key, a function or an application it is a usage error (exit code 2) and sends nothing', async () => {
+    const before = harness.logLines.length;
+    const cases: [string[], string][] = [
+      [
+        ['--app', 'app-main', '--function', 'mask-email'],
+        'bff-endpoint needs a personal access key: --user-key or DAS_USER_KEY',
+      ],
+      [['--user-key', KEYS.alice, '--app', 'app-main'], 'bff-endpoint needs --function <name>: the backend function'],
+      [
+        ['--user-key', KEYS.alice, '--function', 'mask-email'],
+        '--user-key needs --app (or DAS_APP_CODE): the application of the key',
+      ],
+    ];
+    for (const [args, message] of cases) {
+      const run = await das(['call', 'bff-endpoint', ...args]);
+      expect(run).toEqual({ code: 2, stdout: '', stderr: `das call: ${message}\nSee: das call --help\n` });
+    }
+    const misplaced = await das([
+      'call',
+      'get-list',
+      '--user-key',
+      KEYS.alice,
+      '--app',
+      'app-main',
+      '--dataset',
+      'people',
+      '--function',
+      'mask-email',
+    ]);
+    expect(misplaced).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'das call: --function goes with bff-endpoint\nSee: das call --help\n',
+    });
+    expect(harness.logLines.length).toBe(before);
+  });
+
+  it('das call --help names the operation, its option and an example', async () => {
+    const help = await das(['call', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('with a personal access key login-user-info and bff-endpoint.');
+    expect(help.stdout).toContain('  --function <name>   bff-endpoint: the backend function of the --app application');
+    expect(help.stdout).toContain('  das call bff-endpoint --user-key "$KEY" --app app-demo --function mask-email\n');
   });
 });
