@@ -10,6 +10,7 @@ import path from 'node:path';
 import { verifySignature } from '../../../packages/client/src/signature';
 import { failureWith } from '../../support/failure-envelope';
 import { FIXTURES_DIR, REPO_ROOT } from '../../support/paths';
+import { type DasRun, runDas } from '../../support/run-das';
 import { FIXTURE_CONFIG, MAIN_APP, ServiceHarness } from '../../support/service-harness';
 
 const DAS = path.join(REPO_ROOT, 'bin', 'das.js');
@@ -17,38 +18,9 @@ const VECTORS = JSON.parse(readFileSync(path.join(FIXTURES_DIR, 'signature-vecto
   vectors: { accessKey: string; appCode: string; datasetCode?: string; timeStamp: number; secret: string }[];
 };
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type Run = DasRun;
 
-function das(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [DAS, ...args], {
-      env: {
-        ...process.env,
-        DAS_URL: '',
-        DAS_APP_CODE: '',
-        DAS_ACCESS_KEY: '',
-        DAS_SIGNING_SECRET: '',
-        // Not the record of a local service someone is running in this checkout.
-        DAS_LOCAL_SERVICE_FILE: path.join(tmpdir(), 'das-cli-no-local-service.json'),
-        ...env,
-      },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr += chunk;
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const das = runDas;
 
 /** A port nothing listens on: one the system just handed out and took back. */
 function freePort(): Promise<number> {

@@ -4,7 +4,6 @@
  * application; then the same through the TypeScript client's bffEndpoint and `das call bff-endpoint`. The real
  * handlers, real pipeline and real dynalite, with the hooks fixture's functions.
  */
-import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import path from 'node:path';
 import {
@@ -14,7 +13,8 @@ import {
   NotFoundError,
 } from '../../../../packages/client/src/index';
 import { failureWith } from '../../../support/failure-envelope';
-import { FIXTURES_DIR, REPO_ROOT } from '../../../support/paths';
+import { FIXTURES_DIR } from '../../../support/paths';
+import { runDas } from '../../../support/run-das';
 import { type CallResult, ServiceHarness } from '../../../support/service-harness';
 
 const CONFIG = path.join(FIXTURES_DIR, 'hooks-config.json');
@@ -244,28 +244,7 @@ describe('the TypeScript client’s bffEndpoint', () => {
 });
 
 describe('das call bff-endpoint', () => {
-  const DAS = path.join(REPO_ROOT, 'bin', 'das.js');
-
-  function das(
-    args: string[],
-    env: Record<string, string> = {},
-  ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [DAS, ...args], {
-        env: { ...process.env, DAS_URL: harness.url, DAS_APP_CODE: '', DAS_USER_KEY: '', ...env },
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk) => {
-        stdout += chunk;
-      });
-      child.stderr.on('data', (chunk) => {
-        stderr += chunk;
-      });
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
-  }
+  const das = (args: string[], env: Record<string, string> = {}) => runDas(args, { DAS_URL: harness.url, ...env });
 
   it('prints the success envelope with exit code 0; the key and application may come from the environment', async () => {
     const flags = await das([

@@ -3,12 +3,12 @@
  * access key as on its signed path, loginUserInfo, the user's narrowed grants, bad keys, another application's
  * key, and which headers open which paths. The real handlers, real pipeline and real dynalite.
  */
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { AuthenticationError, createClient } from '../../../../../packages/client/src/index';
 import { userKeyDigest } from '../../../../../shared/auth/user-key';
 import { failureWith } from '../../../../support/failure-envelope';
-import { FIXTURES_DIR, REPO_ROOT } from '../../../../support/paths';
+import { FIXTURES_DIR } from '../../../../support/paths';
+import { runDas } from '../../../../support/run-das';
 import { type AppCredentials, type CallResult, ServiceHarness } from '../../../../support/service-harness';
 
 const CONFIG = path.join(FIXTURES_DIR, 'client-key-config.json');
@@ -401,28 +401,7 @@ describe('the TypeScript client with a userKey', () => {
 });
 
 describe('das with a personal access key', () => {
-  const DAS = path.join(REPO_ROOT, 'bin', 'das.js');
-
-  function das(
-    args: string[],
-    env: Record<string, string> = {},
-  ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-    return new Promise((resolve, reject) => {
-      const child = spawn(process.execPath, [DAS, ...args], {
-        env: { ...process.env, DAS_URL: harness.url, DAS_APP_CODE: '', DAS_USER_KEY: '', ...env },
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (chunk) => {
-        stdout += chunk;
-      });
-      child.stderr.on('data', (chunk) => {
-        stderr += chunk;
-      });
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-    });
-  }
+  const das = (args: string[], env: Record<string, string> = {}) => runDas(args, { DAS_URL: harness.url, ...env });
 
   it('user-key create shows a new key once with its digest, and says where the digest goes', async () => {
     const json = await das(['user-key', 'create', '--app', 'app-main', '--user', 'alice', '--json']);
