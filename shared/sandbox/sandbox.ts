@@ -10,7 +10,9 @@
  *   an operation with hooks starts, so that the start overlaps the operation); later runs reuse it while it is
  *   healthy. A worker that passed its deadline, crashed or ran out of memory is terminated and the next run
  *   starts a new one. Runs at the same time (only the local server has several requests in flight) each get a
- *   worker of their own, so one runaway never delays another's run; at most `MAX_IDLE_WORKERS` are kept.
+ *   worker of their own, so one runaway never delays another's run; at most `MAX_IDLE_WORKERS` are kept. A
+ *   provisioned container's init blocks until its worker has started (`readySandboxIfProvisioned`), through a
+ *   shared-memory signal, since a blocked thread receives no message.
  * - **Each worker loads the engine itself** from the .wasm beside its file, as soon as it starts: nothing waits
  *   for this thread, which is busy with the function's init when a hooked function starts its worker.
  * - **Reads are the host's.** A `context.client` read arrives as a message; the host performs it (as the

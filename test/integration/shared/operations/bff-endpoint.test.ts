@@ -279,16 +279,9 @@ describe('das call bff-endpoint', () => {
   });
 
   it('prints a failure envelope with exit code 1 and the HTTP status on stderr: 2002, then 1006', async () => {
-    const unknown = await das([
-      'call',
-      'bff-endpoint',
-      '--user-key',
-      KEYS.alice,
-      '--app',
-      'app-main',
-      '--function',
-      'no-such-function',
-    ]);
+    const callAsMain = (userKey: string, functionName: string) =>
+      das(['call', 'bff-endpoint', '--user-key', userKey, '--app', 'app-main', '--function', functionName]);
+    const unknown = await callAsMain(KEYS.alice, 'no-such-function');
     expect(unknown.code).toBe(1);
     expect(JSON.parse(unknown.stdout)).toEqual({
       ...failureWith(2002),
@@ -296,16 +289,7 @@ describe('das call bff-endpoint', () => {
     });
     expect(unknown.stderr).toMatch(/^HTTP 404, request id \S+\n$/);
 
-    const foreign = await das([
-      'call',
-      'bff-endpoint',
-      '--user-key',
-      KEYS.dave,
-      '--app',
-      'app-main',
-      '--function',
-      'mask-email',
-    ]);
+    const foreign = await callAsMain(KEYS.dave, 'mask-email');
     expect(foreign.code).toBe(1);
     expect(JSON.parse(foreign.stdout)).toEqual({
       ...failureWith(1006),
