@@ -9,8 +9,8 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { type LocalServer, startLocalServer } from '../bin/local-server';
 import { signRequest } from '../packages/client/src/signature';
 import { createDocumentClient } from '../shared/aws/dynamodb';
-import { RECORDS_TABLE, RecordAttr } from '../shared/records/table-definitions';
 import { environment } from '../shared/runtime/environment';
+import { RECORDS_TABLE, RecordAttr } from '../shared/storage/table-definitions';
 import { indexWriteUnits } from './index-writes';
 import { writeSection } from './report';
 

@@ -16,11 +16,11 @@ import { ensureTables, localTableNames, startEmbeddedDynamo } from '../bin/local
 import { createDocumentClient } from '../shared/aws/dynamodb';
 import type { Quota } from '../shared/catalog/catalog';
 import { CapacityMeter } from '../shared/observability/capacity-meter';
-import { decodeQuotaItem, estimateItemBytes } from '../shared/quota/quota-item';
-import { type LeaseRef, QuotaStore } from '../shared/quota/quota-store';
 import { shareCount } from '../shared/quota/shares';
 import { currentWindows } from '../shared/quota/windows';
-import { quotaKey } from '../shared/records/item-keys';
+import { quotaKey } from '../shared/storage/item-keys';
+import { decodeQuotaItem, estimateItemBytes } from '../shared/storage/quota-item';
+import { type LeaseRef, QuotaStore } from '../shared/storage/quota-store';
 
 const ITERATIONS = 500;
 const NOW = Date.parse('2026-11-22T04:10:05Z');

@@ -12,7 +12,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import { endpointClientConfig } from '../../shared/aws/dynamodb';
-import { TABLES, type TableDefinition } from '../../shared/records/table-definitions';
+import { TABLES, type TableDefinition } from '../../shared/storage/table-definitions';
 
 export interface EmbeddedDynamo {
   endpoint: string;

@@ -9,7 +9,7 @@ import { bodySha256Hex, verifySignatureV2 } from '../../packages/client/src/sign
 import { NONCE_PATTERN } from '../../packages/client/src/signature-v2';
 import { SignatureMismatchError } from '../contract/errors';
 import type { CapacityMeter } from '../observability/capacity-meter';
-import type { NonceStore } from './nonce-store';
+import type { NonceStore } from '../storage/nonce-store';
 
 export interface VersionTwoRequest {
   /** Lower-cased header names. */

@@ -11,7 +11,7 @@ import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/li
 import type { DeployedCatalog } from '../catalog/catalog-provider';
 import { type FunctionVersions, nextFunctionVersions, parseFunctionVersions } from '../catalog/function-versions';
 import type { CatalogConfig } from '../catalog/schema';
-import { catalogKey } from '../records/item-keys';
+import { catalogKey } from '../storage/item-keys';
 import { parseConfig } from './load-config';
 
 /** The configuration without key material (access keys, secrets). */

@@ -9,15 +9,16 @@
  *
  * An operation with no hook configured runs untouched, and the sandbox is never loaded or started.
  */
+
+import { grantFor } from '../access/permissions';
 import type { Catalog } from '../catalog/catalog';
 import type { FunctionConfig, HookConfig } from '../catalog/schema';
 import { InternalError, InvalidParameterError } from '../contract/errors';
 import type { OperationName } from '../contract/routes';
+import type { Operation, OperationContext } from '../operation/operation';
 import { executeSqlOperation } from '../operations/execute-sql';
-import { getListOperation } from '../operations/get-list';
 import { getOneOperation } from '../operations/get-one';
-import type { Operation, OperationContext } from '../operations/operation';
-import { grantFor } from '../permissions/permissions';
+import { getListOperation } from '../query/get-list';
 import { prewarmSandbox, prewarmSandboxIfShipped, runFunction, SandboxFailure } from '../sandbox/sandbox';
 
 export const DEFAULT_TIMEOUT_MS = 200;

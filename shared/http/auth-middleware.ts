@@ -6,8 +6,8 @@
 import type middy from '@middy/core';
 import { verifySignature } from '../../packages/client/src/signature';
 import { NONCE_PATTERN } from '../../packages/client/src/signature-v2';
+import { applicationCaller } from '../access/caller';
 import type { KeyStore } from '../auth/key-store';
-import type { NonceStore } from '../auth/nonce-store';
 import { verifyVersionTwo } from '../auth/signature-v2-request';
 import type { CatalogProvider } from '../catalog/catalog-provider';
 import { codeSchema } from '../contract/body-schemas';
@@ -20,7 +20,7 @@ import {
   TimestampExpiredError,
 } from '../contract/errors';
 import { TIMESTAMP_WINDOW_MS } from '../contract/signed-headers';
-import { applicationCaller } from '../permissions/caller';
+import type { NonceStore } from '../storage/nonce-store';
 import { admitDataset } from './dataset-access';
 import type { ApiEvent, ApiResult, ServiceContext } from './request-state';
 

@@ -9,13 +9,13 @@
  * `X-User-AK` opens nothing on signed paths.
  */
 import type middy from '@middy/core';
+import { userCallerForKey } from '../auth/user-callers';
 import { USER_KEY_PATTERN } from '../auth/user-key';
 import type { CatalogProvider } from '../catalog/catalog-provider';
 import { codeSchema } from '../contract/body-schemas';
 import { USER_KEY_HEADER } from '../contract/client-routes';
 import { AccessDeniedError, InvalidParameterError, SignatureMismatchError } from '../contract/errors';
 import { pathParametersOf } from '../contract/routes';
-import { userCallerForKey } from '../permissions/user-callers';
 import { admitDataset } from './dataset-access';
 import type { ApiEvent, ApiResult, ServiceContext } from './request-state';
 

@@ -4,10 +4,11 @@
  * must hold a grant covering it and the route's operation. Signed requests and client-key requests both end here,
  * so the checks cannot drift apart.
  */
+
+import type { Caller } from '../access/caller';
+import { grantFor } from '../access/permissions';
 import type { Catalog } from '../catalog/catalog';
 import { DatasetNotFoundError } from '../contract/errors';
-import type { Caller } from '../permissions/caller';
-import { grantFor } from '../permissions/permissions';
 import type { RequestState } from './request-state';
 
 /** Sets `state.dataset` and, for a route that needs one, `state.grant`; throws 1005 or 1006. */

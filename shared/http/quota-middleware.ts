@@ -9,8 +9,8 @@ import type middy from '@middy/core';
 import type { Application } from '../catalog/catalog';
 import { InternalError, RateLimitedError } from '../contract/errors';
 import { leaseDuration } from '../quota/leases';
-import type { QuotaDecision, QuotaGate } from '../quota/quota-store';
 import { rateLimitHeaders, rateLimitMessage } from '../quota/rate-limit';
+import type { QuotaDecision, QuotaGate } from '../storage/quota-store';
 import type { ApiEvent, ApiResult, RequestState, ServiceContext } from './request-state';
 
 export interface QuotaMiddlewareOptions {

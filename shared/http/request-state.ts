@@ -1,11 +1,11 @@
 /** What the middlewares learn about a request and hand to the next one and to the operation. */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { Caller } from '../access/caller';
 import type { Application, Catalog, Dataset } from '../catalog/catalog';
 import type { GrantConfig } from '../catalog/schema';
 import type { RouteDefinition } from '../contract/routes';
 import { CapacityMeter } from '../observability/capacity-meter';
 import type { HookRun, Telemetry } from '../observability/telemetry';
-import type { Caller } from '../permissions/caller';
 
 export type ApiEvent = APIGatewayProxyEvent;
 export type ApiResult = APIGatewayProxyResult;

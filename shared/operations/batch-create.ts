@@ -7,15 +7,16 @@
  * Ids come from one block (id-blocks.ts): consecutive ULIDs of one time, so the batch's records sort in
  * `paramList` order and an Idempotency-Key retry finds what an interrupted attempt wrote with one range read.
  */
+
+import { recordDatasetWrite } from '../changes/change-log';
 import { AccessDeniedError, ErrorCode, InvalidParameterError, ServiceError } from '../contract/errors';
-import { idInBlock } from '../records/id-blocks';
-import type { NewRecord } from '../records/record-batch-store';
+import { initialBlock, planIds } from '../idempotency/id-plan';
+import { dataContext, type Operation } from '../operation/operation';
 import type { RecordItem } from '../records/record-codec';
+import { idInBlock } from '../storage/id-blocks';
+import type { NewRecord } from '../storage/record-batch-store';
 import { writeCountedBatch } from './batch-bookkeeping';
-import { recordDatasetWrite } from './dataset-version';
-import { initialBlock, planIds } from './id-plan';
 import { newRecordFields } from './new-record';
-import { dataContext, type Operation } from './operation';
 
 export const MAX_BATCH_RECORDS = 1000;
 

@@ -8,8 +8,8 @@
 import { codeSchema } from '../contract/body-schemas';
 import { DataNotFoundError, InternalError, InvalidParameterError } from '../contract/errors';
 import type { BffEndpoint } from '../contract/operation-schemas';
+import type { Operation } from '../operation/operation';
 import { formatTimestamp } from '../records/timestamps';
-import type { Operation } from './operation';
 
 export const bffEndpointOperation: Operation = {
   name: 'bff-endpoint',

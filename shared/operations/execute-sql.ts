@@ -5,19 +5,20 @@
  * read-only with a time limit. A statement that fails answers `execSuccess: false` inside a successful envelope;
  * everything else about the request is checked like any other operation's.
  */
+
+import type { Caller } from '../access/caller';
+import { readableGrant, visibleFields } from '../access/permissions';
 import type { Catalog, Dataset } from '../catalog/catalog';
 import type { QueryConfig } from '../catalog/schema';
 import { CODE_PATTERN } from '../contract/codes';
 import { AccessDeniedError, InvalidParameterError } from '../contract/errors';
-import type { Caller } from '../permissions/caller';
-import { readableGrant, visibleFields } from '../permissions/permissions';
+import type { Operation, OperationContext } from '../operation/operation';
 import { DatasetCache, type DatasetRowSource, type DatasetView } from '../sql/dataset-cache';
 import { type QueryEngine, type ResultRow, SqlStatementError } from '../sql/query-engine';
 import { checkQueryParams } from '../sql/query-params';
 import { RecordStoreRowSource } from '../sql/record-store-row-source';
 import { referencedNames } from '../sql/sql-lexer';
 import { SqlJsEngine } from '../sql/sqljs-engine';
-import type { Operation, OperationContext } from './operation';
 
 /** A query's time limit when its configuration sets none. */
 export const DEFAULT_QUERY_TIMEOUT_MS = 5_000;

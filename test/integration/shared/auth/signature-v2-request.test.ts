@@ -11,8 +11,8 @@ import { createClient } from '../../../../packages/client/src';
 import { runSign } from '../../../../packages/client/src/cli/sign-command';
 import { bodySha256Hex, signRequestV2 } from '../../../../packages/client/src/signature';
 import { newNonce } from '../../../../packages/client/src/signature-v2';
-import { DynamoNonceStore } from '../../../../shared/auth/nonce-store';
 import { CapacityMeter } from '../../../../shared/observability/capacity-meter';
+import { DynamoNonceStore } from '../../../../shared/storage/nonce-store';
 import { failureWith } from '../../../support/failure-envelope';
 import { type AppCredentials, ServiceHarness } from '../../../support/service-harness';
 

@@ -14,8 +14,8 @@ import {
   type RequestState,
   type ServiceContext,
 } from '../../../../shared/http/request-state';
-import type { AdmitRequest, QuotaDecision, QuotaGate, ReleaseRequest } from '../../../../shared/quota/quota-store';
 import type { WindowUsage } from '../../../../shared/quota/rate-limit';
+import type { AdmitRequest, QuotaDecision, QuotaGate, ReleaseRequest } from '../../../../shared/storage/quota-store';
 
 /** 2023-11-14 22:13:20 UTC: the minute window ends 40 s later. */
 const NOW = 1_700_000_000_000;

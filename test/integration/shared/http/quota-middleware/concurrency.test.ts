@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { createHandler } from '../../../../../shared/composition/pipeline';
-import type { Operation } from '../../../../../shared/operations/operation';
+import type { Operation } from '../../../../../shared/operation/operation';
 import { expectFailure } from '../../../../support/failure-envelope';
 import { FIXTURES_DIR } from '../../../../support/paths';
 import { type AppCredentials, type CallResult, ServiceHarness } from '../../../../support/service-harness';

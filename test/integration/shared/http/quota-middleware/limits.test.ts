@@ -5,11 +5,11 @@
 import path from 'node:path';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { createHandler } from '../../../../../shared/composition/pipeline';
+import type { Operation } from '../../../../../shared/operation/operation';
 import { createOperation } from '../../../../../shared/operations/create';
-import { getListOperation } from '../../../../../shared/operations/get-list';
 import { getOneOperation } from '../../../../../shared/operations/get-one';
-import type { Operation } from '../../../../../shared/operations/operation';
 import { updateOperation } from '../../../../../shared/operations/update';
+import { getListOperation } from '../../../../../shared/query/get-list';
 import { expectFailure } from '../../../../support/failure-envelope';
 import { FIXTURES_DIR } from '../../../../support/paths';
 import { type AppCredentials, type CallResult, ServiceHarness } from '../../../../support/service-harness';

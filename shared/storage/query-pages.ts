@@ -1,0 +1,64 @@
+/**
+ * The one paging loop over DynamoDB's Query: every multi-page read of the records table (index keys, a
+ * dataset's partition, the ids behind the record count) goes through it, so each page's consumed capacity
+ * reaches the request's meter, and read budgets and unit caps apply the same way everywhere.
+ */
+import { type DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { CapacityMeter } from '../observability/capacity-meter';
+import type { RecordItem } from '../records/record-codec';
+
+/** A position to continue a read from (DynamoDB's LastEvaluatedKey). */
+export type ReadPosition = Record<string, unknown>;
+
+/** Called after every page of a multi-page read; may throw to stop it (the list's read budget). */
+export type ReadGuard = () => void;
+
+/** A read given `maxUnits` stopped before the end: the caller takes another way. */
+export class ReadCapExceeded extends Error {
+  constructor() {
+    super('read stopped at its unit cap');
+    this.name = 'ReadCapExceeded';
+  }
+}
+
+export interface PagedQuery {
+  /** The Query, without what the loop sets: `Limit`, `ExclusiveStartKey`, `ReturnConsumedCapacity`. */
+  input: Omit<QueryCommandInput, 'Limit' | 'ExclusiveStartKey' | 'ReturnConsumedCapacity'>;
+  startAfter?: ReadPosition;
+  /** Each call's `Limit`, given how many items were read so far; none when absent or `undefined`. */
+  limit?: (read: number) => number | undefined;
+  /** Whether enough was read, given how many items were read so far (checked after each page). */
+  enough?: (read: number) => boolean;
+  /** Called after each page; may throw to stop the read. */
+  guard?: ReadGuard;
+  /** Before each further call: more units spent than this throws `ReadCapExceeded`. */
+  maxUnits?: number;
+}
+
+/** Read page after page until DynamoDB has no more or `enough` says so; `next` is where it stopped, if early. */
+export async function queryPages(
+  client: DynamoDBDocumentClient,
+  query: PagedQuery,
+  meter: CapacityMeter,
+): Promise<{ items: RecordItem[]; next?: ReadPosition }> {
+  const items: RecordItem[] = [];
+  let startKey = query.startAfter;
+  let spent = 0;
+  do {
+    if (query.maxUnits !== undefined && spent > query.maxUnits) throw new ReadCapExceeded();
+    const result = await client.send(
+      new QueryCommand({
+        ...query.input,
+        Limit: query.limit?.(items.length),
+        ExclusiveStartKey: startKey,
+        ReturnConsumedCapacity: 'TOTAL',
+      }),
+    );
+    meter.addRead(result.ConsumedCapacity);
+    spent += result.ConsumedCapacity?.CapacityUnits ?? 0;
+    items.push(...(result.Items ?? []));
+    startKey = result.LastEvaluatedKey;
+    query.guard?.();
+  } while (startKey && !query.enough?.(items.length));
+  return startKey ? { items, next: startKey } : { items };
+}
