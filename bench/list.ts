@@ -8,7 +8,7 @@
  * Sizes can be narrowed for a quick look: `BENCH_SIZES=1000,10000 npm run bench -- list`.
  */
 import { ulid } from 'ulid';
-import { ensureTables, localTableNames, startEmbeddedDynamo } from '../bin/local/embedded-dynamo';
+import { startEmbeddedDynamo } from '../bin/local/embedded-dynamo';
 import { createDocumentClient } from '../shared/aws/dynamodb';
 import type { Dataset } from '../shared/catalog/catalog';
 import type { FieldConfig } from '../shared/catalog/schema';
@@ -26,6 +26,7 @@ import { datasetPartitionKey } from '../shared/storage/item-keys';
 import { ListReader } from '../shared/storage/list-reader';
 import { countRecords } from '../shared/storage/record-counter';
 import { RecordAttr } from '../shared/storage/table-definitions';
+import { ensureTables, localTableNames } from '../shared/storage/table-setup';
 import { writeSection } from './report';
 import { putAll } from './seed';
 

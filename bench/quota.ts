@@ -12,7 +12,7 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ensureTables, localTableNames, startEmbeddedDynamo } from '../bin/local/embedded-dynamo';
+import { startEmbeddedDynamo } from '../bin/local/embedded-dynamo';
 import { createDocumentClient } from '../shared/aws/dynamodb';
 import type { Quota } from '../shared/catalog/catalog';
 import { CapacityMeter } from '../shared/observability/capacity-meter';
@@ -21,6 +21,7 @@ import { currentWindows } from '../shared/quota/windows';
 import { quotaKey } from '../shared/storage/item-keys';
 import { decodeQuotaItem, estimateItemBytes } from '../shared/storage/quota-item';
 import { type LeaseRef, QuotaStore } from '../shared/storage/quota-store';
+import { ensureTables, localTableNames } from '../shared/storage/table-setup';
 
 const ITERATIONS = 500;
 const NOW = Date.parse('2026-11-22T04:10:05Z');

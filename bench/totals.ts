@@ -10,7 +10,7 @@
  */
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ulid } from 'ulid';
-import { ensureTables, localTableNames, startEmbeddedDynamo } from '../bin/local/embedded-dynamo';
+import { startEmbeddedDynamo } from '../bin/local/embedded-dynamo';
 import { createDocumentClient } from '../shared/aws/dynamodb';
 import type { Dataset } from '../shared/catalog/catalog';
 import type { FieldConfig } from '../shared/catalog/schema';
@@ -28,6 +28,7 @@ import { ListReader } from '../shared/storage/list-reader';
 import { beginBulkCreate, countRecords, lastIdAt, SETTLE_MS } from '../shared/storage/record-counter';
 import { RecordStore } from '../shared/storage/record-store';
 import { RecordAttr } from '../shared/storage/table-definitions';
+import { ensureTables, localTableNames } from '../shared/storage/table-setup';
 import { writeSection } from './report';
 import { putAll } from './seed';
 

@@ -1,7 +1,8 @@
 /**
  * Every item key of every table, defined once beside the table definitions (`table-definitions.ts`): a
- * record's key, a dataset's bookkeeping items, the catalog's item and an application's quota item. No other
- * module spells a key, so a change of key design (write sharding of a dataset, quota shares) is made here.
+ * record's key, a dataset's bookkeeping items, the catalog's item, an application's quota item and a
+ * signature nonce. No other module spells a key, so a change of key design (write sharding of a dataset, quota
+ * shares) is made here.
  */
 import { CATALOG_TABLE, QUOTA_TABLE, RecordAttr } from './table-definitions';
 
@@ -83,4 +84,12 @@ export function quotaPartitionKey(appCode: string, share = 0): string {
 /** The key of an application's quota item, or of its share `share`. */
 export function quotaKey(appCode: string, share = 0): Record<string, string> {
   return { [QUOTA_TABLE.partitionKey.name]: quotaPartitionKey(appCode, share) };
+}
+
+/**
+ * The key of a signature-version-2 nonce claimed by an application (docs/interface.md §16), in the quota table:
+ * its own partition, so a claim is one conditional PutItem that a second claim of the same nonce fails.
+ */
+export function nonceKey(appCode: string, nonce: string): Record<string, string> {
+  return { [QUOTA_TABLE.partitionKey.name]: `nonce#${appCode}#${nonce}` };
 }

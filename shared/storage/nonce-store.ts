@@ -1,6 +1,6 @@
 /**
  * Single-use nonces of signature version 2 (contract §16): a nonce is claimed with one conditional PutItem in
- * the quota table (`pk = nonce#<appCode>#<nonce>`), and a second claim of the same nonce fails its condition.
+ * the quota table (its key: `nonceKey`, item-keys.ts), and a second claim of the same nonce fails its condition.
  *
  * The item carries `expiresAt` (epoch seconds): the end of the timestamp window of the request that claimed
  * it. DynamoDB's TTL deletes it some time after that, but correctness does not wait for TTL (nor depend on
@@ -12,6 +12,7 @@
  */
 import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { CapacityMeter } from '../observability/capacity-meter';
+import { nonceKey } from './item-keys';
 
 export interface NonceStore {
   /** True when the nonce was free and is now taken until `expiresAtMs`; false when it was taken already. */
@@ -33,7 +34,7 @@ export class DynamoNonceStore implements NonceStore {
       const result = await this.client.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: { pk: `nonce#${appCode}#${nonce}`, expiresAt: Math.ceil(expiresAtMs / 1000) },
+          Item: { ...nonceKey(appCode, nonce), expiresAt: Math.ceil(expiresAtMs / 1000) },
           ConditionExpression: 'attribute_not_exists(pk) OR expiresAt < :now',
           ExpressionAttributeValues: { ':now': Math.floor(this.now() / 1000) },
           ReturnConsumedCapacity: 'TOTAL',

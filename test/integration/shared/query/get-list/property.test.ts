@@ -6,12 +6,7 @@
 
 import fc from 'fast-check';
 import { ulid } from 'ulid';
-import {
-  type EmbeddedDynamo,
-  ensureTables,
-  localTableNames,
-  startEmbeddedDynamo,
-} from '../../../../../bin/local/embedded-dynamo';
+import { type EmbeddedDynamo, startEmbeddedDynamo } from '../../../../../bin/local/embedded-dynamo';
 import { createDocumentClient } from '../../../../../shared/aws/dynamodb';
 import type { Dataset } from '../../../../../shared/catalog/catalog';
 import type { FieldConfig } from '../../../../../shared/catalog/schema';
@@ -27,6 +22,7 @@ import { indexLayout, withDerivedAttributes } from '../../../../../shared/storag
 import { ListReader } from '../../../../../shared/storage/list-reader';
 import { countRecords } from '../../../../../shared/storage/record-counter';
 import { RecordStore } from '../../../../../shared/storage/record-store';
+import { ensureTables, localTableNames } from '../../../../../shared/storage/table-setup';
 
 const FIELDS: FieldConfig[] = [
   { name: 'a', type: 'integer', indexed: true },

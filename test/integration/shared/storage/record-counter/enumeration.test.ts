@@ -8,12 +8,7 @@
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { ulid } from 'ulid';
-import {
-  type EmbeddedDynamo,
-  ensureTables,
-  localTableNames,
-  startEmbeddedDynamo,
-} from '../../../../../bin/local/embedded-dynamo';
+import { type EmbeddedDynamo, startEmbeddedDynamo } from '../../../../../bin/local/embedded-dynamo';
 import { createDocumentClient } from '../../../../../shared/aws/dynamodb';
 import { CapacityMeter } from '../../../../../shared/observability/capacity-meter';
 import type { CountStore } from '../../../../../shared/storage/count-store';
@@ -29,6 +24,7 @@ import {
 } from '../../../../../shared/storage/record-counter';
 import { RecordStore } from '../../../../../shared/storage/record-store';
 import { RecordAttr } from '../../../../../shared/storage/table-definitions';
+import { ensureTables, localTableNames } from '../../../../../shared/storage/table-setup';
 
 let dynamo: EmbeddedDynamo;
 let store: RecordStore;
