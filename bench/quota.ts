@@ -16,11 +16,12 @@ import { startEmbeddedDynamo } from '../bin/local/embedded-dynamo';
 import { createDocumentClient } from '../shared/aws/dynamodb';
 import type { Quota } from '../shared/catalog/catalog';
 import { CapacityMeter } from '../shared/observability/capacity-meter';
+import type { LeaseRef } from '../shared/quota/admission';
 import { shareCount } from '../shared/quota/shares';
 import { currentWindows } from '../shared/quota/windows';
 import { quotaKey } from '../shared/storage/item-keys';
 import { decodeQuotaItem, estimateItemBytes } from '../shared/storage/quota-item';
-import { type LeaseRef, QuotaStore } from '../shared/storage/quota-store';
+import { QuotaStore } from '../shared/storage/quota-store';
 import { ensureTables, localTableNames } from '../shared/storage/table-setup';
 
 const ITERATIONS = 500;

@@ -3,7 +3,7 @@
  * any), and the grants the call may use. Every way in (signed application requests, client keys, partner hooks)
  * yields a caller, and everything after authentication works from it, so the permission code is the same for all.
  */
-import type { Application } from '../catalog/catalog';
+import type { Application, Catalog } from '../catalog/catalog';
 import type { GrantConfig } from '../catalog/schema';
 
 export interface CallerUser {
@@ -26,4 +26,14 @@ export interface Caller {
 /** An application calling on its own behalf: it holds exactly the application's grants. */
 export function applicationCaller(application: Application): Caller {
   return { application, grants: application.grants };
+}
+
+/**
+ * What authentication establishes, whichever way the request came in: the catalog it is checked against, who
+ * calls, and the dataset code it names (well formed; whether the dataset exists is access's question).
+ */
+export interface Authentication {
+  readonly catalog: Catalog;
+  readonly caller: Caller;
+  readonly datasetCode: string | undefined;
 }

@@ -78,6 +78,26 @@ export function rowScope(grant: GrantConfig, dataset: Dataset): Filter | undefin
   return scope;
 }
 
+/** What a grant shows of its dataset, worked out once per grant: the fields it shows and the rows it reaches. */
+export interface GrantView {
+  /** The fields the grant shows; `undefined` when it shows them all. */
+  readonly readable: ReadonlySet<string> | undefined;
+  /** The rows it reaches, as a parsed filter; `undefined` when it has no row filter. */
+  readonly rowScope: Filter | undefined;
+}
+
+const views = new WeakMap<GrantConfig, GrantView>();
+
+/** The view of a grant on its dataset (a catalog's grants never change, so it is kept per grant object). */
+export function grantView(grant: GrantConfig, dataset: Dataset): GrantView {
+  let view = views.get(grant);
+  if (!view) {
+    view = { readable: visibleFields(grant), rowScope: rowScope(grant, dataset) };
+    views.set(grant, view);
+  }
+  return view;
+}
+
 /**
  * A row filter as a scope, for a reader that holds the filter rather than the grant (custom SQL's loaded
  * copies are keyed by it). The same parse as `rowScope`; `undefined` for no filter.

@@ -10,7 +10,7 @@
  * An operation with no hook configured runs untouched, and the sandbox is never loaded or started.
  */
 
-import { grantFor } from '../access/permissions';
+import { readAccess } from '../access/dataset-access';
 import type { Catalog } from '../catalog/catalog';
 import type { FunctionConfig, HookConfig } from '../catalog/schema';
 import { InternalError, InvalidParameterError } from '../contract/errors';
@@ -132,14 +132,11 @@ async function readAsCaller(
     const params = args[0] as Record<string, unknown>;
     const body = { sqlCode: target, params };
     return executeSqlOperation.run(
-      { ...context, operation: 'execute-sql', dataset: undefined, grant: undefined },
+      { ...context, operation: 'execute-sql', dataset: undefined, grant: undefined, view: undefined },
       body,
     );
   }
-  const dataset = context.catalog.dataset(target);
-  if (!dataset) throw new Error(`unknown dataset '${target}'`);
-  const grant = grantFor(context.caller, target, 'read');
-  const readContext = { ...context, dataset, grant };
+  const readContext = { ...context, ...readAccess(context.catalog, context.caller, target) };
   if (kind === 'getOne') {
     return getOneOperation.run({ ...readContext, operation: 'get-one' }, { paramMap: { id: args[0] } });
   }

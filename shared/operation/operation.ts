@@ -5,6 +5,7 @@
  */
 
 import type { Caller } from '../access/caller';
+import type { GrantView } from '../access/permissions';
 import type { Catalog, Dataset } from '../catalog/catalog';
 import type { GrantConfig } from '../catalog/schema';
 import type { OperationName } from '../contract/routes';
@@ -50,6 +51,8 @@ export interface OperationContext {
   dataset?: Dataset;
   /** Data operations only: the caller's grant on the dataset, already checked for the operation. */
   grant?: GrantConfig;
+  /** With the grant: the fields it shows and the rows it reaches, as the access step worked them out. */
+  view?: GrantView;
   ports: OperationPorts;
   telemetry: Telemetry;
   now: () => number;
@@ -67,6 +70,7 @@ export interface OperationContext {
 export interface DataOperationContext extends OperationContext {
   dataset: Dataset;
   grant: GrantConfig;
+  view: GrantView;
 }
 
 export interface Operation {
@@ -81,6 +85,8 @@ export interface Operation {
 
 /** Narrow a context to a data operation's; the pipeline guarantees it for routes that require a dataset. */
 export function dataContext(context: OperationContext): DataOperationContext {
-  if (!context.dataset || !context.grant) throw new Error(`${context.operation} needs a dataset and grant`);
+  if (!context.dataset || !context.grant || !context.view) {
+    throw new Error(`${context.operation} needs a dataset and grant`);
+  }
   return context as DataOperationContext;
 }

@@ -8,7 +8,6 @@
  * always returned.
  */
 
-import { rowScope, visibleFields } from '../access/permissions';
 import type { Dataset } from '../catalog/catalog';
 import { InvalidParameterError } from '../contract/errors';
 import { dataContext, type Operation } from '../operation/operation';
@@ -63,13 +62,14 @@ export const getListOperation: Operation = {
   name: 'get-list',
   readsBesideAdmission: true,
   async run(context, body) {
-    const { dataset, grant, ports, telemetry, catalog, now } = dataContext(context);
+    const { dataset, view, ports, telemetry, catalog, now } = dataContext(context);
     const params = readParamMap(body, true);
     const paging = readPaging(params, catalog.defaultPageSize);
-    const readable = visibleFields(grant);
+    // The access step has worked out what the grant shows: these fields, and the rows of its scope.
+    const readable = view.readable;
     const parsed = parseListParams(params, dataset, readable ? { readable } : {});
     const query: ListQuery = {
-      filter: allOf(parsed.filter, rowScope(grant, dataset) ?? MATCH_ALL),
+      filter: allOf(parsed.filter, view.rowScope ?? MATCH_ALL),
       sort: parsed.sort,
       offset: (paging.currentPage - 1) * paging.pageSize,
       limit: paging.pageSize,

@@ -47,6 +47,7 @@ import { randomBytes } from 'node:crypto';
 import { type DynamoDBClient, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { Quota } from '../catalog/catalog';
 import type { CapacityMeter } from '../observability/capacity-meter';
+import type { AdmitRequest, QuotaDecision, QuotaGate, ReleaseRequest } from '../quota/admission';
 import { LEASE_MARGIN_MS, LONGEST_FUNCTION_TIMEOUT_MS } from '../quota/leases';
 import { LIMIT_OF_WINDOW, type LimitName, type WindowUsage } from '../quota/rate-limit';
 import { shareCount, shareQuota } from '../quota/shares';
@@ -68,38 +69,6 @@ import {
   windowUsage,
   wireAttributes,
 } from './quota-item';
-
-export interface AdmitRequest {
-  appCode: string;
-  quota: Quota;
-  /** Epoch ms: decides the windows and which leases have expired. */
-  now: number;
-  capacity: CapacityMeter;
-  /** How long this request's lease may hold its slot (`leases.ts`); default: the store's. */
-  leaseMs?: number;
-}
-
-/** A request's concurrency lease: its id, in the map of quota share `share`. */
-export interface LeaseRef {
-  id: string;
-  share: number;
-}
-
-export type QuotaDecision =
-  | { admitted: true; lease: LeaseRef; usage: WindowUsage[] }
-  | { admitted: false; limit: LimitName; value: number; retryAfterSeconds: number; usage: WindowUsage[] };
-
-export interface ReleaseRequest {
-  appCode: string;
-  lease: LeaseRef;
-  capacity: CapacityMeter;
-}
-
-/** What the quota middleware needs: admit a request, release its lease. */
-export interface QuotaGate {
-  admit(request: AdmitRequest): Promise<QuotaDecision>;
-  release(request: ReleaseRequest): Promise<void>;
-}
 
 export interface QuotaStoreOptions {
   /**

@@ -1,14 +1,14 @@
 /**
- * Authentication and access, in the order of docs/interface.md §3: headers well formed and agreeing with the body,
- * application known, timestamp within 10 minutes, signature valid for an active key, dataset known, grant
- * covering the dataset and the operation. The first failure answers.
+ * Authentication of signed requests, in the order of docs/interface.md §3: headers well formed and agreeing with
+ * the body, application known, timestamp within 10 minutes, signature valid for an active key. The first failure
+ * answers. What it establishes (the caller, the dataset code the request names) it keeps to itself and hands to
+ * whoever asks (`authenticationOf`): the access step checks the dataset and the grant next (steps 5 and 6,
+ * access/dataset-access.ts), the quota counts the caller's application.
  */
 import type middy from '@middy/core';
 import { verifySignature } from '../../packages/client/src/signature';
 import { NONCE_PATTERN } from '../../packages/client/src/signature-v2';
-import { applicationCaller } from '../access/caller';
-import type { KeyStore } from '../auth/key-store';
-import { verifyVersionTwo } from '../auth/signature-v2-request';
+import { type Authentication, applicationCaller } from '../access/caller';
 import type { CatalogProvider } from '../catalog/catalog-provider';
 import { codeSchema } from '../contract/body-schemas';
 import { CODE_PATTERN } from '../contract/codes';
@@ -20,9 +20,10 @@ import {
   TimestampExpiredError,
 } from '../contract/errors';
 import { TIMESTAMP_WINDOW_MS } from '../contract/signed-headers';
+import type { ApiEvent, ApiResult, ServiceContext, ServiceRequest } from '../http/request';
 import type { NonceStore } from '../storage/nonce-store';
-import { admitDataset } from './dataset-access';
-import type { ApiEvent, ApiResult, ServiceContext } from './request-state';
+import type { KeyStore } from './key-store';
+import { verifyVersionTwo } from './signature-v2-request';
 
 /** Without a nonce store, a version-2 request cannot be verified: a failure of ours (3001). */
 const noNonceStore: NonceStore = {
@@ -60,31 +61,35 @@ function bodyCode(body: Record<string, unknown>, name: string, headerName: strin
   if (value !== headerValue) throw new InvalidParameterError(`${name} in the body does not match header ${headerName}`);
 }
 
-export function authenticate(options: AuthOptions): middy.MiddlewareObj<ApiEvent, ApiResult, Error, ServiceContext> {
+/** An authentication step, either way in: signed headers here, a personal access key in client-key-middleware.ts. */
+export interface AuthenticationStep extends middy.MiddlewareObj<ApiEvent, ApiResult, Error, ServiceContext> {
+  /** What the step established for the request; none until its `before` has passed. */
+  authenticationOf(request: ServiceRequest): Authentication | undefined;
+}
+
+export function authenticate(options: AuthOptions): AuthenticationStep {
   const now = options.now ?? Date.now;
+  const established = new WeakMap<ServiceRequest, Authentication>();
 
   const checkRequest: middy.MiddlewareFn<ApiEvent, ApiResult, Error, ServiceContext> = async (request) => {
-    const state = request.context.state;
-    const route = state.route;
-    const body = state.body ?? {};
+    const { request: received, outcome } = request.context;
+    const { route, body, headers } = received;
 
     // 1. Headers present and well formed, and the body agreeing with them.
-    const timeStamp = header(state.headers, 'X-Time-Stamp', true, TIMESTAMP) as string;
-    const appCode = header(state.headers, 'X-App-Code', true, CODE_PATTERN) as string;
-    const token = header(state.headers, 'X-Token', true, BASE64) as string;
-    const datasetCode = header(state.headers, 'X-Dataset-Code', route.requiresDataset, CODE_PATTERN);
-    header(state.headers, 'X-Nonce', false, NONCE_PATTERN);
+    const timeStamp = header(headers, 'X-Time-Stamp', true, TIMESTAMP) as string;
+    const appCode = header(headers, 'X-App-Code', true, CODE_PATTERN) as string;
+    const token = header(headers, 'X-Token', true, BASE64) as string;
+    const datasetCode = header(headers, 'X-Dataset-Code', route.requiresDataset, CODE_PATTERN);
+    header(headers, 'X-Nonce', false, NONCE_PATTERN);
     bodyCode(body, 'appCode', 'X-App-Code', appCode);
     if (route.requiresDataset) bodyCode(body, 'datasetCode', 'X-Dataset-Code', datasetCode as string);
 
     // 2. Application known.
     const catalog = await options.catalog.current();
-    state.catalog = catalog;
     const application = catalog.application(appCode);
     if (!application) throw new ApplicationNotFoundError(appCode);
-    state.application = application;
+    outcome.appCode = application.appCode;
     const caller = applicationCaller(application);
-    state.caller = caller;
 
     // 3. Timestamp within the window, either direction.
     if (Math.abs(now() - Number(timeStamp)) > TIMESTAMP_WINDOW_MS) throw new TimestampExpiredError();
@@ -107,16 +112,16 @@ export function authenticate(options: AuthOptions): middy.MiddlewareObj<ApiEvent
     if (application.config.signatureVersion === 2) {
       await verifyVersionTwo(
         {
-          headers: state.headers,
+          headers: headers,
           appCode,
           datasetCode,
           timeStamp,
           token,
           method: request.event.httpMethod,
           path: route.path,
-          rawBody: state.rawBody ?? Buffer.alloc(0),
+          rawBody: received.rawBody ?? Buffer.alloc(0),
           windowEndsAt: Number(timeStamp) + TIMESTAMP_WINDOW_MS,
-          capacity: state.capacity,
+          capacity: outcome.capacity,
         },
         keys.accessKeys,
         secret,
@@ -127,9 +132,8 @@ export function authenticate(options: AuthOptions): middy.MiddlewareObj<ApiEvent
     }
     // ---- end of signature version 2
 
-    // 5. Dataset known in the deployment; 6. a grant covering the dataset and the operation.
-    if (datasetCode) admitDataset(state, catalog, caller, datasetCode);
+    established.set(received, { catalog, caller, datasetCode });
   };
 
-  return { before: checkRequest };
+  return { before: checkRequest, authenticationOf: (request) => established.get(request) };
 }

@@ -1,24 +1,21 @@
 /**
- * The authentication middleware in process, as middy tests its own: a request with several faults answers
- * the first in the order of docs/interface.md §3, and a request without faults leaves the caller, dataset and
- * grant in the request state for the steps after it.
+ * The authentication step and the access step after it, in process, as middy tests its own: a request with
+ * several faults answers the first in the order of docs/interface.md §3, and a request without faults leaves the
+ * caller, dataset and grant for the operation.
  */
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { signRequest } from '../../../../packages/client/src/signature';
+import type { Caller } from '../../../../shared/access/caller';
+import { checkDatasetAccess } from '../../../../shared/access/dataset-access';
+import { authenticate } from '../../../../shared/auth/auth-middleware';
 import { FileKeyStore } from '../../../../shared/auth/file-key-store';
+import type { Dataset } from '../../../../shared/catalog/catalog';
 import { StaticCatalogProvider } from '../../../../shared/catalog/catalog-provider';
-import type { CatalogConfig } from '../../../../shared/catalog/schema';
+import type { CatalogConfig, GrantConfig } from '../../../../shared/catalog/schema';
 import { routeFor } from '../../../../shared/contract/routes';
-import { authenticate } from '../../../../shared/http/auth-middleware';
 import { parseBody } from '../../../../shared/http/body-middleware';
-import {
-  type ApiEvent,
-  type ApiResult,
-  newRequestState,
-  type RequestState,
-  type ServiceContext,
-} from '../../../../shared/http/request-state';
+import { type ApiEvent, type ApiResult, RequestOutcome, type ServiceContext } from '../../../../shared/http/request';
 
 const NOW = 1_700_000_000_000;
 
@@ -58,27 +55,40 @@ function event({ appCode = 'app-a', datasetCode = 'orders', timeStamp = NOW, sec
   } as unknown as ApiEvent;
 }
 
-/** body · authentication, then a handler that hands back the request state. */
+/** What the steps leave for the operation: the caller, and the dataset and grant it may use. */
+interface Established {
+  caller?: Caller;
+  dataset?: Dataset;
+  grant?: GrantConfig;
+}
+
+/** body · authentication · access, then a handler that hands back what they established. */
 function authenticated(operation: 'get-list' | 'create' = 'get-list') {
   const route = routeFor(operation);
+  const authentication = authenticate({
+    catalog: new StaticCatalogProvider(config),
+    keys: new FileKeyStore(config),
+    // No application here requires signature version 2, so no nonce is ever claimed.
+    nonces: { claim: async () => true },
+    now: () => NOW,
+  });
+  const access = checkDatasetAccess({ authentication: authentication.authenticationOf });
   return middy<ApiEvent, ApiResult, Error, ServiceContext>()
     .before((request) => {
-      request.context.state = newRequestState(route, 'req-test', NOW);
+      request.context.outcome = new RequestOutcome('req-test', route, NOW);
     })
     .use(parseBody())
-    .use(
-      authenticate({
-        catalog: new StaticCatalogProvider(config),
-        keys: new FileKeyStore(config),
-        // No application here requires signature version 2, so no nonce is ever claimed.
-        nonces: { claim: async () => true },
-        now: () => NOW,
-      }),
-    )
-    .handler(async (_event, context) => context.state as unknown as ApiResult) as unknown as (
-    event: ApiEvent,
-    context: Context,
-  ) => Promise<RequestState>;
+    .use(authentication)
+    .use(access)
+    .handler(async (_event, context) => {
+      const granted = access.accessOf(context.request);
+      const established: Established = {
+        caller: authentication.authenticationOf(context.request)?.caller,
+        dataset: granted?.dataset,
+        grant: granted?.grant,
+      };
+      return established as unknown as ApiResult;
+    }) as unknown as (event: ApiEvent, context: Context) => Promise<Established>;
 }
 
 const context = () => ({ awsRequestId: 'aws-req' }) as Context;

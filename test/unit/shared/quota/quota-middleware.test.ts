@@ -1,21 +1,15 @@
 /**
  * The quota step in process, as middy tests its own: it admits through the quota gate, puts the rate-limit
  * headers on the response either way, refuses with 4001 and Retry-After, fails closed (3001) when the gate
- * cannot be reached, and leaves the lease's release to the request's cleanups.
+ * cannot be reached, and releases the lease when the request ends.
  */
 import middy from '@middy/core';
 import { Catalog } from '../../../../shared/catalog/catalog';
 import { routeFor } from '../../../../shared/contract/routes';
-import { enforceQuota } from '../../../../shared/http/quota-middleware';
-import {
-  type ApiEvent,
-  type ApiResult,
-  newRequestState,
-  type RequestState,
-  type ServiceContext,
-} from '../../../../shared/http/request-state';
+import { type ApiEvent, type ApiResult, RequestOutcome, type ServiceContext } from '../../../../shared/http/request';
+import type { AdmitRequest, QuotaDecision, QuotaGate, ReleaseRequest } from '../../../../shared/quota/admission';
+import { enforceQuota } from '../../../../shared/quota/quota-middleware';
 import type { WindowUsage } from '../../../../shared/quota/rate-limit';
-import type { AdmitRequest, QuotaDecision, QuotaGate, ReleaseRequest } from '../../../../shared/storage/quota-store';
 
 /** 2023-11-14 22:13:20 UTC: the minute window ends 40 s later. */
 const NOW = 1_700_000_000_000;
@@ -45,17 +39,29 @@ class ScriptedGate implements QuotaGate {
   }
 }
 
-let state: RequestState;
+let outcome: RequestOutcome;
+/** Whether the operation started, and how many leases the gate had released when it did. */
+let operation: { started: boolean; releasedWhileRunning: number };
 
-function withQuota(gate: QuotaGate, authenticated = true, besideOperation = false) {
+function withQuota(gate: ScriptedGate, authenticated = true, besideOperation = false) {
+  const route = routeFor('get-one');
+  const quota = enforceQuota({ gate, now: () => NOW, application: () => (authenticated ? application : undefined) });
   return middy<ApiEvent, ApiResult, Error, ServiceContext>()
     .before((request) => {
-      state = newRequestState(routeFor('get-one'), 'req-test', NOW);
-      if (authenticated) state.application = application;
-      request.context.state = state;
+      outcome = new RequestOutcome('req-test', route, NOW);
+      request.context.outcome = outcome;
+      request.context.request = { requestId: 'req-test', route, headers: {}, body: {} };
+      operation = { started: false, releasedWhileRunning: -1 };
     })
-    .use(enforceQuota({ gate, now: () => NOW, besideOperation }))
-    .handler(async () => ({ statusCode: 200, body: 'ok' }));
+    .use(quota)
+    .handler(async (_event, context) => {
+      const answer = async () => {
+        operation = { started: true, releasedWhileRunning: gate.released.length };
+        return { statusCode: 200, body: 'ok' };
+      };
+      const admission = quota.admissionOf(context.request);
+      return admission ? admission.run({}, besideOperation, answer) : answer();
+    });
 }
 
 const call = (handler: ReturnType<typeof withQuota>, remainingMs?: number) =>
@@ -67,7 +73,7 @@ const call = (handler: ReturnType<typeof withQuota>, remainingMs?: number) =>
   );
 
 describe('the quota step, in process', () => {
-  it('admits a request, shows the tightest window and leaves the release to the cleanups', async () => {
+  it('admits a request, shows the tightest window and releases the lease when the request ends', async () => {
     const gate = new ScriptedGate(() => ({ admitted: true, lease: { id: 'lease-1', share: 0 }, usage: usage(3) }));
     await expect(call(withQuota(gate))).resolves.toEqual({ statusCode: 200, body: 'ok' });
     expect(gate.admitted).toEqual([
@@ -75,19 +81,20 @@ describe('the quota step, in process', () => {
         appCode: 'app-a',
         quota: { perMinute: 5, perHour: 10_000, perDay: 100_000, concurrent: 10 },
         now: NOW,
-        capacity: state.capacity,
+        capacity: outcome.capacity,
         // Without a Lambda deadline: the longest function timeout (28 s) plus the 2 s margin.
         leaseMs: 30_000,
       },
     ]);
-    expect(state.responseHeaders).toMatchObject({
+    expect(outcome.responseHeaders).toMatchObject({
       'RateLimit-Limit': '5',
       'RateLimit-Remaining': '2',
       'RateLimit-Reset': '40',
     });
-    expect(gate.released).toEqual([]);
-    await Promise.all(state.cleanups.map((cleanup) => cleanup()));
-    expect(gate.released).toEqual([{ appCode: 'app-a', lease: { id: 'lease-1', share: 0 }, capacity: state.capacity }]);
+    expect(operation.releasedWhileRunning).toBe(0);
+    expect(gate.released).toEqual([
+      { appCode: 'app-a', lease: { id: 'lease-1', share: 0 }, capacity: outcome.capacity },
+    ]);
   });
 
   it('refuses with 4001 and the seconds to wait, still showing the window', async () => {
@@ -99,8 +106,9 @@ describe('the quota step, in process', () => {
       usage: usage(5),
     }));
     await expect(call(withQuota(gate))).rejects.toMatchObject({ code: 4001, retryAfterSeconds: 40 });
-    expect(state.responseHeaders).toMatchObject({ 'RateLimit-Limit': '5', 'RateLimit-Remaining': '0' });
-    expect(state.cleanups).toEqual([]);
+    expect(outcome.responseHeaders).toMatchObject({ 'RateLimit-Limit': '5', 'RateLimit-Remaining': '0' });
+    expect(operation.started).toBe(false);
+    expect(gate.released).toEqual([]);
   });
 
   it('fails closed with 3001 when the quota store cannot be updated', async () => {
@@ -119,7 +127,7 @@ describe('the quota step, in process', () => {
     expect(gate.admitted.map((request) => request.leaseMs)).toEqual([11_500]);
   });
 
-  it('leaves the decision to the operation and the pipeline when the operation reads beside it', async () => {
+  it('runs a read beside the decision: it starts before the refusal is known, and the refusal answers', async () => {
     const gate = new ScriptedGate(() => ({
       admitted: false,
       limit: 'concurrent',
@@ -127,12 +135,12 @@ describe('the quota step, in process', () => {
       retryAfterSeconds: 9,
       usage: usage(2),
     }));
-    await expect(call(withQuota(gate, true, true))).resolves.toEqual({ statusCode: 200, body: 'ok' });
-    await expect(state.admission).rejects.toMatchObject({
+    await expect(call(withQuota(gate, true, true))).rejects.toMatchObject({
       code: 4001,
       message: 'limit of 10 requests in flight reached; retry after 9 s',
       retryAfterSeconds: 9,
     });
+    expect(operation.started).toBe(true);
   });
 
   it('counts nobody before authentication has resolved an application', async () => {

@@ -2,22 +2,23 @@
  * Authentication of client-key mode (docs/interface.md §14), the `/client/` paths: the personal access key in
  * `X-User-AK` is looked up by its SHA-256 digest in the cached catalog (no key store, no Secrets Manager call, no
  * table read beyond the catalog's refresh), the body's `appCode` must be the key's application, and then the
- * dataset and the grant are checked as for a signed request (§3 from step 5) with the user's narrowed grants. A GET
- * has no body: its path parameters stand in for it (body-middleware.ts), so a path's `{appCode}` is checked as a
- * body's would be. It yields what signed authentication yields, a Caller (here with its user and the user's grants), the application,
- * dataset and grant, so everything after it (quota, operation, log) is shared. Signed headers open nothing here;
- * `X-User-AK` opens nothing on signed paths.
+ * dataset and the grant are checked by the access step as for a signed request (§3 from step 5), with the user's
+ * narrowed grants. A GET has no body: its path parameters stand in for it (body-middleware.ts), so a path's
+ * `{appCode}` is checked as a body's would be. It establishes what signed authentication establishes, a Caller
+ * (here with its user and the user's grants) and the dataset code named, so everything after it (access, quota,
+ * operation, log) is shared. Signed headers open nothing here; `X-User-AK` opens nothing on signed paths.
  */
 import type middy from '@middy/core';
-import { userCallerForKey } from '../auth/user-callers';
-import { USER_KEY_PATTERN } from '../auth/user-key';
+import type { Authentication } from '../access/caller';
 import type { CatalogProvider } from '../catalog/catalog-provider';
 import { codeSchema } from '../contract/body-schemas';
 import { USER_KEY_HEADER } from '../contract/client-routes';
 import { AccessDeniedError, InvalidParameterError, SignatureMismatchError } from '../contract/errors';
 import { pathParametersOf } from '../contract/routes';
-import { admitDataset } from './dataset-access';
-import type { ApiEvent, ApiResult, ServiceContext } from './request-state';
+import type { ApiEvent, ApiResult, ServiceContext, ServiceRequest } from '../http/request';
+import type { AuthenticationStep } from './auth-middleware';
+import { userCallerForKey } from './user-callers';
+import { USER_KEY_PATTERN } from './user-key';
 
 export interface ClientKeyAuthOptions {
   catalog: CatalogProvider;
@@ -35,26 +36,24 @@ function bodyCode(body: Record<string, unknown>, name: string, required: boolean
   return value as string;
 }
 
-export function authenticateClientKey(
-  options: ClientKeyAuthOptions,
-): middy.MiddlewareObj<ApiEvent, ApiResult, Error, ServiceContext> {
+export function authenticateClientKey(options: ClientKeyAuthOptions): AuthenticationStep {
+  const established = new WeakMap<ServiceRequest, Authentication>();
+
   const checkRequest: middy.MiddlewareFn<ApiEvent, ApiResult, Error, ServiceContext> = async (request) => {
-    const state = request.context.state;
-    const route = state.route;
-    const body = state.body ?? {};
+    const { request: received, outcome } = request.context;
+    const { route, body } = received;
 
     // A key, known by its digest: missing, malformed, unknown and revoked all answer 1002, and alike.
-    const key = state.headers[USER_KEY_HEADER.toLowerCase()];
+    const key = received.headers[USER_KEY_HEADER.toLowerCase()];
     if (key === undefined || key === '') {
       throw new SignatureMismatchError(
         `header ${USER_KEY_HEADER} is required on /client/ paths: a personal access key`,
       );
     }
     const catalog = await options.catalog.current();
-    state.catalog = catalog;
     const caller = USER_KEY_PATTERN.test(key) ? userCallerForKey(catalog, key) : undefined;
     if (!caller) throw new SignatureMismatchError(`${USER_KEY_HEADER} is not an active personal access key`);
-    state.caller = caller;
+    outcome.userId = caller.user?.userId;
 
     // The key's application, which the body (or a GET's path) names; loginUserInfo names none: the key alone says it.
     if (route.method === 'POST' || pathParametersOf(route.path).includes('appCode')) {
@@ -63,12 +62,12 @@ export function authenticateClientKey(
         throw new AccessDeniedError(`this personal access key does not belong to application '${appCode}'`);
       }
     }
-    state.application = caller.application;
+    outcome.appCode = caller.application.appCode;
 
-    // From here on as for a signed request (§3 steps 5 and 6), with the user's grants.
+    // From here on as for a signed request (§3 steps 5 and 6, the access step), with the user's grants.
     const datasetCode = bodyCode(body, 'datasetCode', route.requiresDataset);
-    if (datasetCode) admitDataset(state, catalog, caller, datasetCode);
+    established.set(received, { catalog, caller, datasetCode });
   };
 
-  return { before: checkRequest };
+  return { before: checkRequest, authenticationOf: (request) => established.get(request) };
 }
