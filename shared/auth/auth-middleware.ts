@@ -6,6 +6,14 @@
  * access/dataset-access.ts), the quota counts the caller's application.
  */
 import type middy from '@middy/core';
+import {
+  APP_CODE_HEADER,
+  DATASET_CODE_HEADER,
+  NONCE_HEADER,
+  TIME_STAMP_HEADER,
+  TIMESTAMP_WINDOW_MS,
+  TOKEN_HEADER,
+} from '../../packages/client/src/headers';
 import { verifySignature } from '../../packages/client/src/signature';
 import { NONCE_PATTERN } from '../../packages/client/src/signature-v2';
 import { type Authentication, applicationCaller } from '../access/caller';
@@ -19,7 +27,6 @@ import {
   SignatureMismatchError,
   TimestampExpiredError,
 } from '../contract/errors';
-import { TIMESTAMP_WINDOW_MS } from '../contract/signed-headers';
 import type { ApiEvent, ApiResult, ServiceContext, ServiceRequest } from '../http/request';
 import type { NonceStore } from '../storage/nonce-store';
 import type { KeyStore } from './key-store';
@@ -76,13 +83,13 @@ export function authenticate(options: AuthOptions): AuthenticationStep {
     const { route, body, headers } = received;
 
     // 1. Headers present and well formed, and the body agreeing with them.
-    const timeStamp = header(headers, 'X-Time-Stamp', true, TIMESTAMP) as string;
-    const appCode = header(headers, 'X-App-Code', true, CODE_PATTERN) as string;
-    const token = header(headers, 'X-Token', true, BASE64) as string;
-    const datasetCode = header(headers, 'X-Dataset-Code', route.requiresDataset, CODE_PATTERN);
-    header(headers, 'X-Nonce', false, NONCE_PATTERN);
-    bodyCode(body, 'appCode', 'X-App-Code', appCode);
-    if (route.requiresDataset) bodyCode(body, 'datasetCode', 'X-Dataset-Code', datasetCode as string);
+    const timeStamp = header(headers, TIME_STAMP_HEADER, true, TIMESTAMP) as string;
+    const appCode = header(headers, APP_CODE_HEADER, true, CODE_PATTERN) as string;
+    const token = header(headers, TOKEN_HEADER, true, BASE64) as string;
+    const datasetCode = header(headers, DATASET_CODE_HEADER, route.requiresDataset, CODE_PATTERN);
+    header(headers, NONCE_HEADER, false, NONCE_PATTERN);
+    bodyCode(body, 'appCode', APP_CODE_HEADER, appCode);
+    if (route.requiresDataset) bodyCode(body, 'datasetCode', DATASET_CODE_HEADER, datasetCode as string);
 
     // 2. Application known.
     const catalog = await options.catalog.current();

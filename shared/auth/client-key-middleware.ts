@@ -9,10 +9,10 @@
  * operation, log) is shared. Signed headers open nothing here; `X-User-AK` opens nothing on signed paths.
  */
 import type middy from '@middy/core';
+import { USER_KEY_HEADER } from '../../packages/client/src/headers';
 import type { Authentication } from '../access/caller';
 import type { CatalogProvider } from '../catalog/catalog-provider';
 import { codeSchema } from '../contract/body-schemas';
-import { USER_KEY_HEADER } from '../contract/client-routes';
 import { AccessDeniedError, InvalidParameterError, SignatureMismatchError } from '../contract/errors';
 import { pathParametersOf } from '../contract/routes';
 import type { ApiEvent, ApiResult, ServiceContext, ServiceRequest } from '../http/request';

@@ -5,6 +5,7 @@
  * included; the nonce is claimed only after the signature is valid, so unsigned traffic writes nothing.
  */
 
+import { NONCE_HEADER, SIGN_VERSION_HEADER } from '../../packages/client/src/headers';
 import { bodySha256Hex, verifySignatureV2 } from '../../packages/client/src/signature';
 import { NONCE_PATTERN } from '../../packages/client/src/signature-v2';
 import { SignatureMismatchError } from '../contract/errors';
@@ -33,8 +34,8 @@ export async function verifyVersionTwo(
   secret: string,
   nonces: NonceStore,
 ): Promise<void> {
-  const version = request.headers['x-sign-version'];
-  const nonce = request.headers['x-nonce'];
+  const version = request.headers[SIGN_VERSION_HEADER.toLowerCase()];
+  const nonce = request.headers[NONCE_HEADER.toLowerCase()];
   if (version !== '2' || nonce === undefined || !NONCE_PATTERN.test(nonce)) {
     throw new SignatureMismatchError(
       'this application requires signature version 2: send X-Sign-Version: 2 and a new X-Nonce, and sign the body digest, method and path with them',

@@ -8,6 +8,7 @@
  */
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER } from '../../packages/client/src/headers';
 import { checkDatasetAccess } from '../access/dataset-access';
 import { type AuthenticationStep, authenticate } from '../auth/auth-middleware';
 import { authenticateClientKey } from '../auth/client-key-middleware';
@@ -19,7 +20,7 @@ import { parseBody } from '../http/body-middleware';
 import { envelope } from '../http/envelope-middleware';
 import type { ApiEvent, ApiResult, ServiceContext } from '../http/request';
 import { requestLog } from '../http/request-log-middleware';
-import { IDEMPOTENCY_HEADER, REPLAYED_HEADER, withIdempotency } from '../idempotency/idempotent-operation';
+import { withIdempotency } from '../idempotency/idempotent-operation';
 import type { Operation, OperationPorts } from '../operation/operation';
 import { enforceQuota } from '../quota/quota-middleware';
 import { readySandboxIfProvisioned } from '../sandbox/sandbox';
@@ -141,9 +142,9 @@ function pipelineFor(
             ...(remaining > 0 ? { deadline: now() + remaining - TIMEOUT_MARGIN_MS } : {}),
             ...(route.idempotent
               ? {
-                  idempotencyKey: request.headers[IDEMPOTENCY_HEADER.toLowerCase()],
+                  idempotencyKey: request.headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()],
                   markReplayed: () => {
-                    outcome.responseHeaders[REPLAYED_HEADER] = 'true';
+                    outcome.responseHeaders[IDEMPOTENT_REPLAYED_HEADER] = 'true';
                   },
                 }
               : {}),

@@ -2,6 +2,7 @@
  * The composition root of a container: builds the catalog provider, key store, record store and quota store
  * once, from the environment, and hands them to every request.
  */
+import { READABLE_RESPONSE_HEADERS } from '../../packages/client/src/headers';
 import { FileKeyStore } from '../auth/file-key-store';
 import type { KeyStore } from '../auth/key-store';
 import { SecretsManagerKeyStore } from '../auth/secrets-manager-key-store';
@@ -38,8 +39,7 @@ export interface RuntimePorts {
 }
 
 /** Response headers a browser may read. */
-export const EXPOSED_HEADERS =
-  'X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, Idempotent-Replayed';
+export const EXPOSED_HEADERS = READABLE_RESPONSE_HEADERS.join(', ');
 
 let ports: RuntimePorts | undefined;
 

@@ -5,6 +5,7 @@
  * responses; the request's log line is written from the outcome afterwards (request-log-middleware.ts).
  */
 import type middy from '@middy/core';
+import { RETRY_AFTER_HEADER } from '../../packages/client/src/headers';
 import {
   ErrorCode,
   httpStatusFor,
@@ -73,7 +74,7 @@ function failure(outcome: RequestOutcome, error: Error): ApiResult {
       ? `${error.message}; quote request id ${outcome.requestId} if it persists`
       : `internal error; quote request id ${outcome.requestId} when reporting it`;
   const headers = { ...outcome.responseHeaders };
-  if (error instanceof RateLimitedError) headers['Retry-After'] = String(error.retryAfterSeconds);
+  if (error instanceof RateLimitedError) headers[RETRY_AFTER_HEADER] = String(error.retryAfterSeconds);
   outcome.errorCode = code;
   if (!known) outcome.cause = error;
   return {

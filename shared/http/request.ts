@@ -6,6 +6,7 @@
  * wires them. Operations see neither: they get a context of their own (operation/operation.ts).
  */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { REQUEST_ID_HEADER } from '../../packages/client/src/headers';
 import type { RouteDefinition } from '../contract/routes';
 import { CapacityMeter } from '../observability/capacity-meter';
 import type { HookRun, Telemetry } from '../observability/telemetry';
@@ -52,7 +53,7 @@ export class RequestOutcome {
     readonly route: RouteDefinition,
     readonly startedAt: number,
   ) {
-    this.responseHeaders = { 'X-Request-Id': requestId };
+    this.responseHeaders = { [REQUEST_ID_HEADER]: requestId };
   }
 
   /** The telemetry sink an operation writes to: it fills this request's log line. */

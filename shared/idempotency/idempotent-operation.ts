@@ -17,12 +17,11 @@
  * chosen ids to the retry. The rules here are the contract's, in one module.
  */
 import { createHash } from 'node:crypto';
+import { IDEMPOTENCY_KEY_HEADER } from '../../packages/client/src/headers';
 import { ErrorCode, InvalidParameterError, RateLimitedError, ServiceError } from '../contract/errors';
 import type { IdempotentAttempt, Operation, OperationContext } from '../operation/operation';
 import { newIdBlock } from '../storage/id-blocks';
 
-export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
-export const REPLAYED_HEADER = 'Idempotent-Replayed';
 /** A running attempt's lease outlives its function's deadline by this much (clock skew between containers). */
 const LEASE_MARGIN_MS = 5_000;
 /** Lease when the function's deadline is unknown. */
@@ -44,7 +43,7 @@ const REFUSED: ReadonlySet<number> = new Set([
 export function readIdempotencyKey(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   if (!/^[\x20-\x7e]{1,255}$/.test(value)) {
-    throw new InvalidParameterError(`${IDEMPOTENCY_HEADER} must be 1 to 255 printable ASCII characters`);
+    throw new InvalidParameterError(`${IDEMPOTENCY_KEY_HEADER} must be 1 to 255 printable ASCII characters`);
   }
   return value;
 }
@@ -92,11 +91,11 @@ export function withIdempotency(operation: Operation): Operation {
       switch (claim.kind) {
         case 'mismatch':
           throw new InvalidParameterError(
-            `${IDEMPOTENCY_HEADER} '${key}' was used for a different request (another operation, dataset or body); send a new key for a new request`,
+            `${IDEMPOTENCY_KEY_HEADER} '${key}' was used for a different request (another operation, dataset or body); send a new key for a new request`,
           );
         case 'busy':
           throw new RateLimitedError(
-            `a request with ${IDEMPOTENCY_HEADER} '${key}' is still running; retry in a second to get its answer`,
+            `a request with ${IDEMPOTENCY_KEY_HEADER} '${key}' is still running; retry in a second to get its answer`,
             1,
           );
         case 'replay':

@@ -5,8 +5,8 @@
  */
 
 /**
- * The contract's error codes (contract §2). The package carries no service code, so this is its own copy of the
- * service's table; test/unit/packages/client/src/errors.test.ts checks that the two are the same.
+ * The contract's error codes (docs/interface.md §2), named once: the service imports them from here
+ * (shared/contract/errors.ts pairs each with its HTTP status and typed error).
  */
 export const ErrorCode = {
   InvalidParameter: 1001,

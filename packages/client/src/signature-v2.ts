@@ -8,9 +8,6 @@
  * request only: that body, that operation, once.
  */
 import { joinSorted, type SignatureInput, signaturePairs } from './signature-string.js';
-
-export const SIGN_VERSION_HEADER = 'X-Sign-Version';
-export const NONCE_HEADER = 'X-Nonce';
 /** 16 to 64 letters, digits, `_` or `-`. */
 export const NONCE_PATTERN = /^[A-Za-z0-9_-]{16,64}$/;
 
