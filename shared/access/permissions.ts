@@ -6,11 +6,11 @@
  * Every path asks here: authentication (the grant for the route's operation), get-list (the row scope ANDed
  * into the query), get-one (a row outside the scope is not found), create and update (writable fields, the
  * scope checked atomically with the write, never by a read before it), and custom SQL (each dataset loaded as
- * the caller may read it). A new way in, such as batch create, a user's narrowed grants or a hook's reads,
+ * the caller may read it, `readableTable`). A new way in, such as batch create, a user's narrowed grants or a hook's reads,
  * builds a `Caller` and calls the same functions.
  */
 import type { Dataset } from '../catalog/catalog';
-import type { GrantConfig, GrantOperation } from '../catalog/schema';
+import type { FieldConfig, GrantConfig, GrantOperation } from '../catalog/schema';
 import { AccessDeniedError } from '../contract/errors';
 import { matchesFilter } from '../records/filter-matcher';
 import { parseRowFilter } from '../records/filter-parser';
@@ -44,6 +44,31 @@ export function grantFor(caller: Caller, datasetCode: string, operation: GrantOp
 export function readableGrant(caller: Caller, datasetCode: string): GrantConfig | undefined {
   const grant = caller.grants.get(datasetCode);
   return grant && grantAllows(grant, 'read') ? grant : undefined;
+}
+
+/** A dataset as custom SQL may load it for one caller: a table of the visible columns and rows. */
+export interface ReadableTable {
+  datasetCode: string;
+  /** The fields the caller's grant shows, in the dataset's definition order. */
+  fields: readonly FieldConfig[];
+  /** The grant's row filter, when it has one: the table holds only those rows. */
+  rowFilter?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * What custom SQL may load of a dataset for a caller (docs/interface.md §6, §8): exactly what get-list would
+ * show it; `undefined` when its grant does not allow reading the dataset.
+ */
+export function readableTable(caller: Caller, dataset: Dataset): ReadableTable | undefined {
+  const grant = readableGrant(caller, dataset.datasetCode);
+  if (!grant) return undefined;
+  const visible = visibleFields(grant);
+  const table: ReadableTable = {
+    datasetCode: dataset.datasetCode,
+    fields: dataset.fields.filter((field) => !visible || visible.has(field.name)),
+  };
+  if (grant.rowFilter) table.rowFilter = grant.rowFilter;
+  return table;
 }
 
 /** The dataset fields the grant shows; `undefined` when it shows them all. */

@@ -7,8 +7,8 @@
  */
 
 import type { Caller } from '../access/caller';
-import { readableGrant, visibleFields } from '../access/permissions';
-import type { Catalog, Dataset } from '../catalog/catalog';
+import { readableTable } from '../access/permissions';
+import type { Catalog } from '../catalog/catalog';
 import type { QueryConfig } from '../catalog/schema';
 import { CODE_PATTERN } from '../contract/codes';
 import { AccessDeniedError, InvalidParameterError } from '../contract/errors';
@@ -129,30 +129,21 @@ export function findQuery(catalog: Catalog, appCode: string, body: Record<string
  * code its text mentions; a dataset the application cannot read is simply not there ("no such table").
  */
 export function datasetViews(catalog: Catalog, caller: Caller, query: QueryConfig): DatasetView[] {
-  const readable = (dataset: Dataset) => readableGrant(caller, dataset.datasetCode);
-  let datasets: Dataset[];
   if (query.datasets) {
-    datasets = query.datasets.map((code) => {
+    return query.datasets.map((code) => {
       const dataset = catalog.dataset(code);
-      if (!dataset || !readable(dataset)) {
+      const table = dataset && readableTable(caller, dataset);
+      if (!table) {
         throw new AccessDeniedError(`application '${caller.application.appCode}' may not read dataset '${code}'`);
       }
-      return dataset;
+      return table;
     });
-  } else {
-    const names = referencedNames(query.sql);
-    datasets = catalog.allDatasets().filter((dataset) => names.has(dataset.datasetCode) && readable(dataset));
   }
-  return datasets.map((dataset) => {
-    const grant = readable(dataset);
-    const visible = grant ? visibleFields(grant) : undefined;
-    const view: DatasetView = {
-      datasetCode: dataset.datasetCode,
-      fields: dataset.fields.filter((field) => !visible || visible.has(field.name)),
-    };
-    if (grant?.rowFilter) view.rowFilter = grant.rowFilter;
-    return view;
-  });
+  const names = referencedNames(query.sql);
+  return catalog
+    .allDatasets()
+    .filter((dataset) => names.has(dataset.datasetCode))
+    .flatMap((dataset) => readableTable(caller, dataset) ?? []);
 }
 
 let engine: SqlJsEngine | undefined;

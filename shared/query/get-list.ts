@@ -12,7 +12,7 @@ import type { Dataset } from '../catalog/catalog';
 import { InvalidParameterError } from '../contract/errors';
 import { dataContext, type Operation } from '../operation/operation';
 import { readParamMap } from '../operation/param-map';
-import { parseListParams } from '../records/filter-parser';
+import { parseListParams } from '../query/list-params';
 import { allOf, filterFields, type ListQuery, MATCH_ALL } from '../records/list-query';
 import { type ApiRecord, toApiRecord } from '../records/record-codec';
 import { assertEvaluable } from '../storage/filter-expression';

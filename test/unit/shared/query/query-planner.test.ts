@@ -1,8 +1,8 @@
 /** The planner's choice of access path, residual and order source, for the cases that decide cost. */
 import type { Dataset } from '../../../../shared/catalog/catalog';
 import type { FieldConfig } from '../../../../shared/catalog/schema';
+import { parseListParams } from '../../../../shared/query/list-params';
 import { planListQuery } from '../../../../shared/query/query-planner';
-import { parseListParams } from '../../../../shared/records/filter-parser';
 import { encodeIndexKey } from '../../../../shared/records/value-encoding';
 import { indexLayout } from '../../../../shared/storage/index-attributes';
 

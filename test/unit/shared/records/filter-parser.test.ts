@@ -2,7 +2,8 @@
 import type { Dataset } from '../../../../shared/catalog/catalog';
 import type { FieldConfig } from '../../../../shared/catalog/schema';
 import { InvalidParameterError } from '../../../../shared/contract/errors';
-import { countWhereConditions, parseListParams, parseWhere } from '../../../../shared/records/filter-parser';
+import { parseListParams } from '../../../../shared/query/list-params';
+import { countWhereConditions, parseWhere } from '../../../../shared/records/filter-parser';
 
 const FIELDS: FieldConfig[] = [
   { name: 'name', type: 'string' },
