@@ -3,7 +3,6 @@
  * it (docs/interface.md §11), through the real local service with the demo configuration. These are product figures:
  * what a partner pays per request.
  */
-
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { type LocalServer, startLocalServer } from '../bin/local-server';

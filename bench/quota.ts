@@ -1,7 +1,7 @@
 /**
  * What the quota costs per request, measured against dynalite (the local DynamoDB-compatible store): DynamoDB
  * calls, write and read units, and latency of an admission, a refusal and a release, with a plain UpdateItem
- * on the same table as the baseline. Goal (architecture guide): one write per admitted request plus one to
+ * on the same table as the baseline. Goal (docs/performance.md, "The quota under production traffic"): one write per admitted request plus one to
  * release its lease, one failed write per refused request.
  *
  * Capacity is what the store puts in the request's meter: DynamoDB's reported ConsumedCapacity for successful

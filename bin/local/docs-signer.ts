@@ -1,12 +1,11 @@
 /**
  * What the /docs page runs before each "Try it out" request: sign it in the browser with WebCrypto, over the
- * same strings to sign as every other caller (the client package's signing modules; version 2, contract §16,
+ * same strings to sign as every other caller (the client package's signing modules; version 2, docs/interface.md §16,
  * when the application uses it), with the credentials the page asked for; or, with a client key, send it to
- * the `/client/` path with `X-User-AK` instead (contract §14).
+ * the `/client/` path with `X-User-AK` instead (docs/interface.md §14).
  * Bundled for the browser by docs-pages.ts; it runs in Node.js too, where a test checks it against the
  * published signature vectors.
  */
-
 import {
   APP_CODE_HEADER,
   DATASET_CODE_HEADER,

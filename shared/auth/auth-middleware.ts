@@ -43,7 +43,7 @@ const BASE64 = /^[A-Za-z0-9+/]{1,200}={0,2}$/;
 export interface AuthOptions {
   catalog: CatalogProvider;
   keys: KeyStore;
-  /** Single-use nonces of signature version 2 (contract §16); required once an application uses it. */
+  /** Single-use nonces of signature version 2 (docs/interface.md §16); required once an application uses it. */
   nonces?: NonceStore;
   now?: () => number;
 }
@@ -115,7 +115,7 @@ export function authenticate(options: AuthOptions): AuthenticationStep {
       );
     }
     if (!keys) throw new SignatureMismatchError();
-    // ---- Signature version 2, opt-in per application (contract §16); version 1 below is unchanged.
+    // ---- Signature version 2, opt-in per application (docs/interface.md §16); version 1 below is unchanged.
     if (application.config.signatureVersion === 2) {
       await verifyVersionTwo(
         {

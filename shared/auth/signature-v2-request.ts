@@ -1,10 +1,9 @@
 /**
- * Step 4 of authentication (contract §3) for an application with `signatureVersion: 2` (contract §16): the
+ * Step 4 of authentication (docs/interface.md §3) for an application with `signatureVersion: 2` (docs/interface.md §16): the
  * token must be a version-2 signature of this very request (its body digest, method and operation path), and
  * its nonce must not have been used within the timestamp window. Anything else is 1002, a version-1 token
  * included; the nonce is claimed only after the signature is valid, so unsigned traffic writes nothing.
  */
-
 import { NONCE_HEADER, SIGN_VERSION_HEADER } from '../../packages/client/src/headers';
 import { bodySha256Hex, verifySignatureV2 } from '../../packages/client/src/signature';
 import { NONCE_PATTERN } from '../../packages/client/src/signature-v2';

@@ -4,7 +4,6 @@
  * catalog (the container caches the catalog, so a request costs a hash and a map lookup, never a store read), and
  * rebuilt with the next catalog: a digest removed from the configuration stops finding its user at the next refresh.
  */
-
 import type { Caller, CallerUser } from '../access/caller';
 import { userGrants } from '../access/user-grants';
 import type { Catalog } from '../catalog/catalog';

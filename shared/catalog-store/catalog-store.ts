@@ -25,7 +25,8 @@ export function withoutSecrets(config: CatalogConfig): CatalogConfig {
 
 /**
  * Store a validated configuration as the current catalog (gzip: a large catalog stays within one item), with
- * its functions' versions carried on from the catalog it replaces. Returns those versions.
+ * its functions' versions carried on from the catalog it replaces. Returns those versions. Beyond the functions'
+ * sources, the new configuration is not compared with the stored one: it replaces it whole (docs/interface.md §17).
  */
 export async function writeCatalog(
   client: DynamoDBDocumentClient,

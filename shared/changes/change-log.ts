@@ -8,7 +8,7 @@
  * Called after a record write, once per request (bulk writers: once per batch or chunk) with the ids written.
  * The records are already written, so a failure here must not fail the request (a retry would write them
  * twice); it is logged, and the SQL cache's maximum age bounds its effect. Datasets no registered query reads
- * pay nothing.
+ * pay nothing. Records carry no revision and callers see no change feed yet (docs/interface.md §18).
  */
 import type { DataOperationContext } from '../operation/operation';
 import { datasetsReadBySql } from '../sql/sql-datasets';

@@ -93,7 +93,7 @@ const SECURITY_SCHEMES = {
 } as const;
 
 /**
- * The headers signature version 2 adds (contract §16), as header parameters of every signed operation: optional
+ * The headers signature version 2 adds (docs/interface.md §16), as header parameters of every signed operation: optional
  * in the document because only applications configured with `signatureVersion: 2` send them, and those must.
  */
 const SIGNATURE_V2_PARAMETERS = {

@@ -37,7 +37,7 @@ export interface RouteDefinition extends OperationRoute {
   writesDatasetMeta?: boolean;
   /** Whether it writes new records with BatchWriteItem (batch create). */
   batchWrites?: boolean;
-  /** Whether it accepts an `Idempotency-Key` header (contract §13): a retry answers the first outcome again. */
+  /** Whether it accepts an `Idempotency-Key` header (docs/interface.md §13): a retry answers the first outcome again. */
   idempotent?: boolean;
 }
 

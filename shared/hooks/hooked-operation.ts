@@ -9,7 +9,6 @@
  *
  * An operation with no hook configured runs untouched, and the sandbox is never loaded or started.
  */
-
 import { readAccess } from '../access/dataset-access';
 import type { Catalog } from '../catalog/catalog';
 import type { FunctionConfig, HookConfig } from '../catalog/schema';

@@ -5,7 +5,6 @@
  * written with the latest block while the record count's settle window allows it, else with a new block that is
  * remembered before anything is written with it (id-blocks.ts).
  */
-
 import type { DataOperationContext } from '../operation/operation';
 import { blockStillWritable, type IdBlock, idInBlock, newIdBlock } from '../storage/id-blocks';
 

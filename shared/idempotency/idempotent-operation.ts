@@ -1,5 +1,5 @@
 /**
- * `Idempotency-Key` on the write operations (contract §13), as a wrapper around an operation: it runs after
+ * `Idempotency-Key` on the write operations (docs/interface.md §13), as a wrapper around an operation: it runs after
  * authentication and the quota (a replay is a request like any other, and keys are scoped to the authenticated
  * application), and the operation inside sees the id blocks its attempt must use (`context.attempt`). The
  * transport hands it the header (`context.idempotencyKey`) and adds `Idempotent-Replayed` when told to.
@@ -27,7 +27,7 @@ const LEASE_MARGIN_MS = 5_000;
 /** Lease when the function's deadline is unknown. */
 const DEFAULT_LEASE_MS = 30_000;
 
-/** Codes of refused requests, which are not remembered (contract §13). */
+/** Codes of refused requests, which are not remembered (docs/interface.md §13). */
 const REFUSED: ReadonlySet<number> = new Set([
   ErrorCode.InvalidParameter,
   ErrorCode.SignatureMismatch,

@@ -3,7 +3,6 @@
  * `data`. The context says who calls (the caller authentication resolved), on which dataset with which grant,
  * gives the ports and a telemetry sink, and nothing of HTTP: the same operation can run behind any way in.
  */
-
 import type { Caller } from '../access/caller';
 import type { GrantView } from '../access/permissions';
 import type { Catalog, Dataset } from '../catalog/catalog';

@@ -9,7 +9,6 @@
  *   counter to check it; a retry writes the missing records as a group of their own.
  * Custom SQL's copies are told by the caller, once per batch, with `recordDatasetWrite` (changes/change-log.ts).
  */
-
 import type { DataOperationContext } from '../operation/operation';
 import type { NewRecord } from '../storage/record-batch-store';
 import { beginBulkCreate } from '../storage/record-counter';

@@ -4,7 +4,6 @@
  * source, limits or hooks). Client-key authentication has already checked that the key belongs to `appCode`;
  * the function must be one of that application's, so another application's function is as unknown as a missing one.
  */
-
 import { codeSchema } from '../contract/body-schemas';
 import { DataNotFoundError, InternalError, InvalidParameterError } from '../contract/errors';
 import type { BffEndpoint } from '../contract/operation-schemas';

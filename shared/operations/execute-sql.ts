@@ -5,7 +5,6 @@
  * read-only with a time limit. A statement that fails answers `execSuccess: false` inside a successful envelope;
  * everything else about the request is checked like any other operation's.
  */
-
 import type { Caller } from '../access/caller';
 import { readableTable } from '../access/permissions';
 import type { Catalog } from '../catalog/catalog';

@@ -1,5 +1,4 @@
 /** get-one: one record by id (docs/interface.md §4). */
-
 import { rowInScope, rowScope, visibleFields } from '../access/permissions';
 import { DataNotFoundError } from '../contract/errors';
 import { dataContext, type Operation } from '../operation/operation';

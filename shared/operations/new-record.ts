@@ -1,5 +1,5 @@
 /**
- * A new record as create and batch create build it (contract §4): the caller's fields checked against the dataset
+ * A new record as create and batch create build it (docs/interface.md §4): the caller's fields checked against the dataset
  * and the grant (`writeFields`, `rowFilter`), with the derived index and lower-case attributes and both timestamps.
  * Pure: it throws the contract's error before anything is written.
  */

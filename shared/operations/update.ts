@@ -1,5 +1,4 @@
 /** update: a partial update of one record, atomic and without a read-modify-write (docs/interface.md §4). */
-
 import { assertWritable, rowScope, updateScopeCondition, visibleFields } from '../access/permissions';
 import { recordDatasetWrite } from '../changes/change-log';
 import { DataNotFoundError, InvalidParameterError } from '../contract/errors';

@@ -7,17 +7,16 @@
  * `select` narrows both `tableData` and `tableColumns`, so the columns always describe the data; `id` is
  * always returned.
  */
-
 import type { Dataset } from '../catalog/catalog';
 import { InvalidParameterError } from '../contract/errors';
 import { dataContext, type Operation } from '../operation/operation';
 import { readParamMap } from '../operation/param-map';
-import { parseListParams } from '../query/list-params';
 import { allOf, filterFields, type ListQuery, MATCH_ALL } from '../records/list-query';
 import { type ApiRecord, toApiRecord } from '../records/record-codec';
 import { assertEvaluable } from '../storage/filter-expression';
 import { indexLayout } from '../storage/index-attributes';
 import { executeListPlan } from './list-executor';
+import { parseListParams } from './list-params';
 import { pageStartCache } from './page-start-cache';
 import { planListQuery } from './query-planner';
 
@@ -74,7 +73,7 @@ export const getListOperation: Operation = {
       offset: (paging.currentPage - 1) * paging.pageSize,
       limit: paging.pageSize,
     };
-    // A filter the store could not evaluate is refused before anything is read (contract §7).
+    // A filter the store could not evaluate is refused before anything is read (docs/interface.md §7).
     assertEvaluable(query.filter);
     const plan = planListQuery(query, indexLayout(dataset));
     const result = await executeListPlan(plan, query, {

@@ -39,7 +39,7 @@ export interface ListExecution {
   pageStarts: PageStartCache;
   /**
    * Fields an error message may name: those of the caller's own filter. A grant's row filter is part of the
-   * query but never named to the caller (contract §6). Undefined: every field may be named.
+   * query but never named to the caller (docs/interface.md §6). Undefined: every field may be named.
    */
   nameable?: ReadonlySet<string>;
 }

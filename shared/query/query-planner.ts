@@ -19,7 +19,6 @@
  * or on id/gmt_create, ties by id in the same direction); `ids` when only the ids decide the order (keys are
  * enough, no item reads); `items` otherwise (all matching items are read and sorted in memory).
  */
-
 import {
   conjuncts,
   effectiveSort,

@@ -5,8 +5,8 @@
  *
  * - An unknown field, a suffix or operator the field's type does not support, or a malformed value is 1001
  *   naming the key. A field the grant hides (readFields) is, to this caller, a field the dataset does not have
- *   (contract §6): it gets exactly the message an unknown field gets, so hidden names cannot be listed.
- * - `where` holds at most `MAX_WHERE_CONDITIONS` conditions (contract §7), counted before anything else of the
+ *   (docs/interface.md §6): it gets exactly the message an unknown field gets, so hidden names cannot be listed.
+ * - `where` holds at most `MAX_WHERE_CONDITIONS` conditions (docs/interface.md §7), counted before anything else of the
  *   parameters is read and stopping at the first one past the limit, so an oversized filter costs less to refuse
  *   than a valid one costs to parse.
  * - Values are coerced exactly as writes coerce them (`toStoredValue`), so `"42"` filters an integer field
@@ -37,7 +37,7 @@ import { normalizeRecordId } from './record-ids';
 export const MAX_IN_VALUES = 100;
 /** `where` nests at most this deep (a bound on the work a request can ask for). */
 export const MAX_WHERE_DEPTH = 8;
-/** `where` holds at most this many conditions in all (contract §7). */
+/** `where` holds at most this many conditions in all (docs/interface.md §7). */
 export const MAX_WHERE_CONDITIONS = 100;
 
 export const RESERVED_LIST_PARAMS = new Set(['currentPage', 'pageSize', 'ytSortList', 'where', 'select']);

@@ -31,7 +31,7 @@ export interface RecordChanges {
 /**
  * Validate the fields a caller sends for a create or an update. System fields are ignored (the service owns
  * them), unknown fields and wrong types are 1001 naming the field. A field outside `visible` (a grant's
- * readFields) is answered exactly as an unknown one (contract §6), and a missing required field is named only
+ * readFields) is answered exactly as an unknown one (docs/interface.md §6), and a missing required field is named only
  * when the caller can see it.
  */
 export function validateChanges(

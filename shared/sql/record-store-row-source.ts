@@ -10,7 +10,6 @@
  *   (consistently) and the changed records (one consistent BatchGetItem), each narrowed to the caller's view
  *   like a load.
  */
-
 import { rowFilterScope, rowInScope } from '../access/permissions';
 import type { Catalog } from '../catalog/catalog';
 import { DatasetNotFoundError, QueryTimeoutError } from '../contract/errors';

@@ -17,7 +17,7 @@
  * Parentheses are written only where precedence needs them (an OR inside an AND): DynamoDB refuses an
  * expression with redundant parentheses such as `((#a = :v))`, which a one-element `$or` used to produce.
  * The compiled expression also reports its size and its count of operators and functions, so that a filter
- * DynamoDB could not evaluate (contract §7) is refused before anything is read (`assertEvaluable`).
+ * DynamoDB could not evaluate (docs/interface.md §7) is refused before anything is read (`assertEvaluable`).
  */
 import { InvalidParameterError } from '../contract/errors';
 import type { Condition, Filter } from '../records/list-query';

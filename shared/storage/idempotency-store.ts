@@ -1,5 +1,5 @@
 /**
- * The memory of requests sent with an `Idempotency-Key` (contract §13): one item per application and key, in the
+ * The memory of requests sent with an `Idempotency-Key` (docs/interface.md §13): one item per application and key, in the
  * records table's own partition for that key (see `idempotencyItemKey`). Every change is one conditional write;
  * no transaction, no `ReturnValuesOnConditionCheckFailure` (the embedded store of local runs has neither): when a
  * claim finds the key taken, a consistent read says by whom and in which state.

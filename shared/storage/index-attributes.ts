@@ -11,7 +11,8 @@
  *   when present and the field otherwise (`lowerCaseOperand` in `filter-expression.ts`).
  *
  * The slot of an indexed field is its position among the dataset's indexed fields. Changing which fields are
- * indexed therefore needs a backfill of existing records (not provided yet).
+ * indexed therefore needs a backfill of existing records, which is not built yet (docs/interface.md §17; index
+ * builds have their place in shared/indexing/).
  */
 import type { Dataset } from '../catalog/catalog';
 import type { FieldType } from '../catalog/schema';

@@ -1,5 +1,5 @@
 /**
- * Single-use nonces of signature version 2 (contract §16): a nonce is claimed with one conditional PutItem in
+ * Single-use nonces of signature version 2 (docs/interface.md §16): a nonce is claimed with one conditional PutItem in
  * the quota table (its key: `nonceKey`, item-keys.ts), and a second claim of the same nonce fails its condition.
  *
  * The item carries `expiresAt` (epoch seconds): the end of the timestamp window of the request that claimed

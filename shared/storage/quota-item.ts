@@ -4,7 +4,7 @@
  * exact under concurrency.
  *
  *   pk         'app#<appCode>', or 'app#<appCode>#<k>' for share k > 0 of a sharded application (`shares.ts`;
- *              the key is defined with every other in records/item-keys.ts)
+ *              the key is defined with every other in item-keys.ts)
  *   leases     map lease id -> expiry (epoch ms): the requests in flight
  *   m#<start>  count of the minute window that starts at <start> (likewise h#, d#)
  *   expiresAt  epoch seconds after which nothing in the item matters any more (DynamoDB TTL may tidy up)

@@ -19,12 +19,14 @@ export const LAYERS: readonly string[] = [
   // The installable client package: it imports nothing of the service, which verifies with its signing module.
   'packages/client',
   'shared/contract',
+  'shared/catalog',
+  // The dialect of registered queries: configuration loading and custom SQL read it; it reads the contract and
+  // the catalog's model only.
+  'shared/sql-dialect',
   'shared/runtime',
   'shared/observability',
   'shared/http',
   'shared/aws',
-  'shared/catalog',
-  'shared/sql-dialect',
   'shared/records',
   'shared/quota',
   'shared/storage',

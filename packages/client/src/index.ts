@@ -103,7 +103,7 @@ export interface KeyClientOptions extends CommonOptions {
   accessKey: string;
   signingSecret: string;
   /**
-   * 2 for an application configured with `signatureVersion: 2` (contract §16): each request is also signed
+   * 2 for an application configured with `signatureVersion: 2` (docs/interface.md §16): each request is also signed
    * over its body, method and path with a new nonce. Default 1.
    */
   signatureVersion?: 1 | 2;
@@ -227,7 +227,7 @@ export interface DataAccessClient {
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_RETRY: Required<RetryOptions> = { maxAttempts: 3, baseDelayMs: 500, maxDelayMs: 60_000 };
 const RATE_LIMITED = 4001;
-/** Failures a retry with the same Idempotency-Key completes (contract §13). */
+/** Failures a retry with the same Idempotency-Key completes (docs/interface.md §13). */
 const COMPLETED_BY_RETRY = new Set([2001, 3001]);
 
 type Signer = (input: SignatureInput, secret: string) => string;

@@ -20,7 +20,7 @@ export interface CurlRequest {
   secret: string;
   body: Record<string, unknown>;
   timeStamp?: number;
-  /** 2 for an application with `signatureVersion: 2` (contract §16). */
+  /** 2 for an application with `signatureVersion: 2` (docs/interface.md §16). */
   signatureVersion?: 1 | 2 | undefined;
 }
 

@@ -1,5 +1,5 @@
 /**
- * Signature version 2 over HTTP (contract §16): an application with `signatureVersion: 2` accepts only
+ * Signature version 2 over HTTP (docs/interface.md §16): an application with `signatureVersion: 2` accepts only
  * requests signed over their body digest, method, path and a nonce, and each nonce once; a version-1 token is
  * 1002. Other applications keep version 1 unchanged. The nonce is one conditional write (1 WCU), correct
  * without TTL.

@@ -1,5 +1,5 @@
 /**
- * Contract §13 (and §12's retry) over HTTP: Idempotency-Key on create, batch create and update. Failures are
+ * docs/interface.md §13 (and §12's retry) over HTTP: Idempotency-Key on create, batch create and update. Failures are
  * injected at the DynamoDB client of the record writes (the store stays the real embedded one), and the clock is
  * driven, to show that an interrupted batch or create is completed by a retry without writing anything twice, and
  * that what BatchWriteItem leaves unprocessed is written by the batch's own retries.

@@ -1,5 +1,5 @@
 /**
- * Where the quota sits on a request's critical path (architecture guide, "Under production traffic"), seen from
+ * Where the quota sits on a request's critical path (docs/performance.md, "The quota under production traffic"), seen from
  * the container's own DynamoDB client: every call the service sends is recorded as it leaves and as its answer
  * comes back. Reads start their first store call beside the admission; writes admit before they write; the
  * release is the only call after the operation.

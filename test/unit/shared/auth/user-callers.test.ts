@@ -1,5 +1,4 @@
 /** The callers of personal access keys (docs/interface.md §14): found by key, with the user's narrowed grants. */
-
 import { userCallerForKey } from '../../../../shared/auth/user-callers';
 import { Catalog } from '../../../../shared/catalog/catalog';
 import { parseConfig } from '../../../../shared/catalog-store/load-config';

@@ -1,5 +1,4 @@
 /** The sharding rule of quota items (`shared/quota/shares.ts`) and the size bound of one item. */
-
 import { MAX_LEASES_PER_SHARE, shareCount, shareQuota } from '../../../../shared/quota/shares';
 import { estimateItemBytes, type QuotaItem } from '../../../../shared/storage/quota-item';
 

@@ -1,4 +1,4 @@
-/** The size check of `where` (contract §7): counted as the parser counts, first, and stopping at the limit + 1. */
+/** The size check of `where` (docs/interface.md §7): counted as the parser counts, first, and stopping at the limit + 1. */
 import type { Dataset } from '../../../../shared/catalog/catalog';
 import type { FieldConfig } from '../../../../shared/catalog/schema';
 import { InvalidParameterError } from '../../../../shared/contract/errors';

@@ -1,6 +1,6 @@
 /**
  * The DynamoDB expression compiler: parentheses only where precedence needs them (DynamoDB refuses redundant
- * ones), and the size and operator count that decide whether the store could evaluate a filter (contract §7).
+ * ones), and the size and operator count that decide whether the store could evaluate a filter (docs/interface.md §7).
  */
 import fc from 'fast-check';
 import type { Condition, FieldRef, Filter } from '../../../../shared/records/list-query';

@@ -47,7 +47,7 @@ describe('2001 under a row filter', () => {
     secret: 'sk-scoped-secret-value',
   };
 
-  it('never names the row filter field, which the caller did not send (contract §6)', async () => {
+  it('never names the row filter field, which the caller did not send (docs/interface.md §6)', async () => {
     const res = await harness.getList('items', {}, { app: SCOPED });
     expect(res.status).toBe(504);
     expect(res.body).toEqual({

@@ -90,7 +90,7 @@ describe('readFields', () => {
     ]);
   });
 
-  // Contract §6: to this application a hidden field is a field the dataset does not have. A request on a
+  // docs/interface.md §6: to this application a hidden field is a field the dataset does not have. A request on a
   // hidden field (price, note, flag) gets the answer the same request on a made-up field (nosuch) gets.
   it.each([
     ['a filter', { price: 10 }, 'price', { nosuch: 10 }, 'nosuch', ": unknown field or filter in dataset 'items'"],

@@ -3,7 +3,6 @@
  * what a brute-force evaluation in memory returns (same total, same page, same order). The oracle here is
  * written independently of the service's matcher. Also: the record-count checkpoint stays exact.
  */
-
 import fc from 'fast-check';
 import { ulid } from 'ulid';
 import { type EmbeddedDynamo, startEmbeddedDynamo } from '../../../../../bin/local/embedded-dynamo';
