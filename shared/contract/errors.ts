@@ -1,9 +1,9 @@
 /**
  * The contract's error codes (docs/interface.md §2) as typed errors. Domain code throws these; the envelope
  * middleware is the only place that turns one into a response. The codes themselves are the client package's
- * (packages/client/src/errors.ts): callers and the service read one table.
+ * (packages/client/src/error-codes.ts): callers and the service read one table.
  */
-import { ErrorCode, type ErrorCodeValue } from '../../packages/client/src/errors';
+import { ErrorCode, type ErrorCodeValue } from '../../packages/client/src/error-codes';
 
 export { ErrorCode, type ErrorCodeValue };
 
