@@ -9,7 +9,7 @@ import type middy from '@middy/core';
 import type { Catalog, Dataset } from '../catalog/catalog';
 import type { GrantConfig, GrantOperation } from '../catalog/schema';
 import { DatasetNotFoundError } from '../contract/errors';
-import type { ApiEvent, ApiResult, ServiceContext, ServiceRequest } from '../http/request';
+import { type ApiEvent, type ApiResult, requestSlot, type ServiceContext, type ServiceRequest } from '../http/request';
 import type { Authentication, Caller } from './caller';
 import { type GrantView, grantFor, grantView } from './permissions';
 
@@ -49,7 +49,7 @@ export interface AccessStep extends middy.MiddlewareObj<ApiEvent, ApiResult, Err
 
 /** The pipeline step: the named dataset known (else 1005), then, for a data operation, a grant for it (else 1006). */
 export function checkDatasetAccess(options: CheckDatasetAccessOptions): AccessStep {
-  const decided = new WeakMap<ServiceRequest, DatasetAccess>();
+  const decided = requestSlot<DatasetAccess>('dataset access');
 
   const checkDataset: middy.MiddlewareFn<ApiEvent, ApiResult, Error, ServiceContext> = (request) => {
     const { request: received, outcome } = request.context;

@@ -27,7 +27,7 @@ import {
   SignatureMismatchError,
   TimestampExpiredError,
 } from '../contract/errors';
-import type { ApiEvent, ApiResult, ServiceContext, ServiceRequest } from '../http/request';
+import { type ApiEvent, type ApiResult, requestSlot, type ServiceContext, type ServiceRequest } from '../http/request';
 import type { NonceStore } from '../storage/nonce-store';
 import type { KeyStore } from './key-store';
 import { verifyVersionTwo } from './signature-v2-request';
@@ -76,7 +76,7 @@ export interface AuthenticationStep extends middy.MiddlewareObj<ApiEvent, ApiRes
 
 export function authenticate(options: AuthOptions): AuthenticationStep {
   const now = options.now ?? Date.now;
-  const established = new WeakMap<ServiceRequest, Authentication>();
+  const established = requestSlot<Authentication>('authentication');
 
   const checkRequest: middy.MiddlewareFn<ApiEvent, ApiResult, Error, ServiceContext> = async (request) => {
     const { request: received, outcome } = request.context;

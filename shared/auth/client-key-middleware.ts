@@ -15,7 +15,7 @@ import type { CatalogProvider } from '../catalog/catalog-provider';
 import { codeSchema } from '../contract/body-schemas';
 import { AccessDeniedError, InvalidParameterError, SignatureMismatchError } from '../contract/errors';
 import { pathParametersOf } from '../contract/routes';
-import type { ApiEvent, ApiResult, ServiceContext, ServiceRequest } from '../http/request';
+import { type ApiEvent, type ApiResult, requestSlot, type ServiceContext } from '../http/request';
 import type { AuthenticationStep } from './auth-middleware';
 import { userCallerForKey } from './user-callers';
 import { USER_KEY_PATTERN } from './user-key';
@@ -37,7 +37,7 @@ function bodyCode(body: Record<string, unknown>, name: string, required: boolean
 }
 
 export function authenticateClientKey(options: ClientKeyAuthOptions): AuthenticationStep {
-  const established = new WeakMap<ServiceRequest, Authentication>();
+  const established = requestSlot<Authentication>('authentication');
 
   const checkRequest: middy.MiddlewareFn<ApiEvent, ApiResult, Error, ServiceContext> = async (request) => {
     const { request: received, outcome } = request.context;

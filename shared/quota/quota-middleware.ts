@@ -9,7 +9,14 @@
 import type middy from '@middy/core';
 import type { Application } from '../catalog/catalog';
 import { InternalError, RateLimitedError } from '../contract/errors';
-import type { ApiEvent, ApiResult, RequestOutcome, ServiceContext, ServiceRequest } from '../http/request';
+import {
+  type ApiEvent,
+  type ApiResult,
+  type RequestOutcome,
+  requestSlot,
+  type ServiceContext,
+  type ServiceRequest,
+} from '../http/request';
 import { Admission, type LeaseRef, type QuotaDecision, type QuotaGate } from './admission';
 import { leaseDuration } from './leases';
 import { rateLimitHeaders, rateLimitMessage } from './rate-limit';
@@ -29,7 +36,7 @@ export interface QuotaStep extends middy.MiddlewareObj<ApiEvent, ApiResult, Erro
 
 export function enforceQuota(options: QuotaMiddlewareOptions): QuotaStep {
   const now = options.now ?? Date.now;
-  const admissions = new WeakMap<ServiceRequest, Admission>();
+  const admissions = requestSlot<Admission>('admission');
 
   const decide = async (
     outcome: RequestOutcome,
