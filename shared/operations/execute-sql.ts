@@ -15,8 +15,8 @@ import { DatasetCache, type DatasetRowSource, type DatasetView } from '../sql/da
 import { type QueryEngine, type ResultRow, SqlStatementError } from '../sql/query-engine';
 import { checkQueryParams } from '../sql/query-params';
 import { RecordStoreRowSource } from '../sql/record-store-row-source';
-import { referencedNames } from '../sql/sql-lexer';
 import { SqlJsEngine } from '../sql/sqljs-engine';
+import { datasetTable, limitParams, type RenderedQuery, renderQuery, UnknownNameError } from '../sql-dialect/dialect';
 import type { Operation, OperationContext } from './operation';
 
 /** A query's time limit when its configuration sets none. */
@@ -52,7 +52,20 @@ export function createExecuteSqlOperation(dependencies: ExecuteSqlDependencies):
       const { caller, catalog } = context;
       const query = findQuery(catalog, caller.application.appCode, body);
       const params = checkQueryParams(query.params, body.params);
-      const views = datasetViews(catalog, caller, query);
+      for (const name of limitParams(query)) {
+        const value = params[name];
+        if (typeof value === 'number' && value < 0)
+          throw new InvalidParameterError(`parameter '${name}' must be 0 or more (it is a LIMIT)`);
+      }
+      let rendered: RenderedQuery;
+      try {
+        rendered = renderForCaller(catalog, caller, query, new Date(context.now()));
+      } catch (error) {
+        // A field or dataset the caller may not read is, to it, one that does not exist.
+        if (error instanceof UnknownNameError) return { execSuccess: false, execError: error.message };
+        throw error;
+      }
+      const views = datasetViews(catalog, caller, query, rendered.tables);
       const begun = context.now();
       const timeoutMs = query.timeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
       // Loading counts against the query's time limit, and leaves the engine time to take the rows in.
@@ -76,7 +89,7 @@ export function createExecuteSqlOperation(dependencies: ExecuteSqlDependencies):
       try {
         const result = await dependencies.engine().run({
           tables,
-          sql: query.sql,
+          sql: rendered.sql,
           params,
           timeoutMs: statementMs,
           statedLimitMs: timeoutMs,
@@ -123,11 +136,33 @@ export function findQuery(catalog: Catalog, appCode: string, body: Record<string
 }
 
 /**
- * The datasets the query reads, each as this application may read it. A query that lists its `datasets` gets
- * those, and each must be readable (1006 otherwise). A query that does not gets every readable dataset whose
- * code its text mentions; a dataset the application cannot read is simply not there ("no such table").
+ * The query in the engine's dialect, as this caller may run it: the datasets and fields it may read, `NOW()` in
+ * the configuration's time zone (docs/interface.md §19).
  */
-export function datasetViews(catalog: Catalog, caller: Caller, query: QueryConfig): DatasetView[] {
+function renderForCaller(catalog: Catalog, caller: Caller, query: QueryConfig, now: Date): RenderedQuery {
+  return renderQuery(query, {
+    table: (name) => {
+      const dataset = catalog.dataset(name);
+      if (!dataset) return undefined;
+      const grant = readableGrant(caller, dataset.datasetCode);
+      return datasetTable(dataset, grant !== undefined, grant ? visibleFields(grant) : undefined);
+    },
+    timeZone: catalog.config.timeZone ?? 'UTC',
+    now,
+  });
+}
+
+/**
+ * The datasets the query reads, each as this application may read it. A query that lists its `datasets` gets
+ * those, and each must be readable (1006 otherwise). A query that does not gets the datasets its text reads
+ * (`read`, as the dialect resolved them: each is readable, or the rendering said it does not exist).
+ */
+export function datasetViews(
+  catalog: Catalog,
+  caller: Caller,
+  query: QueryConfig,
+  read: readonly string[],
+): DatasetView[] {
   const readable = (dataset: Dataset) => readableGrant(caller, dataset.datasetCode);
   let datasets: Dataset[];
   if (query.datasets) {
@@ -139,8 +174,7 @@ export function datasetViews(catalog: Catalog, caller: Caller, query: QueryConfi
       return dataset;
     });
   } else {
-    const names = referencedNames(query.sql);
-    datasets = catalog.allDatasets().filter((dataset) => names.has(dataset.datasetCode) && readable(dataset));
+    datasets = catalog.allDatasets().filter((dataset) => read.includes(dataset.datasetCode) && readable(dataset));
   }
   return datasets.map((dataset) => {
     const grant = readable(dataset);

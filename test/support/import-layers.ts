@@ -23,6 +23,8 @@ export const LAYERS: readonly string[] = [
   'shared/observability',
   'shared/aws',
   'shared/catalog',
+  // The MySQL dialect of custom SQL: reads, checks and renders queries; only the contract and the catalog's model below it.
+  'shared/sql-dialect',
   'shared/auth',
   'shared/records',
   'shared/permissions',
