@@ -247,7 +247,7 @@ function intDivide(/** @type {unknown} */ left, /** @type {unknown} */ right) {
   const a = toNumber(left);
   const b = toNumber(right);
   if (a === null || b === null || b === 0) return null;
-  return Math.trunc(a / b);
+  return Math.trunc(a / b) + 0;
 }
 
 /** A DOUBLE as MySQL 8 writes it: the shortest digits, with an exponent outside 1e-5 .. 1e15. */
@@ -285,11 +285,19 @@ function format(/** @type {unknown} */ value, /** @type {unknown} */ places) {
   return `${text.startsWith('-') ? '-' : ''}${grouped}${fraction === undefined ? '' : `.${fraction}`}`;
 }
 
-/** CAST(x AS SIGNED | UNSIGNED): numbers round half away from zero; text is read for its leading integer. */
-function castInteger(/** @type {unknown} */ value, /** @type {unknown} */ unsigned) {
+/**
+ * CAST(x AS SIGNED | UNSIGNED): an exact number rounds half away from zero, a DOUBLE to the nearest even (C's
+ * rint, as MySQL does); text is read for its leading integer.
+ */
+function castInteger(
+  /** @type {unknown} */ value,
+  /** @type {unknown} */ unsigned,
+  /** @type {unknown} */ approximate,
+) {
   if (value === null || value === undefined) return null;
   let result;
-  if (typeof value === 'number') result = Math.sign(value) * Math.round(Math.abs(value));
+  if (typeof value === 'number' && approximate) result = Number(roundDouble(value, 0, 0)) + 0;
+  else if (typeof value === 'number') result = Math.sign(value) * Math.round(Math.abs(value)) + 0;
   else {
     const match = /^\s*([+-]?\d+)/.exec(String(value));
     result = match ? Number(match[1]) : 0;
@@ -754,12 +762,20 @@ function strToDate(/** @type {unknown} */ value, /** @type {unknown} */ pattern,
           case 'a':
             name(DAY_NAMES, true);
             break;
-          case 'T': {
+          case 'T':
+          case 'r': {
             parts.hour = number(2).value;
             if (text[pos++] !== ':') throw new Error('no match');
             parts.minute = number(2).value;
             if (text[pos++] !== ':') throw new Error('no match');
             parts.second = number(2).value;
+            if (fmt[i] === 'r') {
+              while (text[pos] === ' ') pos += 1;
+              const half = text.slice(pos, pos + 2).toUpperCase();
+              if (half !== 'AM' && half !== 'PM') throw new Error('no match');
+              parts.pm = half === 'PM';
+              pos += 2;
+            }
             break;
           }
           case '%':
@@ -876,9 +892,9 @@ function timestampDiff(/** @type {string} */ unit, /** @type {unknown} */ a, /**
     const yRest = ((y.day * 24 + y.hour) * 60 + y.minute) * 60 + y.second;
     if (months > 0 && yRest < xRest) months -= 1;
     else if (months < 0 && yRest > xRest) months += 1;
-    return Math.trunc(months / (UNIT_MONTHS[unit] ?? 1));
+    return Math.trunc(months / (UNIT_MONTHS[unit] ?? 1)) + 0;
   }
-  return Math.trunc((secondsOf(y) - secondsOf(x)) / (UNIT_SECONDS[unit] ?? 1));
+  return Math.trunc((secondsOf(y) - secondsOf(x)) / (UNIT_SECONDS[unit] ?? 1)) + 0;
 }
 
 /** Offset (ms) of `timeZone` from UTC at the instant `epochMs`. */

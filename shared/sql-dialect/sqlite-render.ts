@@ -149,6 +149,8 @@ interface Scope {
   aggregates?: boolean;
   /** GROUP BY and HAVING look a name up in the tables first, then among the select list's aliases. */
   aliasesLast?: boolean;
+  /** The WITH queries a subquery here may read. */
+  ctes?: Map<string, Cte>;
 }
 
 interface Output {
@@ -296,7 +298,7 @@ class Renderer {
     orderBy: readonly OrderItem[],
     top = false,
   ): RenderedBody & { orderBy: string } {
-    const scope: Scope = { sources: [], aggregates: false, ...(parent ? { parent } : {}) };
+    const scope: Scope = { sources: [], aggregates: false, ctes, ...(parent ? { parent } : {}) };
     const from = core.from ? this.from(core.from, scope, ctes) : '';
     const items: { sql: string; name: string; ty: Ty; r: R }[] = [];
     const selectScope: Scope = { ...scope, aggregates: true };
@@ -510,7 +512,7 @@ class Renderer {
         const left = sub(expr.expr);
         if (expr.select.limit)
           throw new DialectError('LIMIT in an IN (SELECT ...) subquery (MySQL 8 does not support it)');
-        const inner = this.statement(expr.select, scope, new Map());
+        const inner = this.statement(expr.select, scope, scope.ctes ?? new Map());
         if (inner.outputs.length !== 1) throw new DialectError('an IN (SELECT ...) subquery of more than one column');
         const output = inner.outputs[0] as Output;
         const target = merge(left.ty, output.ty, 'IN');
@@ -574,12 +576,12 @@ class Renderer {
           ? { sql: literal(localDatetime(this.context.now, this.context.timeZone)), ty: { k: 'datetime' } }
           : { sql: literal(localDatetime(this.context.now, this.context.timeZone).slice(0, 10)), ty: { k: 'date' } };
       case 'subquery': {
-        const inner = this.statement(expr.select, scope, new Map());
+        const inner = this.statement(expr.select, scope, scope.ctes ?? new Map());
         if (inner.outputs.length !== 1) throw new DialectError('a subquery of more than one column used as a value');
         return { sql: `(${inner.sql})`, ty: (inner.outputs[0] as Output).ty };
       }
       case 'exists': {
-        const inner = this.statement(expr.select, scope, new Map());
+        const inner = this.statement(expr.select, scope, scope.ctes ?? new Map());
         return { sql: `(EXISTS (${inner.sql}))`, ty: INT };
       }
       case 'call':
@@ -727,7 +729,7 @@ class Renderer {
       case 'UNSIGNED':
         if (isTemporal(value.ty)) throw new DialectError(`CAST of ${TYPE_NAMES[value.ty.k]} AS ${to.type}`);
         return {
-          sql: `my_cast_int(${value.ty.k === 'json' ? `my_json_unquote(${value.sql})` : value.sql}, ${to.type === 'UNSIGNED' ? 1 : 0})`,
+          sql: `my_cast_int(${value.ty.k === 'json' ? `my_json_unquote(${value.sql})` : value.sql}, ${to.type === 'UNSIGNED' ? 1 : 0}, ${value.ty.k === 'dbl' ? 1 : 0})`,
           ty: INT,
         };
       case 'DECIMAL':
@@ -888,6 +890,14 @@ class Renderer {
         return { sql: `pow(${number(a).sql}, ${number(b).sql})`, ty: DBL };
       case 'GREATEST':
       case 'LEAST': {
+        const temporal = args.find((r) => isTemporal(r.ty));
+        if (temporal && args.every((r) => r.ty.k === 'null' || r.ty.k === 'str' || r.ty.k === temporal.ty.k)) {
+          // Dates (or datetimes) and text compare as their text, which orders as they do.
+          return {
+            sql: `${name === 'GREATEST' ? 'max' : 'min'}(${args.map((r) => r.sql).join(', ')})`,
+            ty: temporal.ty,
+          };
+        }
         const ty = mergeAll(
           args.map((r) => r.ty),
           name,
