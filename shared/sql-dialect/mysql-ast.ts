@@ -96,7 +96,6 @@ export type FromItem =
       left: FromItem;
       right: FromItem;
       on?: Expr;
-      using?: string[];
     };
 
 export interface SelectCore {

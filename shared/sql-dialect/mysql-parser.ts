@@ -403,14 +403,10 @@ class Parser {
       const right = this.tableFactor();
       const join: FromItem = { kind: 'join', type, left, right };
       if (this.acceptWord('ON')) join.on = this.expr();
-      else if (this.acceptWord('USING')) {
-        this.expectOp('(');
-        const using: string[] = [];
-        do using.push(this.identifier('a column name'));
-        while (this.acceptOp(','));
-        this.expectOp(')');
-        join.using = using;
-      } else if (type === 'LEFT' || type === 'RIGHT') throw this.unexpected(`${type} JOIN needs ON or USING`);
+      else if (this.isWord('USING')) {
+        // MySQL merges the USING columns into one, in `*` too; the same join written with ON is accepted.
+        throw this.refuse('JOIN ... USING (write the join condition with ON)');
+      } else if (type === 'LEFT' || type === 'RIGHT') throw this.unexpected(`${type} JOIN needs ON`);
       left = join;
     }
   }

@@ -422,7 +422,6 @@ class Renderer {
       }
       case 'join': {
         const left = this.from(item.left, scope, ctes);
-        const leftSources = scope.sources.length;
         const right = this.from(item.right, scope, ctes);
         const keyword =
           item.type === 'CROSS'
@@ -432,24 +431,7 @@ class Renderer {
             : item.type === 'INNER'
               ? 'JOIN'
               : `${item.type} JOIN`;
-        let condition = '';
-        if (item.on) condition = ` ON ${truth(this.expr(item.on, scope, []), 'ON')}`;
-        else if (item.using) {
-          const parts = item.using.map((name) => {
-            const find = (sources: Source[]) => {
-              const matches = sources.flatMap((s) =>
-                s.columns.filter((c) => c.name.toLowerCase() === name.toLowerCase()),
-              );
-              if (matches.length !== 1 || !matches[0]?.visible)
-                throw new UnknownNameError(`Unknown column '${name}' in 'from clause'`);
-              return matches[0];
-            };
-            const a = find(scope.sources.slice(0, leftSources));
-            const b = find(scope.sources.slice(leftSources));
-            return this.compare('=', { sql: a.sql, ty: a.ty }, { sql: b.sql, ty: b.ty });
-          });
-          condition = ` ON ${parts.join(' AND ')}`;
-        }
+        const condition = item.on ? ` ON ${truth(this.expr(item.on, scope, []), 'ON')}` : '';
         return `${left} ${keyword} ${right}${condition}`;
       }
     }
