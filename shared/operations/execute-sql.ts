@@ -11,6 +11,7 @@ import { CODE_PATTERN } from '../contract/codes';
 import { AccessDeniedError, InvalidParameterError } from '../contract/errors';
 import type { Caller } from '../permissions/caller';
 import { readableGrant, visibleFields } from '../permissions/permissions';
+import { formatTimestamp } from '../records/timestamps';
 import { DatasetCache, type DatasetRowSource, type DatasetView } from '../sql/dataset-cache';
 import { type QueryEngine, type ResultRow, SqlStatementError } from '../sql/query-engine';
 import { checkQueryParams } from '../sql/query-params';
@@ -59,7 +60,7 @@ export function createExecuteSqlOperation(dependencies: ExecuteSqlDependencies):
       }
       let rendered: RenderedQuery;
       try {
-        rendered = renderForCaller(catalog, caller, query, new Date(context.now()));
+        rendered = renderForCaller(catalog, caller, query, context.now());
       } catch (error) {
         // A field or dataset the caller may not read is, to it, one that does not exist.
         if (error instanceof UnknownNameError) return { execSuccess: false, execError: error.message };
@@ -139,7 +140,8 @@ export function findQuery(catalog: Catalog, appCode: string, body: Record<string
  * The query in the engine's dialect, as this caller may run it: the datasets and fields it may read, `NOW()` in
  * the configuration's time zone (docs/interface.md §19).
  */
-function renderForCaller(catalog: Catalog, caller: Caller, query: QueryConfig, now: Date): RenderedQuery {
+function renderForCaller(catalog: Catalog, caller: Caller, query: QueryConfig, epochMs: number): RenderedQuery {
+  const timeZone = catalog.config.timeZone ?? 'UTC';
   return renderQuery(query, {
     table: (name) => {
       const dataset = catalog.dataset(name);
@@ -147,8 +149,8 @@ function renderForCaller(catalog: Catalog, caller: Caller, query: QueryConfig, n
       const grant = readableGrant(caller, dataset.datasetCode);
       return datasetTable(dataset, grant !== undefined, grant ? visibleFields(grant) : undefined);
     },
-    timeZone: catalog.config.timeZone ?? 'UTC',
-    now,
+    timeZone,
+    now: { epochMs, local: formatTimestamp(new Date(epochMs), timeZone) },
   });
 }
 

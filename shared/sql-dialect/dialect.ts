@@ -11,10 +11,16 @@ import type { CatalogConfig, DatasetConfig, FieldConfig, QueryConfig } from '../
 import { DialectError } from './dialect-error';
 import type { Expr, SelectStatement } from './mysql-ast';
 import { parseQuery } from './mysql-parser';
-import { type DialectTable, type ParamType, type RenderedQuery, renderSqlite } from './sqlite-render';
+import {
+  type DialectTable,
+  type ParamType,
+  type RenderedQuery,
+  renderSqlite,
+  type StatementClock,
+} from './sqlite-render';
 
 export { DialectError } from './dialect-error';
-export { type DialectTable, type RenderedQuery, UnknownNameError } from './sqlite-render';
+export { type DialectTable, type RenderedQuery, type StatementClock, UnknownNameError } from './sqlite-render';
 
 const statements = new Map<string, SelectStatement>();
 /** Texts kept read at most: a deployment's queries, many times over. */
@@ -61,7 +67,7 @@ export interface RenderOptions {
   /** The table of a dataset code as the caller sees it; undefined when no dataset has that code. */
   table(name: string): DialectTable | undefined;
   timeZone: string;
-  now: Date;
+  now: StatementClock;
 }
 
 /** The query rendered for SQLite as one caller may run it. Throws UnknownNameError for what it may not see. */
@@ -81,6 +87,9 @@ export function limitParams(query: QueryConfig): string[] {
   return [...names];
 }
 
+/** The moment a query is checked at: what it answers never decides whether it is accepted. */
+const LOAD_CLOCK: StatementClock = { epochMs: 0, local: '1970-01-01 00:00:00' };
+
 export interface QueryProblem {
   /** The query's index in `queries`. */
   index: number;
@@ -98,7 +107,7 @@ export function queryProblems(config: CatalogConfig): QueryProblem[] {
     // A `${...}` query is refused with its own message (the schema's); reading it again would say less.
     if (/\$\{[^}]*\}/.test(query.sql)) return;
     try {
-      renderQuery(query, { table: (name) => tables.get(name), timeZone: config.timeZone ?? 'UTC', now: new Date(0) });
+      renderQuery(query, { table: (name) => tables.get(name), timeZone: config.timeZone ?? 'UTC', now: LOAD_CLOCK });
     } catch (error) {
       if (!(error instanceof DialectError)) throw error;
       problems.push({ index, message: describeProblem(query, error) });

@@ -32,7 +32,26 @@ function foldChar(/** @type {string} */ ch) {
   return folded;
 }
 
-/** The comparison key of a text: equal keys for texts the collation calls equal, ordered as it orders them. */
+/**
+ * The equality key of a text: equal keys exactly for texts the collation calls equal. For printable ASCII it is
+ * the text in lower case, which SQLite's own lower() gives too (the rendering uses that where it can: it costs no
+ * call into JavaScript).
+ */
+function equalityKey(/** @type {unknown} */ value) {
+  if (value === null || value === undefined) return null;
+  const text = typeof value === 'string' ? value : String(value);
+  let key = '';
+  for (const ch of text) {
+    if (ch === 'ß' || ch === 'ẞ') key += 'ss';
+    else key += ch < '\u0080' ? ch.toLowerCase() : foldChar(ch);
+  }
+  return key;
+}
+
+/**
+ * The order key of a text: ordered as the collation orders texts, equal for equal texts. For ASCII letters and
+ * digits alone it is the text in lower case, as SQLite's lower() gives it.
+ */
 function ciKey(/** @type {unknown} */ value) {
   if (value === null || value === undefined) return null;
   const text = typeof value === 'string' ? value : String(value);
@@ -1234,7 +1253,8 @@ function extreme(/** @type {number} */ direction) {
 
 /** Scalar functions by the name the rendering calls them. */
 const SCALARS = /** @type {Record<string, (...args: any[]) => unknown>} */ ({
-  my_ci: ciKey,
+  my_ci: equalityKey,
+  my_ci_order: ciKey,
   my_like: like,
   my_regexp: regexp,
   my_num: toNumber,
@@ -1304,4 +1324,4 @@ function register(db) {
   }
 }
 
-module.exports = { register, SCALARS, readJsonPath, ciKey };
+module.exports = { register, SCALARS, readJsonPath, ciKey, equalityKey };

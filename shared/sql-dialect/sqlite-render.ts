@@ -24,7 +24,7 @@ import type {
   SelectStatement,
   WindowSpec,
 } from './mysql-ast';
-import { ciKey, readJsonPath } from './sqlite-functions';
+import { ciKey, equalityKey, readJsonPath } from './sqlite-functions';
 
 /** A column's kind: a field type, or one of the system fields' (`id`, `gmt_create`/`gmt_modified`). */
 export type ColumnKind = FieldType | 'id' | 'timestamp';
@@ -51,7 +51,14 @@ export interface RenderContext {
   params: Readonly<Record<string, ParamType>>;
   /** The configuration's time zone: NOW(), CURDATE() and the Unix-time functions are in it. */
   timeZone: string;
-  now: Date;
+  /** The statement's moment: NOW() for the whole statement. */
+  now: StatementClock;
+}
+
+export interface StatementClock {
+  epochMs: number;
+  /** The same moment as `YYYY-MM-DD HH:MM:SS` in the time zone (as record timestamps are written). */
+  local: string;
 }
 
 export interface RenderedQuery {
@@ -555,8 +562,8 @@ class Renderer {
       }
       case 'now':
         return expr.name === 'NOW'
-          ? { sql: literal(localDatetime(this.context.now, this.context.timeZone)), ty: { k: 'datetime' } }
-          : { sql: literal(localDatetime(this.context.now, this.context.timeZone).slice(0, 10)), ty: { k: 'date' } };
+          ? { sql: literal(this.context.now.local), ty: { k: 'datetime' } }
+          : { sql: literal(this.context.now.local.slice(0, 10)), ty: { k: 'date' } };
       case 'subquery': {
         const inner = this.statement(expr.select, scope, scope.ctes ?? new Map());
         if (inner.outputs.length !== 1) throw new DialectError('a subquery of more than one column used as a value');
@@ -656,7 +663,8 @@ class Renderer {
     if (left.ty.k === 'null' || right.ty.k === 'null') return `${left.sql} ${sqlOp} ${right.sql}`;
     if (left.ty.k === 'str' && right.ty.k === 'str') {
       if (left.ty.bin || right.ty.bin) return `${left.sql} ${sqlOp} ${right.sql}`;
-      return `${ciOf(left)} ${sqlOp} ${ciOf(right)}`;
+      const purpose = sqlOp === '=' || sqlOp === '<>' || sqlOp === 'IS' ? 'equality' : 'order';
+      return `${ciOf(left, purpose)} ${sqlOp} ${ciOf(right, purpose)}`;
     }
     if (isTemporal(left.ty) || isTemporal(right.ty)) {
       if (isNumeric(left.ty) || isNumeric(right.ty))
@@ -682,7 +690,8 @@ class Renderer {
 
   private orderKey(r: R): string {
     if (r.ty.k === 'json') throw new DialectError('ORDER BY a JSON value');
-    return this.groupKey(r);
+    if (r.ty.k === 'str' && !r.ty.bin) return ciOf(r, 'order');
+    return r.sql;
   }
 
   private temporalArg(r: R, fn: string): string {
@@ -781,7 +790,7 @@ class Renderer {
       case 'DATEDIFF':
         return { sql: `my_datediff(${temporal(a)}, ${temporal(b)})`, ty: INT };
       case 'UNIX_TIMESTAMP':
-        if (!a) return { sql: String(Math.floor(this.context.now.getTime() / 1000)), ty: INT };
+        if (!a) return { sql: String(Math.floor(this.context.now.epochMs / 1000)), ty: INT };
         return { sql: `my_unix_timestamp(${temporal(a)}, ${literal(this.context.timeZone)})`, ty: INT };
       case 'FROM_UNIXTIME': {
         const seconds = number(a);
@@ -892,7 +901,7 @@ class Renderer {
         const converted = args.map((r) => convert(r, ty));
         if (ty.k === 'str' && !ty.bin) {
           // The first argument whose key is the greatest (least); NULL when any is NULL.
-          const keys = converted.map((sql) => `my_ci(${sql})`);
+          const keys = converted.map((sql) => ciOf({ sql, ty }, 'order'));
           const best = `${name === 'GREATEST' ? 'max' : 'min'}(${keys.join(', ')})`;
           return { sql: `(CASE ${keys.map((k, i) => `WHEN ${k} = ${best} THEN ${converted[i]}`).join(' ')} END)`, ty };
         }
@@ -1147,11 +1156,21 @@ function numberLiteral(text: string): R {
 const isBinary = (ty: Ty) => ty.k === 'str' && ty.bin === true;
 const textTy = (ty: Ty): Ty => (isBinary(ty) ? BIN : STR);
 
-/** The collation key of a text value: computed here for a literal, once per statement for a parameter. */
-function ciOf(r: R): string {
-  if (/^'(?:[^']|'')*'$/.test(r.sql)) return literal(ciKey(r.sql.slice(1, -1).replaceAll("''", "'")) ?? '');
-  if (/^#\{\w+\}$/.test(r.sql)) return `(SELECT my_ci(${r.sql}))`;
-  return `my_ci(${r.sql})`;
+/** A qualified column reference as the rendering writes one: `"alias"."column"`. */
+const COLUMN_REF = /^"(?:[^"]|"")*"\."(?:[^"]|"")*"$/;
+
+/**
+ * A text value's key under the collation, for equality (`=`, `IN`, GROUP BY, DISTINCT) or for order (`<`, ORDER
+ * BY): computed here for a literal, once per statement for a parameter, and for a column by SQLite's lower() when
+ * the value is plain ASCII (where it gives the same key), by a call into JavaScript otherwise.
+ */
+function ciOf(r: R, purpose: 'equality' | 'order' = 'equality'): string {
+  const [fn, compute, plain] =
+    purpose === 'equality' ? ['my_ci', equalityKey, "'*[^ -~]*'"] : ['my_ci_order', ciKey, "'*[^0-9A-Za-z]*'"];
+  if (/^'(?:[^']|'')*'$/.test(r.sql)) return literal(compute(r.sql.slice(1, -1).replaceAll("''", "'")) ?? '');
+  if (/^#\{\w+\}$/.test(r.sql)) return `(SELECT ${fn}(${r.sql}))`;
+  if (COLUMN_REF.test(r.sql)) return `(CASE WHEN ${r.sql} GLOB ${plain} THEN ${fn}(${r.sql}) ELSE lower(${r.sql}) END)`;
+  return `${fn}(${r.sql})`;
 }
 
 function sameClass(a: Ty, b: Ty): boolean {
@@ -1296,20 +1315,4 @@ function strToDateKind(format: string): 'date' | 'datetime' | 'time' {
   if (date && time) return 'datetime';
   if (time) return 'time';
   return 'date';
-}
-
-/** `now` as 'YYYY-MM-DD HH:MM:SS' in the time zone. */
-export function localDatetime(now: Date, timeZone: string): string {
-  const parts = new Intl.DateTimeFormat('en-CA', {
-    timeZone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-  }).formatToParts(now);
-  const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '00';
-  return `${get('year')}-${get('month')}-${get('day')} ${get('hour')}:${get('minute')}:${get('second')}`;
 }

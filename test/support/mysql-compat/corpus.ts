@@ -514,6 +514,11 @@ export const QUERIES: CorpusQuery[] = [
     name: 'order by ignores case',
     sql: 'SELECT customer FROM orders WHERE customer IS NOT NULL ORDER BY customer, id',
   },
+  { name: 'order by text with spaces, punctuation and accents', sql: 'SELECT id, note FROM orders ORDER BY note, id' },
+  {
+    name: 'group by text across plain ASCII and accents',
+    sql: "SELECT MIN(id) AS first, COUNT(*) AS c FROM orders WHERE note IN ('CAFE', 'rush', '100% SURE') OR note < 'b' GROUP BY note ORDER BY first",
+  },
   { name: 'order by text descending with nulls', sql: 'SELECT id, customer FROM orders ORDER BY customer DESC, id' },
   {
     name: 'like ignores case and accents',

@@ -12,6 +12,7 @@ import type { EngineTable } from '../../../../shared/sql/query-engine';
 import { SqlJsEngine } from '../../../../shared/sql/sqljs-engine';
 import { datasetTable, renderQuery } from '../../../../shared/sql-dialect/dialect';
 import { DATASETS, QUERIES, RECORDS, TIME_ZONE } from '../../../support/mysql-compat/corpus';
+import { clock } from '../../../support/statement-clock';
 
 const fixture = JSON.parse(
   readFileSync(path.join(__dirname, '../../../fixtures/mysql-compat-answers.json'), 'utf8'),
@@ -37,7 +38,7 @@ describe('the MySQL 8 compatibility corpus on the embedded engine', () => {
   it.each(QUERIES.map((query) => [query.name, query] as const))('%s', async (name, query) => {
     const rendered = renderQuery(
       { appCode: 'app-compat', sqlCode: 'corpus', sql: query.sql, params: paramsOf(query.params) },
-      { table: (code) => schema.get(code), timeZone: TIME_ZONE, now: new Date() },
+      { table: (code) => schema.get(code), timeZone: TIME_ZONE, now: clock(new Date(), TIME_ZONE) },
     );
     const result = await engine.run({ tables, sql: rendered.sql, params: query.params ?? {}, timeoutMs: 10_000 });
     const answer = {

@@ -13,6 +13,7 @@ import { datasetColumns, toTableRow } from '../../../../shared/sql/dataset-table
 import type { EngineTable } from '../../../../shared/sql/query-engine';
 import { SqlJsEngine } from '../../../../shared/sql/sqljs-engine';
 import { DialectError, datasetTable, renderQuery, UnknownNameError } from '../../../../shared/sql-dialect/dialect';
+import { clock } from '../../../support/statement-clock';
 
 const STAFF: FieldConfig[] = [
   { name: 'name', type: 'string' },
@@ -122,7 +123,7 @@ describe('permissions through the MySQL syntax', () => {
         try {
           rendered = renderQuery(
             { appCode: 'app', sqlCode: 'probe', sql },
-            { table: (code) => caller.get(code), timeZone: 'UTC', now: new Date() },
+            { table: (code) => caller.get(code), timeZone: 'UTC', now: clock(new Date(), 'UTC') },
           );
         } catch (error) {
           // A visible name both tables have is ambiguous unqualified, as in MySQL: refused, and not what is tested.

@@ -5,6 +5,7 @@
  */
 import type { CatalogConfig } from '../../../../shared/catalog/schema';
 import { datasetTable, limitParams, queryProblems, renderQuery } from '../../../../shared/sql-dialect/dialect';
+import { clock } from '../../../support/statement-clock';
 
 const dataset = {
   appCode: 'app',
@@ -85,7 +86,7 @@ describe('the dialect at load', () => {
       {
         table: (name) => (name === 'orders' ? datasetTable(dataset) : undefined),
         timeZone: 'Europe/Paris',
-        now: new Date(Date.UTC(2024, 1, 29, 23, 30)),
+        now: clock(new Date(Date.UTC(2024, 1, 29, 23, 30)), 'Europe/Paris'),
       },
     );
     expect(rendered.columns).toEqual(['month', 'COUNT(*)', 'revenue', 'status', "meta->>'$.channel'"]);
