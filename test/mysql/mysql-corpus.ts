@@ -6,6 +6,7 @@
  *
  * `npx tsx test/mysql/mysql-corpus.ts --write` writes the fixture from the server's answers instead.
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
@@ -52,7 +53,9 @@ async function main(write: boolean): Promise<number> {
     await server.stop();
   }
   if (write) {
-    writeFileSync(FIXTURE, `${JSON.stringify(answers, null, 1)}\n`);
+    writeFileSync(FIXTURE, `${JSON.stringify(answers, null, 2)}\n`);
+    // In the repository's format, so that a rewrite shows only the answers that changed.
+    spawnSync(process.execPath, [require.resolve('@biomejs/biome/bin/biome'), 'format', '--write', FIXTURE], { stdio: 'ignore' });
     console.log(`wrote ${Object.keys(answers).length} answers to ${path.relative(process.cwd(), FIXTURE)}`);
   }
   console.log(`${QUERIES.length - failed} passed, ${failed} failed`);
