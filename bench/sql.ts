@@ -213,7 +213,7 @@ export async function run(): Promise<void> {
     "under MySQL's collation: SQLite's lower() for plain ASCII text, a function of the worker otherwise; AVG of an",
     'integer as an exact decimal, a function of the worker per group).',
     '"Load" is a cold query (rows copied to the worker and loaded into SQLite), "warm" the same query again.',
-    `Node ${process.version}, ${WARM_RUNS} warm runs, ${COLD_RUNS} cold; medians in ms.`,
+    `Node ${process.version}, ${WARM_RUNS} warm runs, ${COLD_RUNS} cold, before and after in turn; medians in ms on a shared development machine.`,
     '',
     '| rows | load before | load after | warm before | warm after | warm after / before |',
     '|---:|---:|---:|---:|---:|---:|',

@@ -1,8 +1,9 @@
 /**
  * execute-sql: run a registered query of the calling application (docs/interface.md §8). The query is found by
  * `sqlCode` or numeric `id` among the caller's own queries, its `params` are checked against the declared ones,
- * each dataset it reads is loaded as the caller may read it (visible fields, row filter), and the statement runs
- * read-only with a time limit. A statement that fails answers `execSuccess: false` inside a successful envelope;
+ * its MySQL 8 text is rendered for the engine as this caller may run it (§19, shared/sql-dialect), each dataset
+ * it reads is loaded as the caller may read it (visible fields, row filter), and the statement runs read-only
+ * with a time limit. A statement that fails answers `execSuccess: false` inside a successful envelope;
  * everything else about the request is checked like any other operation's.
  */
 import type { Catalog, Dataset } from '../catalog/catalog';

@@ -55,7 +55,9 @@ async function main(write: boolean): Promise<number> {
   if (write) {
     writeFileSync(FIXTURE, `${JSON.stringify(answers, null, 2)}\n`);
     // In the repository's format, so that a rewrite shows only the answers that changed.
-    spawnSync(process.execPath, [require.resolve('@biomejs/biome/bin/biome'), 'format', '--write', FIXTURE], { stdio: 'ignore' });
+    spawnSync(process.execPath, [require.resolve('@biomejs/biome/bin/biome'), 'format', '--write', FIXTURE], {
+      stdio: 'ignore',
+    });
     console.log(`wrote ${Object.keys(answers).length} answers to ${path.relative(process.cwd(), FIXTURE)}`);
   }
   console.log(`${QUERIES.length - failed} passed, ${failed} failed`);
