@@ -1,16 +1,16 @@
 /**
- * The /docs page in a real browser (Debian's chromium driven by playwright-core): it asks once for an
+ * The /docs page in a real browser (the lockfile's Chromium, or CHROMIUM_PATH's: test/support/browser.ts): it asks once for an
  * application's keys, keeps them in sessionStorage only, and "Try it out" on get-list answers 200 with the
  * records, signed in the page. A screenshot of the answered page is kept in test-artifacts/.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { DEFAULT_CONFIG } from '../../bin/local/default-config';
+import { launchBrowser } from '../support/browser';
 import { ServiceHarness } from '../support/service-harness';
 
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const ARTIFACTS = path.join(__dirname, '..', '..', 'test-artifacts');
 const DEMO = { appCode: 'app-demo', accessKey: 'ak-7f3c9a1b2d4e', secret: 'sk-demo-secret' };
 
@@ -36,9 +36,6 @@ let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`no browser at ${CHROMIUM}: install Debian's chromium (apt-get install chromium), as .ci/run does`);
-  }
   await harness.start();
   for (const order of [
     { customer_id: 'c-docs-1', amount: 12.5, status: 'new' },
@@ -52,18 +49,7 @@ beforeAll(async () => {
     );
     expect(created.status).toBe(200);
   }
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  browser = await launchBrowser();
   page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
 }, 60_000);
 afterAll(async () => {
