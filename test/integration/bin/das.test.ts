@@ -2,18 +2,16 @@
  * `das` end to end: each command runs as its own process through bin/das.js (what `npx das` runs), against
  * the real local server where it calls one. Exit codes: 0 done, 1 failed, 2 wrong command line.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { verifySignature } from '../../../packages/client/src/signature';
 import { failureWith } from '../../support/failure-envelope';
-import { FIXTURES_DIR, REPO_ROOT } from '../../support/paths';
-import { type DasRun, runDas } from '../../support/run-das';
+import { FIXTURES_DIR } from '../../support/paths';
+import { type DasRun, runDas, startDasServe } from '../../support/run-das';
 import { FIXTURE_CONFIG, MAIN_APP, ServiceHarness } from '../../support/service-harness';
 
-const DAS = path.join(REPO_ROOT, 'bin', 'das.js');
 const VECTORS = JSON.parse(readFileSync(path.join(FIXTURES_DIR, 'signature-vectors.json'), 'utf8')) as {
   vectors: { accessKey: string; appCode: string; datasetCode?: string; timeStamp: number; secret: string }[];
 };
@@ -340,9 +338,7 @@ describe('das call', () => {
 
 describe('das serve', () => {
   it('starts the service (same options as npm start), answers /health and stops on SIGTERM', async () => {
-    const child: ChildProcess = spawn(process.execPath, [
-      DAS,
-      'serve',
+    const server = await startDasServe([
       '--port',
       '0',
       '--data-dir',
@@ -351,20 +347,9 @@ describe('das serve', () => {
       FIXTURE_CONFIG,
       '--quiet',
     ]);
-    let output = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout?.on('data', (chunk) => {
-        output += chunk;
-        const match = /listening on (http:\/\/\S+)/.exec(output);
-        if (match) resolve(match[1] as string);
-      });
-      child.on('exit', (code) => reject(new Error(`das serve exited with ${code}: ${output}`)));
-    });
-    expect(output).toContain(`API reference: ${url}/docs`);
-    const health = await fetch(`${url}/health`);
+    expect(server.output()).toContain(`API reference: ${server.url}/docs`);
+    const health = await fetch(`${server.url}/health`);
     expect(health.status).toBe(200);
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
+    expect(await server.stop()).toBe(0);
   });
 });
