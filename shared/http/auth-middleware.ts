@@ -8,6 +8,7 @@ import { verifySignature } from '../../packages/client/src/signature';
 import { NONCE_PATTERN } from '../../packages/client/src/signature-v2';
 import type { KeyStore } from '../auth/key-store';
 import type { NonceStore } from '../auth/nonce-store';
+import { signatureMismatch } from '../auth/signature-hint';
 import { verifyVersionTwo } from '../auth/signature-v2-request';
 import type { CatalogProvider } from '../catalog/catalog-provider';
 import { codeSchema } from '../contract/body-schemas';
@@ -123,7 +124,7 @@ export function authenticate(options: AuthOptions): middy.MiddlewareObj<ApiEvent
         options.nonces ?? noNonceStore,
       );
     } else if (!verifySignature(token, { appCode, datasetCode, timeStamp }, keys.accessKeys, secret)) {
-      throw new SignatureMismatchError();
+      throw signatureMismatch({ appCode, datasetCode, timeStamp });
     }
     // ---- end of signature version 2
 
