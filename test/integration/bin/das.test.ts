@@ -160,6 +160,24 @@ describe('das sign and das token', () => {
       'X-App-Code': 'app-demo',
       'X-Token': 'AdDwLbTGoiiH7IH5r2zOiedCAWpiUXF2tuGDGOwz6aE=',
     });
+    // Three headers without --dataset, as its help says, and a word on standard error about the fourth.
+    expect(a.stderr).toBe('');
+    expect(b.stderr).toBe(
+      'das sign: no --dataset, so no X-Dataset-Code: these headers sign a request without a dataset (execute-sql); ' +
+        'a data operation needs --dataset <code>\n',
+    );
+  });
+
+  it('sign --help and das --help count the headers as sign prints them', async () => {
+    const [help, top] = await Promise.all([das(['sign', '--help']), das(['--help'])]);
+    expect(help.stdout).toContain(
+      'Prints the signed headers of a request: X-Time-Stamp, X-App-Code, X-Dataset-Code (only with --dataset, which\n' +
+        'every data operation needs) and X-Token, signed now (or at --timestamp).',
+    );
+    expect(top.stdout).toMatch(
+      /^ {2}sign +print the signed headers of a request \(X-Dataset-Code with --dataset; --curl: a signed curl\)$/m,
+    );
+    expect(`${help.stdout}${top.stdout}`).not.toContain('four');
   });
 
   it('sign --curl (npm run sign) prints a curl the local server accepts', async () => {
@@ -213,9 +231,21 @@ describe('das sign and das token', () => {
     ).toBe(true);
   });
 
-  it('--key without --secret is a usage error', async () => {
+  it('--key without --secret is a usage error naming what is missing', async () => {
     const run = await das(['token', '--app', 'app-main', '--key', 'ak-1234567890']);
-    expect(run).toMatchObject({ code: 2, stderr: expect.stringContaining('--app, --key and --secret go together') });
+    expect(run).toMatchObject({
+      code: 2,
+      stderr:
+        'das token: --secret missing (or DAS_SIGNING_SECRET): --app, --key and --secret go together\n' +
+        'See: das token --help\n',
+    });
+    const keyOnly = await das(['call', 'get-list', '--dataset', 'typed'], { DAS_ACCESS_KEY: 'ak-1234567890' });
+    expect(keyOnly).toMatchObject({
+      code: 2,
+      stderr:
+        'das call: --app and --secret missing (or DAS_APP_CODE, DAS_SIGNING_SECRET): --app, --key and --secret go together\n' +
+        'See: das call --help\n',
+    });
   });
 });
 
