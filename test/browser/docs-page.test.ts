@@ -1,7 +1,10 @@
 /**
- * The /docs page in a real browser (the lockfile's Chromium, or CHROMIUM_PATH's: test/support/browser.ts): it asks once for an
+ * The /docs page in a real browser (the lockfile's Chromium, or CHROMIUM_PATH's: test/support/browser.ts): its key
+ * bar, which stays at the top, is the only place for keys (Swagger UI's "Authorize" is left out) and starts with
+ * an app code filled in; "Execute" without keys sends nothing and says so in the bar; it asks once for an
  * application's keys, keeps them in sessionStorage only, and "Try it out" on get-list answers 200 with the
- * records, signed in the page. A screenshot of the answered page is kept in test-artifacts/.
+ * records, signed in the page; a client key opens the /client/ paths. A screenshot of the answered page is kept
+ * in test-artifacts/.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -65,6 +68,43 @@ async function exampleBody(operationBlock: string): Promise<string> {
   return (await block.locator('.body-param__example').first().textContent()) ?? '';
 }
 
+const GET_LIST = '#operations-records-getList';
+const NEEDS_KEYS =
+  'Try it out needs keys: enter an app code with its access key and signing secret, or a client key, in the bar ' +
+  'at the top of this page, then Execute again.';
+
+it('before any key: the app code is filled in, there is no Authorize, and Execute points at the key bar', async () => {
+  await page.goto(`${harness.url}/docs`);
+  await page.locator(GET_LIST).waitFor();
+  // A value, not a placeholder, with every configured application offered.
+  expect(await page.inputValue('#das-app-code')).toBe('app-demo');
+  expect(await page.getAttribute('#das-app-code', 'placeholder')).toBeNull();
+  expect(await page.evaluate("[...document.querySelectorAll('#das-app-codes option')].map((o) => o.value)")).toEqual([
+    'app-demo',
+    'app-partner-eu',
+    'app-demo-v2',
+  ]);
+  // Swagger UI's own key dialog, and each operation's lock, would compete with the bar.
+  expect(await page.locator('.auth-wrapper, .btn.authorize, .authorization__btn').count()).toBe(0);
+
+  await exampleBody(GET_LIST);
+  await page.locator(`${GET_LIST} .try-out__btn`).click();
+  await page.locator(`${GET_LIST} .execute`).click();
+  await expect(page.locator('#das-credentials-error').textContent()).resolves.toBe(NEEDS_KEYS);
+  // The app code is there: the access key is the field to fill.
+  expect(await page.evaluate('document.activeElement.id')).toBe('das-access-key');
+  // Nothing was sent, so nothing answered and Execute is not left waiting.
+  expect(await page.locator(`${GET_LIST} .live-responses-table`).count()).toBe(0);
+  expect(await page.locator(`${GET_LIST} .execute`).textContent()).toBe('Execute');
+  expect(harness.logLines.filter((line) => line.operation === 'get-list')).toEqual([]);
+
+  // The bar stays in view wherever the page is scrolled.
+  await page.locator('#operations-custom_SQL-executeSql').scrollIntoViewIfNeeded();
+  await page.locator('#operations-client_key-loginUserInfo').scrollIntoViewIfNeeded();
+  expect(await page.evaluate('window.scrollY')).toBeGreaterThan(0);
+  expect((await page.locator('.das-panel').boundingBox())?.y).toBe(0);
+}, 60_000);
+
 it('asks once for the keys, keeps them in sessionStorage, and signs Try it out in the page', async () => {
   await page.goto(`${harness.url}/docs`);
   const form = page.locator('#das-credentials');
@@ -92,7 +132,7 @@ it('asks once for the keys, keeps them in sessionStorage, and signs Try it out i
   });
 
   // get-list's example body: status new, amount from 10, highest amount first.
-  const getList = '#operations-records-getList';
+  const getList = GET_LIST;
   await exampleBody(getList);
   await page.locator(`${getList} .try-out__btn`).click();
   await page.locator(`${getList} .execute`).click();
@@ -139,7 +179,7 @@ it('signs version 2 for an application that requires it', async () => {
   await page.fill('#das-access-key', V2.accessKey);
   await page.fill('#das-signing-secret', V2.secret);
   await page.click('#das-use');
-  const getList = '#operations-records-getList';
+  const getList = GET_LIST;
   await exampleBody(getList);
   if (await page.locator(`${getList} .try-out__btn`).isVisible())
     await page.locator(`${getList} .try-out__btn`).click();
@@ -158,4 +198,40 @@ it('signs version 2 for an application that requires it', async () => {
   expect(harness.logLines.filter((line) => line.appCode === V2.appCode)).toEqual([
     expect.objectContaining({ operation: 'get-list', errors: 0 }),
   ]);
+}, 60_000);
+
+it('sends a client key to the /client/ paths, GET ones included, and asks for one where signed keys cannot go', async () => {
+  const login = '#operations-client_key-loginUserInfo';
+  // Signed keys (version 2's, from the test above) do not open a /client/ path: nothing is sent.
+  if (!(await page.locator(`${login} .opblock-body`).isVisible()))
+    await page.locator(`${login} .opblock-summary`).click();
+  await page.locator(`${login} .try-out__btn`).click();
+  await page.locator(`${login} .execute`).click();
+  await expect(page.locator('#das-signing-as-text').textContent()).resolves.toBe(
+    'This path takes a client key (X-User-AK): Forget the keys in the bar at the top of this page, enter the app ' +
+      'code with a client key, then Execute again.',
+  );
+  expect(harness.logLines.filter((line) => line.operation === 'login-user-info')).toEqual([]);
+
+  await page.click('#das-forget');
+  await page.fill('#das-app-code', DEMO.appCode);
+  await page.fill('#das-client-key', 'dasu_demo-analyst-local-only-key-0000000000');
+  await page.click('#das-use');
+  await page.locator(`${login} .execute`).click();
+  const status = page.locator(`${login} .live-responses-table tbody tr.response .response-col_status`).first();
+  await status.waitFor({ state: 'visible', timeout: 20_000 });
+  expect((await status.textContent())?.trim()).toBe('200');
+  const answer = JSON.parse(
+    (await page
+      .locator(`${login} .live-responses-table tbody tr.response .response-col_description pre`)
+      .first()
+      .textContent()) ?? '',
+  );
+  expect(answer.data).toEqual({
+    id: 'demo-analyst',
+    userName: 'Demo Analyst',
+    loginName: 'analyst@example.com',
+    appCode: 'app-demo',
+    role: 'analyst',
+  });
 }, 60_000);
