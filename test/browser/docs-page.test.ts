@@ -105,6 +105,16 @@ it('before any key: the app code is filled in, there is no Authorize, and Execut
   expect((await page.locator('.das-panel').boundingBox())?.y).toBe(0);
 }, 60_000);
 
+/** Execute an operation whose "Try it out" is open, and read the answer the page shows: its status and its JSON. */
+async function executeAndRead(operationBlock: string) {
+  await page.locator(`${operationBlock} .execute`).click();
+  const row = `${operationBlock} .live-responses-table tbody tr.response`;
+  const status = page.locator(`${row} .response-col_status`).first();
+  await status.waitFor({ state: 'visible', timeout: 20_000 });
+  const body = await page.locator(`${row} .response-col_description pre`).first().textContent();
+  return { status, answer: JSON.parse(body ?? '') };
+}
+
 it('asks once for the keys, keeps them in sessionStorage, and signs Try it out in the page', async () => {
   await page.goto(`${harness.url}/docs`);
   const form = page.locator('#das-credentials');
@@ -135,16 +145,8 @@ it('asks once for the keys, keeps them in sessionStorage, and signs Try it out i
   const getList = GET_LIST;
   await exampleBody(getList);
   await page.locator(`${getList} .try-out__btn`).click();
-  await page.locator(`${getList} .execute`).click();
-  const status = page.locator(`${getList} .live-responses-table tbody tr.response .response-col_status`).first();
-  await status.waitFor({ state: 'visible', timeout: 20_000 });
+  const { status, answer } = await executeAndRead(getList);
   expect((await status.textContent())?.trim()).toBe('200');
-  const answer = JSON.parse(
-    (await page
-      .locator(`${getList} .live-responses-table tbody tr.response .response-col_description pre`)
-      .first()
-      .textContent()) ?? '',
-  );
   expect(answer.success).toBe(true);
   expect(answer.data.paging.totalCount).toBe(2);
   expect(answer.data.tableData.map((r: { customer_id: string }) => r.customer_id)).toEqual(['c-docs-2', 'c-docs-1']);
@@ -183,16 +185,8 @@ it('signs version 2 for an application that requires it', async () => {
   await exampleBody(getList);
   if (await page.locator(`${getList} .try-out__btn`).isVisible())
     await page.locator(`${getList} .try-out__btn`).click();
-  await page.locator(`${getList} .execute`).click();
-  const status = page.locator(`${getList} .live-responses-table tbody tr.response .response-col_status`).first();
-  await status.waitFor({ state: 'visible', timeout: 20_000 });
+  const { status, answer } = await executeAndRead(getList);
   expect((await status.textContent())?.trim()).toBe('200');
-  const answer = JSON.parse(
-    (await page
-      .locator(`${getList} .live-responses-table tbody tr.response .response-col_description pre`)
-      .first()
-      .textContent()) ?? '',
-  );
   expect(answer.data.tableData.map((r: { customer_id: string }) => r.customer_id)).toEqual(['c-docs-2', 'c-docs-1']);
   // A version-1 token would have been refused (1002): the service accepted a version-2 one.
   expect(harness.logLines.filter((line) => line.appCode === V2.appCode)).toEqual([
@@ -217,16 +211,8 @@ it('sends a client key to the /client/ paths, GET ones included, and asks for on
   await page.fill('#das-app-code', DEMO.appCode);
   await page.fill('#das-client-key', 'dasu_demo-analyst-local-only-key-0000000000');
   await page.click('#das-use');
-  await page.locator(`${login} .execute`).click();
-  const status = page.locator(`${login} .live-responses-table tbody tr.response .response-col_status`).first();
-  await status.waitFor({ state: 'visible', timeout: 20_000 });
+  const { status, answer } = await executeAndRead(login);
   expect((await status.textContent())?.trim()).toBe('200');
-  const answer = JSON.parse(
-    (await page
-      .locator(`${login} .live-responses-table tbody tr.response .response-col_description pre`)
-      .first()
-      .textContent()) ?? '',
-  );
   expect(answer.data).toEqual({
     id: 'demo-analyst',
     userName: 'Demo Analyst',

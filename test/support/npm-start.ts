@@ -4,8 +4,8 @@
  * stopped as a terminal's Ctrl-C would: the whole process group npm made (npm, tsx, the server).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { type AddressInfo, createServer } from 'node:net';
 import path from 'node:path';
+import { freePort } from './free-port';
 
 export interface NpmStart {
   url: string;
@@ -14,18 +14,6 @@ export interface NpmStart {
   banner: string;
   /** Stop it and wait until every process of its group has ended. */
   stop(): Promise<void>;
-}
-
-/** A port nothing listens on: one the system just handed out and took back. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 /** True while any process of the group `pid` leads is alive. */

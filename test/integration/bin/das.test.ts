@@ -3,11 +3,11 @@
  * the real local server where it calls one. Exit codes: 0 done, 1 failed, 2 wrong command line.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { verifySignature } from '../../../packages/client/src/signature';
 import { failureWith } from '../../support/failure-envelope';
+import { freePort } from '../../support/free-port';
 import { FIXTURES_DIR } from '../../support/paths';
 import { type DasRun, runDas, startDasServe } from '../../support/run-das';
 import { FIXTURE_CONFIG, MAIN_APP, ServiceHarness } from '../../support/service-harness';
@@ -19,18 +19,6 @@ const VECTORS = JSON.parse(readFileSync(path.join(FIXTURES_DIR, 'signature-vecto
 type Run = DasRun;
 
 const das = runDas;
-
-/** A port nothing listens on: one the system just handed out and took back. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const harness = new ServiceHarness();
 const scratch = mkdtempSync(path.join(tmpdir(), 'das-cli-'));
