@@ -1,7 +1,7 @@
 /**
  * `npm start` as a user runs it, for the tests that follow the docs: on a free port, a fresh store, and an address
  * record of the test's own (never the checkout's, which says where a developer's own server listens). It is
- * stopped as a terminal's Ctrl-C would: the whole process group npm made (npm, tsx, the server).
+ * stopped as a terminal's Ctrl-C would: the whole process group npm made (npm, its shell, the server).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
