@@ -97,8 +97,6 @@ type Ty =
 interface R {
   sql: string;
   ty: Ty;
-  /** The column it is, when it is one. */
-  column?: ScopeColumn;
 }
 
 const INT: Ty = { k: 'int' };
@@ -180,7 +178,7 @@ interface Scope {
   /** The joins of the FROM clause, for the GROUP BY check. */
   joins?: JoinFacts[];
   /** Select-list items by lower-cased alias, for GROUP BY, HAVING and ORDER BY. */
-  aliases?: Map<string, AliasR>;
+  aliases?: Map<string, AliasItem>;
   /** Whether aggregates may appear here (select list, HAVING, ORDER BY of a select). */
   aggregates?: boolean;
   /** GROUP BY and HAVING look a name up in the tables first, then among the select list's aliases. */
@@ -192,13 +190,13 @@ interface Scope {
 interface Output {
   name: string;
   ty: Ty;
-  /** The column it is, when the select item is one. */
-  column?: ScopeColumn;
 }
 
 interface RenderedBody {
   sql: string;
   outputs: Output[];
+  /** Of a single SELECT: the column each output is, when it is one (a recursive WITH query checks them). */
+  columns?: (ScopeColumn | undefined)[];
 }
 
 interface Cte {
@@ -208,11 +206,29 @@ interface Cte {
   statement?: SelectStatement;
 }
 
+/** A column of a select list as rendered: its value, its name, the column it is (if it is one), what it reads. */
+interface SelectedColumn {
+  sql: string;
+  name: string;
+  ty: Ty;
+  r: R;
+  column?: ScopeColumn;
+  /** The expression written, for the GROUP BY check (none for a column of `*`). */
+  expr?: Expr;
+}
+
+/** A select-list column as the GROUP BY check sees it. */
+const selectedItem = (item: SelectedColumn): SelectedItem =>
+  item.expr ? { expr: item.expr } : { column: item.column as ScopeColumn };
+
 /** A select-list item named by its alias: its value and its index in the list. */
-type AliasR = R & { item: number };
+interface AliasItem {
+  r: R;
+  item: number;
+}
 
 /** cte_max_recursion_depth, MySQL 8's default: past this many iterations a recursive WITH query fails. */
-export const CTE_MAX_RECURSION_DEPTH = 1000;
+const CTE_MAX_RECURSION_DEPTH = 1000;
 /** The column a recursive WITH query carries its rows' iteration in (never part of its result). */
 const DEPTH_COLUMN = ' depth';
 
@@ -239,13 +255,16 @@ interface Recursion {
 
 class Renderer {
   readonly tables = new Set<string>();
-  /** What the GROUP BY check needs (only kept while it runs): each column reference's resolution ... */
-  private readonly resolutions = new Map<Expr, Resolution>();
-  /** ... and each SELECT as it was read. */
-  private readonly facts = new Map<SelectCore, CoreFacts>();
+  /**
+   * What the GROUP BY check needs, kept only when it runs (at load): each column reference's resolution and each
+   * SELECT as it was read.
+   */
+  private readonly check: { resolutions: Map<Expr, Resolution>; facts: Map<SelectCore, CoreFacts> } | undefined;
   private recursion: Recursion | undefined;
 
-  constructor(private readonly context: RenderContext) {}
+  constructor(private readonly context: RenderContext) {
+    if (context.onlyFullGroupBy) this.check = { resolutions: new Map(), facts: new Map() };
+  }
 
   /** A statement; `top` for the query itself, whose result columns are formatted for the caller. */
   statement(
@@ -378,8 +397,9 @@ class Renderer {
       if (rendered.outputs.length !== width)
         throw new DialectError('a UNION of SELECTs with different numbers of columns');
       rendered.outputs.forEach((output, i) => {
-        const seed = seeds.length === 1 ? seeds[0]?.outputs[i] : undefined;
-        checkRecursiveColumn(outputs[i] as Output, seed, output, recursion.alias as string, what, cte.position);
+        const seed = seeds.length === 1 ? seeds[0]?.columns?.[i] : undefined;
+        const value = { ty: output.ty, column: rendered.columns?.[i] };
+        checkRecursiveColumn(outputs[i] as Output, seed, value, recursion.alias as string, what, cte.position);
       });
       parts.push(rendered.sql);
     }
@@ -442,27 +462,19 @@ class Renderer {
     top = false,
     recursion?: Recursion,
   ): RenderedBody & { orderBy: string } {
-    const checking = this.context.onlyFullGroupBy === true;
-    const scope: Scope = {
-      sources: [],
-      aggregates: false,
-      ctes,
-      merged: [],
-      shadowed: new Set(),
-      joins: [],
-      ...(parent ? { parent } : {}),
-    };
+    const check = this.check;
+    const scope: Scope = { sources: [], aggregates: false, ctes, ...(parent ? { parent } : {}) };
     if (recursion) recursion.scope = scope;
     const from = core.from ? this.from(core.from, scope, ctes, false) : undefined;
-    const items: { sql: string; name: string; ty: Ty; r: R; selected: SelectedItem }[] = [];
+    const items: SelectedColumn[] = [];
     const selectScope: Scope = { ...scope, aggregates: true };
     for (const item of core.items) items.push(...this.selectItem(item, selectScope, core.windows, from?.star));
-    const aliases = new Map<string, AliasR>();
+    const aliases = new Map<string, AliasItem>();
     for (const item of core.items) {
       if (item.alias !== undefined) {
         const index = items.findIndex((i) => i.name === item.alias);
         const found = items[index];
-        if (found) aliases.set(item.alias.toLowerCase(), { ...found.r, item: index });
+        if (found) aliases.set(item.alias.toLowerCase(), { r: found.r, item: index });
       }
     }
     const columns = items.map((i) => `${top ? outputSql(i.sql, i.ty) : i.sql} AS ${quote(i.name)}`);
@@ -480,7 +492,7 @@ class Renderer {
       return index;
     };
     const groupScope: Scope = { ...scope, aliases };
-    const groupBy: SelectedItem[] = [];
+    const groupBy: SelectedItem[] | undefined = check ? [] : undefined;
     if (core.groupBy.length > 0) {
       const keys = core.groupBy.map((expr) => {
         const position = byPosition(expr, 'GROUP BY');
@@ -488,10 +500,10 @@ class Renderer {
           position !== undefined
             ? (items[position] as (typeof items)[number]).r
             : this.expr(expr, { ...groupScope, aliasesLast: true }, core.windows);
-        if (checking) {
-          const resolved = expr.kind === 'column' ? this.resolutions.get(expr) : undefined;
+        if (check && groupBy) {
+          const resolved = expr.kind === 'column' ? check.resolutions.get(expr) : undefined;
           const index = position ?? (resolved && 'item' in resolved ? resolved.item : undefined);
-          groupBy.push(index === undefined ? { expr } : (items[index] as (typeof items)[number]).selected);
+          groupBy.push(index === undefined ? { expr } : selectedItem(items[index] as SelectedColumn));
         }
         if (r.ty.k === 'json') throw new DialectError('GROUP BY a JSON value');
         return this.groupKey(r);
@@ -517,25 +529,26 @@ class Renderer {
         })
         .join(', ')}`;
     }
-    if (checking) {
+    if (check) {
       const facts: CoreFacts = {
         core,
         sources: scope.sources,
         joins: scope.joins ?? [],
-        items: items.map((i) => i.selected),
-        groupBy,
+        items: items.map(selectedItem),
+        groupBy: groupBy ?? [],
         orderBy,
       };
-      this.facts.set(core, facts);
+      check.facts.set(core, facts);
       checkGroupBy(facts, {
-        resolve: (expr) => this.resolutions.get(expr),
+        resolve: (expr) => check.resolutions.get(expr),
         factsOf: (statement) =>
-          statement.body.kind === 'select' && statement.with.length === 0 ? this.facts.get(statement.body) : undefined,
+          statement.body.kind === 'select' && statement.with.length === 0 ? check.facts.get(statement.body) : undefined,
       });
     }
     return {
       sql,
-      outputs: items.map((i) => ({ name: i.name, ty: i.ty, ...(i.r.column ? { column: i.r.column } : {}) })),
+      outputs: items.map((i) => ({ name: i.name, ty: i.ty })),
+      columns: items.map((i) => i.column),
       orderBy: order,
     };
   }
@@ -545,28 +558,33 @@ class Renderer {
     scope: Scope,
     windows: SelectCore['windows'],
     star: readonly ScopeColumn[] | undefined,
-  ): { sql: string; name: string; ty: Ty; r: R; selected: SelectedItem }[] {
+  ): SelectedColumn[] {
     if (item.expr.kind === 'star') {
       const table = item.expr.table;
-      if (!star) throw new DialectError('SELECT * without FROM');
-      let columns: readonly ScopeColumn[] = star;
-      if (table !== undefined) {
-        const source = scope.sources.find((s) => s.alias === table);
-        if (!source) throw new UnknownNameError(`Unknown table '${table}'`);
-        columns = source.columns;
-      }
+      const source = table === undefined ? undefined : scope.sources.find((s) => s.alias === table);
+      if (table !== undefined && !source) throw new UnknownNameError(`Unknown table '${table}'`);
+      const columns = source ? source.columns : star;
+      if (!columns) throw new DialectError('SELECT * without FROM');
       return columns
         .filter((c) => c.visible)
         .map((c) => ({
           sql: c.sql,
           name: c.name,
           ty: c.ty,
-          r: { sql: c.sql, ty: c.ty, column: c },
-          selected: { column: c },
+          r: { sql: c.sql, ty: c.ty },
+          column: c,
         }));
     }
+    const name = item.alias ?? columnName(item);
+    if (item.expr.kind === 'column') {
+      const found = this.lookup(item.expr, scope);
+      if (!('item' in found)) {
+        const r = { sql: found.sql, ty: found.ty };
+        return [{ sql: r.sql, name, ty: r.ty, r, column: found, expr: item.expr }];
+      }
+    }
     const r = this.expr(item.expr, scope, windows);
-    return [{ sql: r.sql, name: item.alias ?? columnName(item), ty: r.ty, r, selected: { expr: item.expr } }];
+    return [{ sql: r.sql, name, ty: r.ty, r, expr: item.expr }];
   }
 
   private from(item: FromItem, scope: Scope, ctes: Map<string, Cte>, weak: boolean): RenderedFrom {
@@ -586,11 +604,7 @@ class Renderer {
                 item.position,
               );
           }
-          const source = this.addSource(
-            scope,
-            { alias, ...(cte.statement ? { statement: cte.statement } : {}) },
-            cte.outputs.map((o) => ({ name: o.name, ty: o.ty, visible: true })),
-          );
+          const source = this.resultSource(scope, alias, cte.outputs, cte.statement);
           return { sql: `${quote(item.name)} AS ${quote(alias)}`, star: source.columns };
         }
         const table = this.context.table(item.name);
@@ -602,11 +616,17 @@ class Renderer {
           );
         if (!table.readable) throw new UnknownNameError(`Table '${item.name}' doesn't exist`);
         this.tables.add(table.name);
-        const source = this.addSource(
-          scope,
-          { alias, dataset: true },
-          table.columns.map((c) => ({ name: c.name, ty: KIND_TYPES[c.kind], visible: c.visible, kind: c.kind })),
-        );
+        const source: Source = { alias, columns: [], dataset: true };
+        const prefix = `${quote(alias)}.`;
+        source.columns = table.columns.map((c) => ({
+          name: c.name,
+          ty: KIND_TYPES[c.kind],
+          sql: prefix + quote(c.name),
+          visible: c.visible,
+          kind: c.kind,
+          source,
+        }));
+        scope.sources.push(source);
         return { sql: `${quote(table.name)} AS ${quote(alias)}`, star: source.columns };
       }
       case 'derived': {
@@ -614,11 +634,7 @@ class Renderer {
         checkDistinctNames(inner.outputs, `the derived table '${item.alias}'`);
         if (scope.sources.some((s) => s.alias === item.alias))
           throw new DialectError(`Not unique table/alias: '${item.alias}'`);
-        const source = this.addSource(
-          scope,
-          { alias: item.alias, statement: item.select },
-          inner.outputs.map((o) => ({ name: o.name, ty: o.ty, visible: true })),
-        );
+        const source = this.resultSource(scope, item.alias, inner.outputs, item.select);
         return { sql: `(${inner.sql}) AS ${quote(item.alias)}`, star: source.columns };
       }
       case 'join':
@@ -626,17 +642,19 @@ class Renderer {
     }
   }
 
-  /** A source of the FROM clause, its columns named `"alias"."column"`. */
-  private addSource(
-    scope: Scope,
-    source: Omit<Source, 'columns'>,
-    columns: { name: string; ty: Ty; visible: boolean; kind?: ColumnKind }[],
-  ): Source {
-    const added: Source = { ...source, columns: [] };
-    for (const column of columns)
-      added.columns.push({ ...column, sql: `${quote(source.alias)}.${quote(column.name)}`, source: added });
-    scope.sources.push(added);
-    return added;
+  /** A derived table's or WITH query's result as a source of the FROM clause. */
+  private resultSource(scope: Scope, alias: string, outputs: readonly Output[], statement?: SelectStatement): Source {
+    const source: Source = { alias, columns: [], ...(statement ? { statement } : {}) };
+    const prefix = `${quote(alias)}.`;
+    source.columns = outputs.map((o) => ({
+      name: o.name,
+      ty: o.ty,
+      sql: prefix + quote(o.name),
+      visible: true,
+      source,
+    }));
+    scope.sources.push(source);
+    return source;
   }
 
   /**
@@ -668,7 +686,10 @@ class Renderer {
             : [],
       weakUpwards: weak,
     };
-    scope.joins?.push(facts);
+    if (this.check) {
+      scope.joins ??= [];
+      scope.joins.push(facts);
+    }
     const keyword = item.type === 'INNER' || item.type === 'CROSS' ? 'JOIN' : `${item.type} JOIN`;
     if (!item.using && !item.natural) {
       const condition = item.on ? ` ON ${truth(this.expr(item.on, scope, []), 'ON')}` : '';
@@ -680,10 +701,10 @@ class Renderer {
     const names = item.using
       ? item.using.names
       : strong.star.map((c) => c.name).filter((name) => other.star.some((c) => sameName(c.name, name)));
-    const pairs = names.map((name) => {
+    const pairs = names.map((name): [ScopeColumn, ScopeColumn] => {
       if (names.filter((n) => sameName(n, name)).length > 1)
         throw new DialectError(`Duplicate column name '${name}'`, position, 'name');
-      return [this.joinColumn(name, strong.star, position), this.joinColumn(name, other.star, position)] as const;
+      return [this.joinColumn(name, strong.star, position), this.joinColumn(name, other.star, position)];
     });
     const shared = new Set(pairs.flat());
     const merged = strong.star
@@ -699,9 +720,11 @@ class Renderer {
           origin: column,
         };
       });
-    for (const column of shared) scope.shadowed?.add(column);
-    scope.merged?.push(...merged);
-    facts.pairs = pairs.map(([a, b]) => [a, b]);
+    scope.shadowed ??= new Set();
+    for (const column of shared) scope.shadowed.add(column);
+    scope.merged ??= [];
+    scope.merged.push(...merged);
+    facts.pairs = pairs;
     const condition = pairs.map(([a, b]) => this.compare('=', a, b)).join(' AND ') || '1';
     return {
       sql: `${left.sql} ${keyword} ${rightSql} ON ${condition}`,
@@ -861,25 +884,25 @@ class Renderer {
   }
 
   private column(expr: Extract<Expr, { kind: 'column' }>, scope: Scope): R {
+    const found = this.lookup(expr, scope);
+    return 'item' in found ? found.r : { sql: found.sql, ty: found.ty };
+  }
+
+  /** What a column reference names: a column of a FROM clause here or around, or a select item by its alias. */
+  private lookup(expr: Extract<Expr, { kind: 'column' }>, scope: Scope): ScopeColumn | AliasItem {
     const lower = expr.column.toLowerCase();
-    const unknown = () =>
-      new UnknownNameError(
-        `Unknown column '${expr.table ? `${expr.table}.` : ''}${expr.column}' in 'field list'`,
-        expr.position,
-      );
     const aliasesLast = scope.aliasesLast === true;
-    const alias = (found: AliasR): R => {
-      if (this.context.onlyFullGroupBy) this.resolutions.set(expr, { item: found.item });
-      return found;
-    };
     if (expr.table === undefined && scope.aliases && !aliasesLast) {
       const found = scope.aliases.get(lower);
-      if (found) return alias(found);
+      if (found) {
+        this.check?.resolutions.set(expr, { item: found.item });
+        return found;
+      }
     }
     for (let current: Scope | undefined = scope; current; current = current.parent) {
       const matches: ScopeColumn[] = [];
-      if (expr.table === undefined)
-        for (const column of current.merged ?? [])
+      if (expr.table === undefined && current.merged)
+        for (const column of current.merged)
           if (column.name.toLowerCase() === lower && !current.shadowed?.has(column)) matches.push(column);
       for (const source of current.sources) {
         if (expr.table !== undefined && source.alias !== expr.table) continue;
@@ -891,16 +914,22 @@ class Renderer {
         throw new DialectError(`Column '${expr.column}' is ambiguous (name its table)`, expr.position, 'name');
       const found = matches[0];
       if (found) {
-        if (!found.visible) throw unknown();
-        if (this.context.onlyFullGroupBy) this.resolutions.set(expr, { column: found });
-        return { sql: found.sql, ty: found.ty, column: found };
+        if (!found.visible) break;
+        this.check?.resolutions.set(expr, { column: found });
+        return found;
       }
       if (current === scope && expr.table === undefined && scope.aliases && aliasesLast) {
         const found = scope.aliases.get(lower);
-        if (found) return alias(found);
+        if (found) {
+          this.check?.resolutions.set(expr, { item: found.item });
+          return found;
+        }
       }
     }
-    throw unknown();
+    throw new UnknownNameError(
+      `Unknown column '${expr.table ? `${expr.table}.` : ''}${expr.column}' in 'field list'`,
+      expr.position,
+    );
   }
 
   private binary(op: BinaryOp, leftExpr: Expr, rightExpr: Expr, scope: Scope, windows: SelectCore['windows']): R {
@@ -1660,8 +1689,8 @@ function aggregating(core: SelectCore): boolean {
  */
 function checkRecursiveColumn(
   output: Output,
-  seed: Output | undefined,
-  value: Output,
+  seed: ScopeColumn | undefined,
+  value: { ty: Ty; column: ScopeColumn | undefined },
   alias: string,
   what: string,
   position: number,
@@ -1675,7 +1704,7 @@ function checkRecursiveColumn(
     throw new DialectError(`the column '${output.name}' of ${what} ${why}`, position);
   };
   if (seedTy.k === 'str' || seedTy.k === 'dec') {
-    const kind = seed?.column?.kind;
+    const kind = seed?.kind;
     if (kind !== undefined && kind === value.column?.kind) return;
     refuse(
       seedTy.k === 'str'
