@@ -119,19 +119,21 @@ const isPosition = (expr: Expr) => expr.kind === 'number' && /^\d+$/.test(expr.t
 
 /** Whether the SELECT aggregates (outside subqueries and OVER): then it is grouped, with or without GROUP BY. */
 function aggregates(facts: CoreFacts): boolean {
-  const exprs = [
-    ...facts.items.flatMap((item) => ('expr' in item ? [item.expr] : [])),
-    ...(facts.core.having ? [facts.core.having] : []),
-    ...facts.orderBy.map((order) => order.expr),
-  ];
-  return exprs.some(function found(node: unknown): boolean {
-    if (Array.isArray(node)) return node.some(found);
-    if (!node || typeof node !== 'object') return false;
-    const kind = (node as { kind?: string }).kind;
-    if (kind === 'aggregate' && !(node as { over?: unknown }).over) return true;
-    if (kind === 'subquery' || kind === 'exists' || kind === 'statement') return false;
-    return Object.entries(node).some(([key, value]) => key !== 'over' && found(value));
-  });
+  return (
+    facts.items.some((item) => 'expr' in item && aggregating(item.expr)) ||
+    aggregating(facts.core.having) ||
+    facts.orderBy.some((order) => aggregating(order.expr))
+  );
+}
+
+/** Whether an expression holds an aggregate of its own SELECT (one outside subqueries and not with OVER). */
+function aggregating(node: unknown): boolean {
+  if (Array.isArray(node)) return node.some(aggregating);
+  if (!node || typeof node !== 'object') return false;
+  const kind = (node as { kind?: string }).kind;
+  if (kind === 'aggregate' && !(node as { over?: unknown }).over) return true;
+  if (kind === 'subquery' || kind === 'exists' || kind === 'in-select' || kind === 'statement') return false;
+  return Object.entries(node).some(([key, value]) => key !== 'over' && aggregating(value));
 }
 
 function inlineWindows(items: readonly SelectedItem[]): WindowSpec[] {
@@ -255,7 +257,7 @@ class GroupCheck {
     if (child.groupsDetermined()) return true;
     if ('column' in item) return child.isLocal(item.column) && child.isDetermined(item.column);
     if (child.expressionKeys.has(child.key(item.expr))) return true;
-    return child.walk(item.expr, false) === undefined && !aggregates({ ...child.facts, items: [item] });
+    return child.walk(item.expr, false) === undefined && !aggregating(item.expr);
   }
 
   private child(source: GroupSource): GroupCheck | undefined {

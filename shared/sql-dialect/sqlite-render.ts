@@ -375,7 +375,13 @@ class Renderer {
     for (const term of terms.slice(first)) {
       const core = term.body;
       if (core.kind !== 'select') throw new DialectError(`a parenthesised recursive SELECT in ${what}`, cte.position);
-      if (core.distinct || core.groupBy.length > 0 || core.having || core.windows.length > 0 || aggregating(core))
+      if (
+        core.distinct ||
+        core.groupBy.length > 0 ||
+        core.having ||
+        core.windows.length > 0 ||
+        aggregatesOrWindows(core)
+      )
         throw new DialectError(
           `an aggregate, a window function, GROUP BY, HAVING or DISTINCT in the recursive SELECT of ${what}`,
           cte.position,
@@ -1668,8 +1674,8 @@ function readsTable(node: unknown, name: string): boolean {
   return Object.values(node).some((child) => readsTable(child, name));
 }
 
-/** Whether a SELECT's list, HAVING or ORDER BY aggregates or runs a window function (subqueries aside). */
-function aggregating(core: SelectCore): boolean {
+/** Whether a SELECT's list aggregates or runs a window function (subqueries aside). */
+function aggregatesOrWindows(core: SelectCore): boolean {
   const visit = (node: unknown): boolean => {
     if (Array.isArray(node)) return node.some(visit);
     if (!node || typeof node !== 'object') return false;
@@ -1678,7 +1684,7 @@ function aggregating(core: SelectCore): boolean {
     if (kind === 'subquery' || kind === 'exists' || kind === 'in-select') return false;
     return Object.values(node).some(visit);
   };
-  return visit(core.items) || visit(core.where);
+  return visit(core.items);
 }
 
 /**
