@@ -32,7 +32,7 @@ export interface OpenApiOptions {
 }
 
 const ERROR_MEANING: Record<ErrorCodeValue, string> = {
-  1001: 'parameter error: missing or malformed parameter, wrong field type, body not JSON or over 1 MB',
+  1001: 'parameter error: missing or malformed parameter, wrong field type, body not JSON, over 1 MB or nested deeper than 64 levels',
   1002:
     'signature verification failed: a wrong token, a version-1 token where version 2 is required, or a reused ' +
     'X-Nonce (client-key mode: no active personal access key)',

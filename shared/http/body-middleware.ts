@@ -1,10 +1,14 @@
 /**
  * Reads the request: header names lower-cased, body size limit (checked before any parsing work), JSON
- * parsing and the object check (docs/interface.md §2, §7). A GET has no body: its request is its path parameters.
+ * parsing, the object check and the nesting limit (docs/interface.md §2, §7): whatever walks the body later
+ * (the idempotency fingerprint, hooks, the operation) walks at most `MAX_BODY_DEPTH` levels. A GET has no body: its
+ * request is its path parameters.
  */
 import type middy from '@middy/core';
+import { MAX_BODY_DEPTH, nestsDeeperThan } from '../contract/body-schemas';
 import { InvalidParameterError } from '../contract/errors';
 import { pathParametersOf } from '../contract/routes';
+import { MAX_JSON_DEPTH } from '../records/field-values';
 import type { ApiEvent, ApiResult, ServiceContext } from './request-state';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -45,6 +49,11 @@ export function parseBody(): middy.MiddlewareObj<ApiEvent, ApiResult, Error, Ser
     }
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
       throw new InvalidParameterError('request body must be a JSON object');
+    }
+    if (nestsDeeperThan(parsed, MAX_BODY_DEPTH)) {
+      throw new InvalidParameterError(
+        `request body nests deeper than ${MAX_BODY_DEPTH} levels; a json field may hold at most ${MAX_JSON_DEPTH} levels`,
+      );
     }
     state.body = parsed as Record<string, unknown>;
   };
