@@ -829,3 +829,183 @@ describe('JSON nested deeper than any operation takes', () => {
     expect([missing, notAnObject, emptyList, created].map(runsOf)).toEqual([[], [], [], ['before', 'after']]);
   });
 });
+
+describe('prototype names in headers, bodies, codes and paths', () => {
+  const PROTOTYPE_NAMES = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty'];
+
+  // A record of its own: the generated updates above change the first ones.
+  let probeId = '';
+  beforeAll(async () => {
+    const created = await harness.create('things', { s: 'prototype probe' }, { app: FULL });
+    probeId = created.body.data.id;
+  });
+
+  it('are plain header names: ignored like any unknown header', async () => {
+    const headers = PROTOTYPE_NAMES.map((name): [string, string] => [name, 'x']);
+    const list = await rawCall('POST', '/openapi/data/get-list', {
+      signed: { app: FULL, datasetCode: 'things' },
+      headers,
+      body: `{"appCode":"${FULL.appCode}","datasetCode":"things","paramMap":{"s":"prototype probe"}}`,
+    });
+    const created = await rawCall('POST', '/openapi/data/create', {
+      signed: { app: FULL, datasetCode: 'hooked' },
+      headers: [...headers, ['Idempotency-Key', 'prototype-headers']],
+      body: `{"appCode":"${FULL.appCode}","datasetCode":"hooked","paramMap":{"s":"with odd headers"}}`,
+    });
+    const client = await rawCall('POST', '/client/data/get-one', {
+      headers: [...headers, ['X-User-AK', USER_KEY]],
+      body: `{"appCode":"${FULL.appCode}","datasetCode":"things","paramMap":{"id":"${probeId}"}}`,
+    });
+    const noRoute = await rawCall('POST', '/openapi/data/delete', { headers, body: '{}' });
+    expect(list).toMatchObject({ status: 200, requestId: expect.any(String), body: { success: true } });
+    expect((list.body as { data: { paging: { totalCount: number } } }).data.paging.totalCount).toBe(1);
+    expect(created).toMatchObject({
+      status: 200,
+      requestId: expect.any(String),
+      body: { data: { s: 'with odd headers' } },
+    });
+    expect(client).toMatchObject({
+      status: 200,
+      requestId: expect.any(String),
+      body: { data: { id: probeId, s: 'prototype probe' } },
+    });
+    expect(noRoute).toEqual(refusal(400, 1001, 'no operation at POST /openapi/data/delete'));
+  });
+
+  it('are unknown fields, codes and functions in bodies and paths', async () => {
+    const signedCall = (route: string, datasetCode: string | undefined, body: string, app = FULL) =>
+      rawCall('POST', route, { signed: { app, ...(datasetCode ? { datasetCode } : {}) }, body });
+    const data = (datasetCode: string, rest: string) =>
+      `{"appCode":"${FULL.appCode}","datasetCode":"${datasetCode}",${rest}}`;
+    const answers: Record<string, RawAnswer> = {};
+    for (const name of ['__proto__', 'constructor', 'prototype']) {
+      answers[`create ${name}`] = await signedCall(
+        '/openapi/data/create',
+        'hooked',
+        data('hooked', `"paramMap":{"${name}":{"s":"x"}}`),
+      );
+      answers[`batch ${name}`] = await signedCall(
+        '/openapi/data/batch-create',
+        'things',
+        data('things', `"paramList":[{"${name}":1}]`),
+      );
+      answers[`update ${name}`] = await signedCall(
+        '/openapi/data/update',
+        'things',
+        data('things', `"paramMap":{"id":"${ids[0]}","${name}":1}`),
+      );
+      answers[`get-one ${name}`] = await signedCall(
+        '/openapi/data/get-one',
+        'hooked',
+        data('hooked', `"paramMap":{"id":"${name}"}`),
+      );
+      answers[`filter ${name}`] = await signedCall(
+        '/openapi/data/get-list',
+        'things',
+        data('things', `"paramMap":{"${name}_in":["x"]}`),
+      );
+      answers[`where ${name}`] = await signedCall(
+        '/openapi/data/get-list',
+        'things',
+        data('things', `"paramMap":{"where":{"${name}":{"$eq":1}}}`),
+      );
+      answers[`sort ${name}`] = await signedCall(
+        '/openapi/data/get-list',
+        'things',
+        data('things', `"paramMap":{"ytSortList":[{"${name}":"asc"}]}`),
+      );
+      answers[`select ${name}`] = await signedCall(
+        '/openapi/data/get-list',
+        'things',
+        data('things', `"paramMap":{"select":["${name}"]}`),
+      );
+      answers[`body key ${name}`] = await signedCall(
+        '/openapi/data/get-list',
+        'things',
+        data('things', `"${name}":{"appCode":"other"},"paramMap":{"s":"prototype probe"}`),
+      );
+      answers[`sql param ${name}`] = await signedCall(
+        '/api/custom/executeSql',
+        undefined,
+        `{"appCode":"${FULL.appCode}","sqlCode":"fuzz-sum","params":{"min":1,"${name}":1}}`,
+      );
+      answers[`sql code ${name}`] = await signedCall(
+        '/api/custom/executeSql',
+        undefined,
+        `{"appCode":"${FULL.appCode}","sqlCode":"${name}"}`,
+      );
+      const asApp = { appCode: name, accessKey: FULL.accessKey, secret: FULL.secret };
+      answers[`app ${name}`] = await signedCall(
+        '/openapi/data/get-list',
+        'things',
+        `{"appCode":"${name}","datasetCode":"things"}`,
+        asApp,
+      );
+      answers[`dataset ${name}`] = await signedCall('/openapi/data/get-list', name, data(name, '"paramMap":{}'));
+      answers[`function ${name}`] = await rawCall('GET', `/client/bff/endpoint/${FULL.appCode}/${name}`, {
+        headers: [['X-User-AK', USER_KEY]],
+      });
+      answers[`path app ${name}`] = await rawCall('GET', `/client/bff/endpoint/${name}/pass`, {
+        headers: [['X-User-AK', USER_KEY]],
+      });
+      answers[`path ${name}`] = await rawCall('POST', `/openapi/data/${name}`, { body: '{}' });
+    }
+    const found = (status: number, code: number, message: string) => refusal(status, code, message);
+    const expected: Record<string, unknown> = {};
+    for (const name of ['__proto__', 'constructor', 'prototype']) {
+      Object.assign(expected, {
+        [`create ${name}`]: found(400, 1001, `field '${name}' is not defined in dataset 'hooked'`),
+        [`batch ${name}`]: found(400, 1001, `paramList[0]: field '${name}' is not defined in dataset 'things'`),
+        [`update ${name}`]: found(400, 1001, `field '${name}' is not defined in dataset 'things'`),
+        [`get-one ${name}`]: found(404, 2002, `record '${name}' not found in dataset 'hooked'`),
+        [`filter ${name}`]: found(400, 1001, `${name}_in: unknown field or filter in dataset 'things'`),
+        [`where ${name}`]: found(400, 1001, `where.${name}: unknown field '${name}' in dataset 'things'`),
+        [`sort ${name}`]: found(400, 1001, `ytSortList[0].${name}: unknown field '${name}' in dataset 'things'`),
+        [`select ${name}`]: found(400, 1001, `select[0]: unknown field '${name}' in dataset 'things'`),
+        // An unknown body key is not read: the list is the caller's own.
+        [`body key ${name}`]: {
+          status: 200,
+          requestId: expect.any(String),
+          body: expect.objectContaining({
+            success: true,
+            data: expect.objectContaining({ paging: { pageSize: 20, totalCount: 1, currentPage: 1 } }),
+          }),
+        },
+        [`sql param ${name}`]: found(400, 1001, `parameter '${name}' is not declared by this query`),
+        [`sql code ${name}`]: found(400, 1001, `query '${name}' not found`),
+        [`app ${name}`]: found(404, 1004, `application '${name}' not found`),
+        [`dataset ${name}`]: found(404, 1005, `dataset '${name}' not found`),
+        [`function ${name}`]: found(404, 2002, `backend function '${name}' not found in application 'app-fuzz'`),
+        [`path app ${name}`]: found(403, 1006, `this personal access key does not belong to application '${name}'`),
+        [`path ${name}`]: found(400, 1001, `no operation at POST /openapi/data/${name}`),
+      });
+    }
+    expect(answers).toEqual(expected);
+  });
+});
+
+describe("the local server's own refusals", () => {
+  it('answer with the envelope and a request id, as the pipeline does', async () => {
+    const listBody = `{"appCode":"${FULL.appCode}","datasetCode":"things","paramMap":{}}`;
+    const answers = {
+      noRoute: await rawCall('POST', '/openapi/data/drop-table', { body: listBody }),
+      noRouteGet: await rawCall('GET', '/', {}),
+      wrongMethod: await rawCall('GET', '/openapi/data/get-list', {}),
+      overLambdaLimit: await rawCall('POST', '/openapi/data/get-list', {
+        signed: { app: FULL, datasetCode: 'things' },
+        body: `{"appCode":"${FULL.appCode}","pad":"${'x'.repeat(7 * 1024 * 1024)}"}`,
+      }),
+      overBodyLimit: await rawCall('POST', '/openapi/data/get-list', {
+        signed: { app: FULL, datasetCode: 'things' },
+        body: `{"appCode":"${FULL.appCode}","pad":"${'x'.repeat(2 * 1024 * 1024)}"}`,
+      }),
+    };
+    expect(answers).toEqual({
+      noRoute: refusal(400, 1001, 'no operation at POST /openapi/data/drop-table'),
+      noRouteGet: refusal(400, 1001, 'no operation at GET /'),
+      wrongMethod: refusal(400, 1001, '/openapi/data/get-list accepts POST only'),
+      overLambdaLimit: refusal(400, 1001, 'request body is larger than 1 MB (1048576 bytes)'),
+      overBodyLimit: refusal(400, 1001, 'request body is larger than 1 MB (1048576 bytes)'),
+    });
+  });
+});
