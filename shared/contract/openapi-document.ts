@@ -88,7 +88,7 @@ const SIGNATURE_V2_PARAMETERS = {
     description:
       'Signature version 2: "2". Required, with X-Nonce, by an application configured with signatureVersion 2, ' +
       'whose X-Token then signs the body digest, method, nonce and path too; any other token is 1002. ' +
-      'Applications on version 1 leave it out.',
+      'Applications on version 1 ignore it, whatever its value.',
     schema: { type: 'string', enum: ['2'] },
   },
   Nonce: {
@@ -98,7 +98,8 @@ const SIGNATURE_V2_PARAMETERS = {
     description:
       'Signature version 2: a new value for every request, 16 to 64 letters, digits, "_" or "-", signed as the ' +
       `nonce pair. A nonce already used within the timestamp window (${TIMESTAMP_WINDOW_MS / 60_000} minutes) is ` +
-      '1002, so a captured request cannot be replayed. Sent with X-Sign-Version: 2.',
+      '1002, so a captured request cannot be replayed; a malformed one is 1001. Sent with X-Sign-Version: 2. ' +
+      'Applications on version 1 ignore it, whatever its value.',
     schema: {
       type: 'string',
       minLength: 16,

@@ -73,7 +73,14 @@ export function authenticate(options: AuthOptions): middy.MiddlewareObj<ApiEvent
     const appCode = header(state.headers, 'X-App-Code', true, CODE_PATTERN) as string;
     const token = header(state.headers, 'X-Token', true, BASE64) as string;
     const datasetCode = header(state.headers, 'X-Dataset-Code', route.requiresDataset, CODE_PATTERN);
-    header(state.headers, 'X-Nonce', false, NONCE_PATTERN);
+    // X-Nonce is a header of signature version 2 (contract §16): well formed for an application on version 2, in
+    // this step as always; any value, or none, for one on version 1, which reads neither it nor X-Sign-Version.
+    if (
+      state.headers['x-nonce'] &&
+      (await options.catalog.current()).application(appCode)?.config.signatureVersion === 2
+    ) {
+      header(state.headers, 'X-Nonce', false, NONCE_PATTERN);
+    }
     bodyCode(body, 'appCode', 'X-App-Code', appCode);
     if (route.requiresDataset) bodyCode(body, 'datasetCode', 'X-Dataset-Code', datasetCode as string);
 
@@ -103,7 +110,8 @@ export function authenticate(options: AuthOptions): middy.MiddlewareObj<ApiEvent
       );
     }
     if (!keys) throw new SignatureMismatchError();
-    // ---- Signature version 2, opt-in per application (contract §16); version 1 below is unchanged.
+    // ---- Signature version 2, opt-in per application (contract §16); version 1 below is unchanged, and ignores
+    // the version-2 headers.
     if (application.config.signatureVersion === 2) {
       await verifyVersionTwo(
         {
