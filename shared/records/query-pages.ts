@@ -33,6 +33,11 @@ export interface PagedQuery {
   guard?: ReadGuard;
   /** Before each further call: more units spent than this throws `ReadCapExceeded`. */
   maxUnits?: number;
+  /**
+   * Whether an item (or a position) lies past the far end of the read: the read stops there, without it. For a
+   * key range read from one end only (`keyRange` in `list-reader.ts`).
+   */
+  past?: (item: Record<string, unknown>) => boolean;
 }
 
 /** Read page after page until DynamoDB has no more or `enough` says so; `next` is where it stopped, if early. */
@@ -56,8 +61,12 @@ export async function queryPages(
     );
     meter.addRead(result.ConsumedCapacity);
     spent += result.ConsumedCapacity?.CapacityUnits ?? 0;
-    items.push(...(result.Items ?? []));
+    const page = result.Items ?? [];
+    const end = query.past ? page.findIndex(query.past) : -1;
+    items.push(...(end < 0 ? page : page.slice(0, end)));
     startKey = result.LastEvaluatedKey;
+    // Past the far end: by an item, or by where the page stopped (a filter may have dropped the items there).
+    if (end >= 0 || (startKey && query.past?.(startKey))) startKey = undefined;
     query.guard?.();
   } while (startKey && !query.enough?.(items.length));
   return startKey ? { items, next: startKey } : { items };
