@@ -74,6 +74,14 @@ function keyRange(
 /** Items per call of a range read from one end (see `keyRange`): about 13 read units of keys at most past its end. */
 const ONE_SIDED_PAGE = 1000;
 
+/** A read keeping the keys of some ids: its first call guesses that one key in four is kept. */
+const KEPT_SHARE_GUESS = 0.25;
+/** The share of kept keys a call's Limit assumes at least (a call reads at most `MAX_FILTERED_PAGE` keys anyway). */
+const MIN_KEPT_SHARE = 0.01;
+const MIN_FILTERED_PAGE = 100;
+/** About 13 read units of keys. */
+const MAX_FILTERED_PAGE = 1000;
+
 /** BatchGetItem takes at most 100 keys per call. */
 const BATCH_GET_SIZE = 100;
 const MAX_BATCH_ATTEMPTS = 8;
@@ -109,13 +117,26 @@ export class ListReader {
     index: { indexName: string; attribute: string },
     interval: KeyInterval,
     direction: 'asc' | 'desc',
-    options: { limit?: number; guard?: ReadGuard; maxUnits?: number },
+    options: {
+      /** Stop once this many keys are kept. */
+      limit?: number;
+      /** Keep only the keys of these ids (the others are read, and paid for, but not returned). */
+      keep?: (id: string) => boolean;
+      guard?: ReadGuard;
+      maxUnits?: number;
+    },
     meter: CapacityMeter,
   ): Promise<IndexKey[]> {
-    const { limit } = options;
+    const { limit, keep } = options;
     const range = keyRange('#ix', index.attribute, interval, direction);
     if (range === 'empty') return [];
     const page = range.past ? ONE_SIDED_PAGE : undefined;
+    // Filtering by id, a call reads more keys than it keeps: its Limit follows the share kept so far.
+    const keptLimit = (kept: number, read: number): number | undefined => {
+      if (limit === undefined) return page;
+      const share = read === 0 ? KEPT_SHARE_GUESS : Math.max(kept / read, MIN_KEPT_SHARE);
+      return Math.min(MAX_FILTERED_PAGE, Math.max(MIN_FILTERED_PAGE, Math.ceil((limit - kept) / share)));
+    };
     const { items } = await queryPages(
       this.client,
       {
@@ -127,7 +148,10 @@ export class ListReader {
           ExpressionAttributeValues: { ':pk': datasetPartitionKey(datasetCode), ...range.values },
           ScanIndexForward: direction === 'asc',
         },
-        limit: (read) => (limit === undefined ? page : Math.max(1, Math.min(limit - read, page ?? limit))),
+        limit: keep
+          ? keptLimit
+          : (read) => (limit === undefined ? page : Math.max(1, Math.min(limit - read, page ?? limit))),
+        ...(keep ? { keep: (item: Record<string, unknown>) => keep(item[RecordAttr.sortKey] as string) } : {}),
         ...(range.past ? { past: range.past } : {}),
         enough: (read) => limit !== undefined && read >= limit,
         ...(options.guard ? { guard: options.guard } : {}),
