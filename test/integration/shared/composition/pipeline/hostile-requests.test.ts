@@ -3,7 +3,7 @@
  * hostile its content. Signed, correctly addressed requests of every operation carry generated parameters:
  * extreme numbers, unicode and control characters, nested and empty `$and`/`$or`, long lists, every suffix
  * and every `where` operator on every field type, hidden fields and made-up ones. Every answer must be the
- * envelope with a code of the contract and the HTTP status that matches it, and never 3001.
+ * envelope with a code of the contract and the HTTP status that matches it, with an `X-Request-Id`, and never 3001.
  *
  * Case counts per run (fixed seeds): get-list 900, create 300, update 300, get-one 200, custom SQL 300 —
  * 2,000 requests in all. Values are mostly ones the field accepts, at its edges (so that requests get past
@@ -534,6 +534,10 @@ const STATUS: Record<number, number> = {
 function assertEnvelope(res: CallResult, request: unknown): void {
   const { body } = res;
   const context = JSON.stringify(request).slice(0, 2000);
+  expect({ requestId: res.headers.get('x-request-id'), context }).toEqual({
+    requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    context,
+  });
   if (body.success) {
     expect({ status: res.status, keys: Object.keys(body).sort(), context }).toEqual({
       status: 200,
