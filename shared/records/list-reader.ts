@@ -8,7 +8,7 @@
 import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { CapacityMeter } from '../observability/capacity-meter';
 import { datasetPartitionKey, recordKey } from './item-keys';
-import { queryPages, type ReadGuard, type ReadPosition } from './query-pages';
+import { queryPages, ReadCapExceeded, type ReadGuard, type ReadPosition } from './query-pages';
 import type { RecordItem } from './record-codec';
 import { RecordAttr } from './table-definitions';
 import { compareCodePoints, type KeyInterval } from './value-encoding';
@@ -74,7 +74,7 @@ function keyRange(
 /** Items per call of a range read from one end (see `keyRange`): about 13 read units of keys at most past its end. */
 const ONE_SIDED_PAGE = 1000;
 
-/** A read keeping the keys of some ids: its first call guesses that one key in four is kept. */
+/** A read keeping the keys of some ids: its first call (at most `MIN_FILTERED_PAGE` keys) guesses one in four. */
 const KEPT_SHARE_GUESS = 0.25;
 /** The share of kept keys a call's Limit assumes at least (a call reads at most `MAX_FILTERED_PAGE` keys anyway). */
 const MIN_KEPT_SHARE = 0.01;
@@ -131,11 +131,17 @@ export class ListReader {
     const range = keyRange('#ix', index.attribute, interval, direction);
     if (range === 'empty') return [];
     const page = range.past ? ONE_SIDED_PAGE : undefined;
-    // Filtering by id, a call reads more keys than it keeps: its Limit follows the share kept so far.
-    const keptLimit = (kept: number, read: number): number | undefined => {
+    // Filtering by id, a call reads more keys than it keeps: its Limit follows the share kept so far, and under a
+    // unit cap the read stops as soon as what it has seen says that finishing would cost more than the cap.
+    const keptLimit = (kept: number, read: number, spent: number): number | undefined => {
       if (limit === undefined) return page;
-      const share = read === 0 ? KEPT_SHARE_GUESS : Math.max(kept / read, MIN_KEPT_SHARE);
-      return Math.min(MAX_FILTERED_PAGE, Math.max(MIN_FILTERED_PAGE, Math.ceil((limit - kept) / share)));
+      if (read === 0) return Math.min(MIN_FILTERED_PAGE, Math.ceil(limit / KEPT_SHARE_GUESS));
+      const share = Math.max(kept / read, MIN_KEPT_SHARE);
+      const needed = Math.ceil((limit - kept) / share);
+      if (options.maxUnits !== undefined && spent + (needed * spent) / read > options.maxUnits) {
+        throw new ReadCapExceeded();
+      }
+      return Math.min(MAX_FILTERED_PAGE, Math.max(MIN_FILTERED_PAGE, needed));
     };
     const { items } = await queryPages(
       this.client,

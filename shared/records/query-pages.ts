@@ -25,8 +25,11 @@ export interface PagedQuery {
   /** The Query, without what the loop sets: `Limit`, `ExclusiveStartKey`, `ReturnConsumedCapacity`. */
   input: Omit<QueryCommandInput, 'Limit' | 'ExclusiveStartKey' | 'ReturnConsumedCapacity'>;
   startAfter?: ReadPosition;
-  /** Each call's `Limit`, given how many items were kept and read so far; none when absent or `undefined`. */
-  limit?: (kept: number, read: number) => number | undefined;
+  /**
+   * Each call's `Limit`, given how many items were kept and read so far and the units spent on them; none when
+   * absent or `undefined`. May throw to stop the read (`ReadCapExceeded`, when finishing would cost too much).
+   */
+  limit?: (kept: number, read: number, spent: number) => number | undefined;
   /** Whether enough was read, given how many items were kept so far (checked after each page). */
   enough?: (kept: number) => boolean;
   /** Which items of each page to return (all by default); what is read is paid for either way. */
@@ -57,7 +60,7 @@ export async function queryPages(
     const result = await client.send(
       new QueryCommand({
         ...query.input,
-        Limit: query.limit?.(items.length, read),
+        Limit: query.limit?.(items.length, read, spent),
         ExclusiveStartKey: startKey,
         ReturnConsumedCapacity: 'TOTAL',
       }),
