@@ -150,7 +150,7 @@ export class SandboxHost {
     const askedAt = performance.now();
     const limitMs = fn.timeoutMs + (this.options.marginMs ?? HARD_DEADLINE_MARGIN_MS);
     const boundMs = limitMs + (this.options.startAllowanceMs ?? START_ALLOWANCE_MS);
-    const slot = this.idle.pop() ?? this.start();
+    const slot = this.take();
     if (!slot.started && !slot.awaited) {
       slot.awaited = true;
       slot.worker.postMessage({ type: 'awaited' } satisfies ToWorker);
@@ -185,6 +185,13 @@ export class SandboxHost {
     slot.worker.ref();
     // The wait for the worker is free up to the allowance; past it, it comes out of the run's own time.
     return this.runOn(slot, fn, input, Math.min(limitMs, boundMs - (performance.now() - askedAt)));
+  }
+
+  /** A warm worker for a run: a started one if any, else one still starting, else a new one. */
+  private take(): Slot {
+    const started = this.idle.findLastIndex((slot) => slot.started);
+    const index = started >= 0 ? started : this.idle.length - 1;
+    return index >= 0 ? (this.idle.splice(index, 1)[0] as Slot) : this.start();
   }
 
   /** Terminates every warm worker (tests, and a server that stops). */
