@@ -76,8 +76,6 @@ const ONE_SIDED_PAGE = 1000;
 
 /** A read keeping the keys of some ids: its first call (at most `MIN_FILTERED_PAGE` keys) guesses one in four. */
 const KEPT_SHARE_GUESS = 0.25;
-/** The share of kept keys a call's Limit assumes at least (a call reads at most `MAX_FILTERED_PAGE` keys anyway). */
-const MIN_KEPT_SHARE = 0.01;
 const MIN_FILTERED_PAGE = 100;
 /** About 13 read units of keys. */
 const MAX_FILTERED_PAGE = 1000;
@@ -136,7 +134,8 @@ export class ListReader {
     const keptLimit = (kept: number, read: number, spent: number): number | undefined => {
       if (limit === undefined) return page;
       if (read === 0) return Math.min(MIN_FILTERED_PAGE, Math.ceil(limit / KEPT_SHARE_GUESS));
-      const share = Math.max(kept / read, MIN_KEPT_SHARE);
+      // At least one kept key is assumed: a probe that kept none says the share is small, not zero.
+      const share = Math.max(kept, 1) / read;
       const needed = Math.ceil((limit - kept) / share);
       if (options.maxUnits !== undefined && spent + (needed * spent) / read > options.maxUnits) {
         throw new ReadCapExceeded();
