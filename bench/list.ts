@@ -182,6 +182,13 @@ export async function run(): Promise<void> {
     'filtered total costs exactly that read (the rest of a filtered list is the page and, with a residual or an',
     'in-memory sort, the candidates).',
     '',
+    "A filter on one indexed field sorted by another (`status` equality by `amount`): the filter's keys give the",
+    "total and the matches' ids, the sort field's index read in order (keys only, until the page is complete) gives",
+    'the page\'s ids, and only the page\'s records are read. "every match read (the plan before)" is the same query',
+    'with every match read to be sorted in memory (0.5 units each), as it was planned before: past about 2,000',
+    'matches that is more than the default read budget of 1,000 units, so those lists answered 2001. The `$or` of',
+    'two values has no index path and reads the partition, under the budget (2001 past it).',
+    '',
     `Total benchmark time: ${((Date.now() - started) / 1000).toFixed(0)} s.`,
   ].join('\n');
   writeSection('list', report);
