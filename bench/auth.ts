@@ -1,21 +1,23 @@
 /**
  * `npm run bench -- auth`: what authentication costs a warm container per request, signed headers against a
- * personal access key (client-key mode), measured in the same run on the same catalog. Both middlewares run as the
- * pipeline runs them, with the catalog and the application keys already cached, which is the steady state in
+ * personal access key (client-key mode), measured in the same run on the same catalog: each authentication step
+ * followed by the access step (dataset and grant), as the pipeline runs them, with the catalog and the
+ * application keys already cached, which is the steady state in
  * Lambda: neither mode makes a network call per request (the catalog is re-read once per container every 60 s,
  * the keys once per container per key-store cache period).
  */
 import type middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { signRequest } from '../packages/client/src/signature';
+import { checkDatasetAccess } from '../shared/access/dataset-access';
+import { type AuthenticationStep, authenticate } from '../shared/auth/auth-middleware';
+import { authenticateClientKey } from '../shared/auth/client-key-middleware';
 import { userKeyDigest } from '../shared/auth/user-key';
 import { StaticCatalogProvider } from '../shared/catalog/catalog-provider';
 import type { CatalogConfig } from '../shared/catalog/schema';
 import { routeIn } from '../shared/contract/client-routes';
 import type { RouteDefinition } from '../shared/contract/routes';
-import { authenticate } from '../shared/http/auth-middleware';
-import { authenticateClientKey } from '../shared/http/client-key-middleware';
-import { type ApiEvent, type ApiResult, newRequestState, type ServiceContext } from '../shared/http/request-state';
+import { type ApiEvent, type ApiResult, RequestOutcome, type ServiceContext } from '../shared/http/request';
 
 /** Users in the catalog, two keys each: the lookup is by digest, so its cost should not depend on this. */
 const USER_COUNTS = [10, 10_000];
@@ -42,26 +44,27 @@ function config(users: number): CatalogConfig {
   };
 }
 
-type Middleware = middy.MiddlewareObj<ApiEvent, ApiResult, Error, ServiceContext>;
+type Before = (request: middy.Request<ApiEvent, ApiResult, Error, ServiceContext>) => Promise<void> | void;
 
-/** Microseconds per request of a middleware's `before`, on a fresh request state each time. */
-async function timeBefore(middleware: Middleware, route: RouteDefinition, headers: Record<string, string>) {
+/** Microseconds per request of authentication's `before` and then access's, on a fresh request each time. */
+async function timeBefore(authentication: AuthenticationStep, route: RouteDefinition, headers: Record<string, string>) {
   const body = { appCode: 'app-bench', datasetCode: 'orders', paramMap: {} };
+  const access = checkDatasetAccess({ authentication: authentication.authenticationOf });
+  const steps = [authentication.before, access.before] as Before[];
   const request = () => {
-    const state = newRequestState(route, 'bench', 0);
-    state.headers = headers;
-    state.body = body;
+    const outcome = new RequestOutcome('bench', route, 0);
     return {
       event: {} as ApiEvent,
-      context: { state } as unknown as ServiceContext & Context,
+      context: { outcome, request: { requestId: 'bench', route, headers, body } } as unknown as ServiceContext &
+        Context,
       response: undefined,
       error: undefined,
       internal: {},
     } as unknown as middy.Request<ApiEvent, ApiResult, Error, ServiceContext>;
   };
-  const before = middleware.before as (
-    request: middy.Request<ApiEvent, ApiResult, Error, ServiceContext>,
-  ) => Promise<void>;
+  const before = async (received: middy.Request<ApiEvent, ApiResult, Error, ServiceContext>) => {
+    for (const step of steps) await step(received);
+  };
   for (let i = 0; i < 2_000; i += 1) await before(request());
   const started = process.hrtime.bigint();
   for (let i = 0; i < ITERATIONS; i += 1) await before(request());

@@ -1,7 +1,7 @@
 /**
  * `npm run bench -- batch`: batch create of 1,000 records of about 200 bytes through the real local service
  * (demo configuration), next to the same records sent as single creates, measured in the same run:
- * wall time, and write units per record as the request log reports them (contract §11).
+ * wall time, and write units per record as the request log reports them (docs/interface.md §11).
  *
  * The embedded store leaves index writes out of its consumed capacity, so the index writes are added from the
  * records themselves: every record carries one key of each of its dataset's generic indexes (keys only, well under

@@ -3,14 +3,13 @@
  * it (docs/interface.md §11), through the real local service with the demo configuration. These are product figures:
  * what a partner pays per request.
  */
-
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { type LocalServer, startLocalServer } from '../bin/local-server';
 import { signRequest } from '../packages/client/src/signature';
 import { createDocumentClient } from '../shared/aws/dynamodb';
-import { RECORDS_TABLE, RecordAttr } from '../shared/records/table-definitions';
 import { environment } from '../shared/runtime/environment';
+import { RECORDS_TABLE, RecordAttr } from '../shared/storage/table-definitions';
 import { indexWriteUnits } from './index-writes';
 import { writeSection } from './report';
 

@@ -18,7 +18,7 @@ import { bodySha256Hex, signRequest, signRequestV2 } from '../packages/client/sr
 import { newNonce } from '../packages/client/src/signature-v2';
 import { SecretsManagerKeyStore } from '../shared/auth/secrets-manager-key-store';
 import { toDataset } from '../shared/catalog/catalog';
-import { parseListParams } from '../shared/records/filter-parser';
+import { parseListParams } from '../shared/query/list-params';
 import { SqlJsEngine } from '../shared/sql/sqljs-engine';
 
 const grants = [{ datasetCode: 'notes', operations: ['read', 'create'] }];

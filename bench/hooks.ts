@@ -13,12 +13,12 @@ import { type BuildOptions, build } from 'esbuild';
 import { startLocalServer } from '../bin/local-server';
 import { FUNCTION_BUNDLING } from '../lib/operation-function';
 import { signRequest } from '../packages/client/src/signature';
+import { applicationCaller } from '../shared/access/caller';
 import { Catalog } from '../shared/catalog/catalog';
 import type { CatalogConfig } from '../shared/catalog/schema';
 import { withHooks } from '../shared/hooks/hooked-operation';
 import { CapacityMeter } from '../shared/observability/capacity-meter';
-import type { Operation, OperationContext } from '../shared/operations/operation';
-import { applicationCaller } from '../shared/permissions/caller';
+import type { Operation, OperationContext } from '../shared/operation/operation';
 import { SANDBOX_WASM_FILE, SANDBOX_WORKER_ENTRY, SANDBOX_WORKER_FILE } from '../shared/sandbox/bundle-assets';
 
 const ITERATIONS = 2_000;

@@ -8,7 +8,7 @@
  * an item that enters an index costs a put; one that leaves it, a delete; one whose index key changes, a delete
  * and a put; one that stays with the same key costs an update when a projected attribute changed, else nothing.
  */
-import type { IndexDefinition, TableDefinition } from '../shared/records/table-definitions';
+import type { IndexDefinition, TableDefinition } from '../shared/storage/table-definitions';
 
 type Item = Record<string, unknown>;
 

@@ -8,24 +8,25 @@
  * Sizes can be narrowed for a quick look: `BENCH_SIZES=1000,10000 npm run bench -- list`.
  */
 import { ulid } from 'ulid';
-import { ensureTables, localTableNames, startEmbeddedDynamo } from '../bin/local/embedded-dynamo';
+import { startEmbeddedDynamo } from '../bin/local/embedded-dynamo';
 import { createDocumentClient } from '../shared/aws/dynamodb';
 import type { Dataset } from '../shared/catalog/catalog';
 import type { FieldConfig } from '../shared/catalog/schema';
 import { CapacityMeter } from '../shared/observability/capacity-meter';
-import { DatasetBookkeeping } from '../shared/records/dataset-bookkeeping';
+import { executeListPlan } from '../shared/query/list-executor';
+import { parseListParams } from '../shared/query/list-params';
+import { PageStartCache } from '../shared/query/page-start-cache';
+import { planListQuery } from '../shared/query/query-planner';
 import { matchesFilter, sortItems } from '../shared/records/filter-matcher';
-import { parseListParams } from '../shared/records/filter-parser';
-import { indexLayout, withDerivedAttributes } from '../shared/records/index-attributes';
-import { datasetPartitionKey } from '../shared/records/item-keys';
-import { executeListPlan } from '../shared/records/list-executor';
-import { ListReader } from '../shared/records/list-reader';
-import { PageStartCache } from '../shared/records/page-start-cache';
-import { planListQuery } from '../shared/records/query-planner';
 import { validateChanges } from '../shared/records/record-codec';
-import { countRecords } from '../shared/records/record-counter';
-import { RecordAttr } from '../shared/records/table-definitions';
 import { formatTimestamp } from '../shared/records/timestamps';
+import { DatasetBookkeeping } from '../shared/storage/dataset-bookkeeping';
+import { indexLayout, withDerivedAttributes } from '../shared/storage/index-attributes';
+import { datasetPartitionKey } from '../shared/storage/item-keys';
+import { ListReader } from '../shared/storage/list-reader';
+import { countRecords } from '../shared/storage/record-counter';
+import { RecordAttr } from '../shared/storage/table-definitions';
+import { ensureTables, localTableNames } from '../shared/storage/table-setup';
 import { writeSection } from './report';
 import { putAll } from './seed';
 

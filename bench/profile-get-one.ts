@@ -8,7 +8,6 @@
  * admission and release of one request against the record read, in process CPU per call (the store's included),
  * which bounds what the service can reach against a server that makes the read only.
  */
-
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import os from 'node:os';

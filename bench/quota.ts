@@ -1,7 +1,7 @@
 /**
  * What the quota costs per request, measured against dynalite (the local DynamoDB-compatible store): DynamoDB
  * calls, write and read units, and latency of an admission, a refusal and a release, with a plain UpdateItem
- * on the same table as the baseline. Goal (architecture guide): one write per admitted request plus one to
+ * on the same table as the baseline. Goal (docs/performance.md, "The quota under production traffic"): one write per admitted request plus one to
  * release its lease, one failed write per refused request.
  *
  * Capacity is what the store puts in the request's meter: DynamoDB's reported ConsumedCapacity for successful
@@ -12,15 +12,17 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ensureTables, localTableNames, startEmbeddedDynamo } from '../bin/local/embedded-dynamo';
+import { startEmbeddedDynamo } from '../bin/local/embedded-dynamo';
 import { createDocumentClient } from '../shared/aws/dynamodb';
 import type { Quota } from '../shared/catalog/catalog';
 import { CapacityMeter } from '../shared/observability/capacity-meter';
-import { decodeQuotaItem, estimateItemBytes } from '../shared/quota/quota-item';
-import { type LeaseRef, QuotaStore } from '../shared/quota/quota-store';
+import type { LeaseRef } from '../shared/quota/admission';
 import { shareCount } from '../shared/quota/shares';
 import { currentWindows } from '../shared/quota/windows';
-import { quotaKey } from '../shared/records/item-keys';
+import { quotaKey } from '../shared/storage/item-keys';
+import { decodeQuotaItem, estimateItemBytes } from '../shared/storage/quota-item';
+import { QuotaStore } from '../shared/storage/quota-store';
+import { ensureTables, localTableNames } from '../shared/storage/table-setup';
 
 const ITERATIONS = 500;
 const NOW = Date.parse('2026-11-22T04:10:05Z');

@@ -27,7 +27,7 @@ import { startLocalServer } from '../bin/local-server';
 import { signRequest } from '../packages/client/src/signature';
 import { createDocumentClient } from '../shared/aws/dynamodb';
 import { CapacityMeter } from '../shared/observability/capacity-meter';
-import { QuotaStore } from '../shared/quota/quota-store';
+import { QuotaStore } from '../shared/storage/quota-store';
 
 const CONNECTIONS = 10;
 const ROUNDS = 5;

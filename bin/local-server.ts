@@ -21,16 +21,10 @@ import { operationRoutes } from '../shared/contract/client-routes';
 import { setLogSink } from '../shared/observability/request-log';
 import { endpointTarget } from '../shared/runtime/environment';
 import { startSandboxes } from '../shared/sandbox/sandbox';
+import { deleteTables, ensureTables, localTableNames } from '../shared/storage/table-setup';
 import { DEFAULT_CONFIG } from './local/default-config';
 import { docsPages } from './local/docs-pages';
-import {
-  connectDynamo,
-  deleteTables,
-  type ExternalDynamoOptions,
-  ensureTables,
-  localTableNames,
-  startEmbeddedDynamo,
-} from './local/embedded-dynamo';
+import { connectDynamo, type ExternalDynamoOptions, startEmbeddedDynamo } from './local/embedded-dynamo';
 import { createLambdaHttpServer, type ProxyHandler } from './local/lambda-http';
 import { recordLocalServiceUrl } from './local/service-address';
 import { createTerminalLog } from './local/terminal-log';

@@ -4,18 +4,12 @@
  * The statuses come from the same code → status table the functions use.
  */
 import { ResponseType, type RestApi } from 'aws-cdk-lib/aws-apigateway';
+import { READABLE_RESPONSE_HEADERS, RETRY_AFTER_HEADER } from '../packages/client/src/headers';
 import { ErrorCode, type ErrorCodeValue, httpStatusFor } from '../shared/contract/errors';
 import type { RouteDefinition } from '../shared/contract/routes';
 
 /** Headers a browser caller may read from any response (docs/interface.md §2: request id and rate-limit state). */
-export const EXPOSED_HEADERS = [
-  'X-Request-Id',
-  'RateLimit-Limit',
-  'RateLimit-Remaining',
-  'RateLimit-Reset',
-  'Retry-After',
-  'Idempotent-Replayed',
-];
+export const EXPOSED_HEADERS = [...READABLE_RESPONSE_HEADERS];
 
 export interface GatewayRefusal {
   type: ResponseType;
@@ -49,7 +43,7 @@ export function gatewayRefusals(routes: readonly RouteDefinition[]): GatewayRefu
       errorMsgTemplate: literal(
         `the service is receiving too many requests; retry after ${STAGE_THROTTLE_RETRY_AFTER_SECONDS} second(s)`,
       ),
-      extraHeaders: { 'Retry-After': `'${STAGE_THROTTLE_RETRY_AFTER_SECONDS}'` },
+      extraHeaders: { [RETRY_AFTER_HEADER]: `'${STAGE_THROTTLE_RETRY_AFTER_SECONDS}'` },
     },
     {
       // REST APIs answer an unknown path or method with this type (a 403 by default); for a caller it is a wrong

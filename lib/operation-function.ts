@@ -13,7 +13,7 @@ import { type BundlingOptions, type ICommandHooks, NodejsFunction, OutputFormat 
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { RouteDefinition } from '../shared/contract/routes';
-import { DATASET_META_PREFIX } from '../shared/records/item-keys';
+import { DATASET_META_PREFIX } from '../shared/storage/item-keys';
 import { acknowledge } from './nag-acknowledgements';
 import type { TableResource } from './stateful-stack';
 

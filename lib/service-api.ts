@@ -16,6 +16,15 @@ import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { CfnWebACLAssociation } from 'aws-cdk-lib/aws-wafv2';
 import { Construct } from 'constructs';
+import {
+  APP_CODE_HEADER,
+  DATASET_CODE_HEADER,
+  IDEMPOTENCY_KEY_HEADER,
+  NONCE_HEADER,
+  SIGN_VERSION_HEADER,
+  TIME_STAMP_HEADER,
+  TOKEN_HEADER,
+} from '../packages/client/src/headers';
 import { serviceRoutes } from '../shared/contract/client-routes';
 import { addGatewayRefusals, EXPOSED_HEADERS } from './gateway-responses';
 import { acknowledge } from './nag-acknowledgements';
@@ -23,14 +32,14 @@ import type { OperationFunction } from './operation-function';
 
 /** Headers a browser sends on a signed request (docs/interface.md §3, §13, §16), besides Content-Type. */
 export const SIGNED_REQUEST_HEADERS = [
-  'X-Time-Stamp',
-  'X-App-Code',
-  'X-Dataset-Code',
-  'X-Token',
+  TIME_STAMP_HEADER,
+  APP_CODE_HEADER,
+  DATASET_CODE_HEADER,
+  TOKEN_HEADER,
   'Content-Type',
-  'X-Sign-Version',
-  'X-Nonce',
-  'Idempotency-Key',
+  SIGN_VERSION_HEADER,
+  NONCE_HEADER,
+  IDEMPOTENCY_KEY_HEADER,
 ];
 
 /** A per-method throttle (requests per second, steady and burst). */

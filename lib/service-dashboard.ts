@@ -4,7 +4,6 @@
  * client-key traffic), and, when the configuration hooks functions, their duration and failures by function.
  * Everything comes from metrics that exist without extra infrastructure.
  */
-
 import type { CfnResource } from 'aws-cdk-lib';
 import {
   type Alarm,

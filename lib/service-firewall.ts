@@ -41,7 +41,7 @@ export function greaterThanPattern(limit: number): string {
   return `^0*(?:${alternatives.join('|')})$`;
 }
 
-/** The failure envelope of contract §2 as WAF's custom response body. */
+/** The failure envelope of docs/interface.md §2 as WAF's custom response body. */
 function envelope(errorCode: number, errorMsg: string): string {
   return JSON.stringify({ success: false, msg: null, data: null, errorCode, errorMsg });
 }

@@ -73,7 +73,7 @@ export function lambdaThrottles(operations: readonly OperationFunction[]): MathE
   );
 }
 
-/** Error codes of a failed signature or timestamp (contract §3): a spike means a leaked or brute-forced key, or a skewed client clock. */
+/** Error codes of a failed signature or timestamp (docs/interface.md §3): a spike means a leaked or brute-forced key, or a skewed client clock. */
 export const CREDENTIAL_FAILURE_CODES = [ErrorCode.SignatureMismatch, ErrorCode.TimestampExpired] as const;
 
 /**

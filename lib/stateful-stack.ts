@@ -19,7 +19,7 @@ import {
   QUOTA_TABLE,
   RECORDS_TABLE,
   type TableDefinition,
-} from '../shared/records/table-definitions';
+} from '../shared/storage/table-definitions';
 import { acknowledge } from './nag-acknowledgements';
 import { ServiceKey } from './service-key';
 

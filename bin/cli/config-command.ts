@@ -1,5 +1,4 @@
 /** `das config validate <file>`: check a configuration file the way the service loads it; every problem, by path. */
-
 import { CommandFailure, type CommandIo, parseCommandArgs, UsageError } from '../../packages/client/src/cli/cli-io';
 import { ConfigError, loadConfigFile } from '../../shared/catalog-store/load-config';
 

@@ -3,7 +3,6 @@
  * The key is shown once and stored nowhere; what the configuration keeps is its SHA-256 digest, in the user's
  * `keyHashes`. docs/deploying.md says how a partner issues, rotates and revokes keys in a deployment.
  */
-
 import { type CommandIo, parseCommandArgs, UsageError } from '../../packages/client/src/cli/cli-io';
 import { generateUserKey, userKeyDigest } from '../../shared/auth/user-key';
 import { loadConfigFile } from '../../shared/catalog-store/load-config';

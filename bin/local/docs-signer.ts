@@ -1,19 +1,22 @@
 /**
  * What the /docs page runs before each "Try it out" request: sign it in the browser with WebCrypto, over the
- * same strings to sign as every other caller (the client package's signing modules; version 2, contract §16,
+ * same strings to sign as every other caller (the client package's signing modules; version 2, docs/interface.md §16,
  * when the application uses it), with the credentials the page asked for; or, with a client key, send it to
- * the `/client/` path with `X-User-AK` instead (contract §14).
+ * the `/client/` path with `X-User-AK` instead (docs/interface.md §14).
  * Bundled for the browser by docs-pages.ts; it runs in Node.js too, where a test checks it against the
  * published signature vectors.
  */
-import { buildStringToSign, type SignatureInput } from '../../packages/client/src/signature-string';
 import {
+  APP_CODE_HEADER,
+  DATASET_CODE_HEADER,
   NONCE_HEADER,
-  newNonce,
   SIGN_VERSION_HEADER,
-  sha256Hex,
-  signRequestV2Web,
-} from '../../packages/client/src/signature-v2';
+  TIME_STAMP_HEADER,
+  TOKEN_HEADER,
+  USER_KEY_HEADER,
+} from '../../packages/client/src/headers';
+import { buildStringToSign, type SignatureInput } from '../../packages/client/src/signature-string';
+import { newNonce, sha256Hex, signRequestV2Web } from '../../packages/client/src/signature-v2';
 
 export interface DocsCredentials {
   appCode: string;
@@ -35,11 +38,11 @@ export interface DocsRequest {
 }
 
 const SIGNED_HEADERS = [
-  'X-Time-Stamp',
-  'X-App-Code',
-  'X-Dataset-Code',
-  'X-Token',
-  'X-User-AK',
+  TIME_STAMP_HEADER,
+  APP_CODE_HEADER,
+  DATASET_CODE_HEADER,
+  TOKEN_HEADER,
+  USER_KEY_HEADER,
   SIGN_VERSION_HEADER,
   NONCE_HEADER,
 ];
@@ -101,7 +104,7 @@ export async function prepareDocsRequest(
   const url = new URL(request.url);
   if (credentials.clientKey) {
     url.pathname = clientKeyPath(url.pathname);
-    return { ...request, url: url.toString(), headers: { ...headers, 'X-User-AK': credentials.clientKey }, body };
+    return { ...request, url: url.toString(), headers: { ...headers, [USER_KEY_HEADER]: credentials.clientKey }, body };
   }
   if (!credentials.accessKey || !credentials.signingSecret) {
     throw new Error('the page needs an access key and a signing secret, or a client key');
@@ -127,10 +130,10 @@ export async function prepareDocsRequest(
     ...request,
     headers: {
       ...headers,
-      'X-Time-Stamp': timeStamp,
-      'X-App-Code': credentials.appCode,
-      ...(datasetCode ? { 'X-Dataset-Code': datasetCode } : {}),
-      'X-Token': token,
+      [TIME_STAMP_HEADER]: timeStamp,
+      [APP_CODE_HEADER]: credentials.appCode,
+      ...(datasetCode ? { [DATASET_CODE_HEADER]: datasetCode } : {}),
+      [TOKEN_HEADER]: token,
     },
     body,
   };

@@ -1,15 +1,15 @@
 /**
- * Step 4 of authentication (contract §3) for an application with `signatureVersion: 2` (contract §16): the
+ * Step 4 of authentication (docs/interface.md §3) for an application with `signatureVersion: 2` (docs/interface.md §16): the
  * token must be a version-2 signature of this very request (its body digest, method and operation path), and
  * its nonce must not have been used within the timestamp window. Anything else is 1002, a version-1 token
  * included; the nonce is claimed only after the signature is valid, so unsigned traffic writes nothing.
  */
-
+import { NONCE_HEADER, SIGN_VERSION_HEADER } from '../../packages/client/src/headers';
 import { bodySha256Hex, verifySignatureV2 } from '../../packages/client/src/signature';
 import { NONCE_PATTERN } from '../../packages/client/src/signature-v2';
 import { SignatureMismatchError } from '../contract/errors';
 import type { CapacityMeter } from '../observability/capacity-meter';
-import type { NonceStore } from './nonce-store';
+import type { NonceStore } from '../storage/nonce-store';
 
 export interface VersionTwoRequest {
   /** Lower-cased header names. */
@@ -33,8 +33,8 @@ export async function verifyVersionTwo(
   secret: string,
   nonces: NonceStore,
 ): Promise<void> {
-  const version = request.headers['x-sign-version'];
-  const nonce = request.headers['x-nonce'];
+  const version = request.headers[SIGN_VERSION_HEADER.toLowerCase()];
+  const nonce = request.headers[NONCE_HEADER.toLowerCase()];
   if (version !== '2' || nonce === undefined || !NONCE_PATTERN.test(nonce)) {
     throw new SignatureMismatchError(
       'this application requires signature version 2: send X-Sign-Version: 2 and a new X-Nonce, and sign the body digest, method and path with them',

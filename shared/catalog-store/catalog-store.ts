@@ -5,13 +5,13 @@
  * Beside the configuration the item keeps each backend function's version (shared/catalog/function-versions.ts):
  * a deploy reads the previous item's versions and moves on those whose source changed. The versions sit in their
  * own attribute, not in the compressed configuration, so a reader that predates them still reads the item.
+ * The item itself and its reads and writes are storage's (storage/catalog-item.ts); this is what goes in and out.
  */
-import { gunzipSync, gzipSync } from 'node:zlib';
-import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DeployedCatalog } from '../catalog/catalog-provider';
 import { type FunctionVersions, nextFunctionVersions, parseFunctionVersions } from '../catalog/function-versions';
 import type { CatalogConfig } from '../catalog/schema';
-import { catalogKey } from '../records/item-keys';
+import { putCatalogItem, readCatalogItem, readStoredFunctionVersions } from '../storage/catalog-item';
 import { parseConfig } from './load-config';
 
 /** The configuration without key material (access keys, secrets). */
@@ -25,7 +25,8 @@ export function withoutSecrets(config: CatalogConfig): CatalogConfig {
 
 /**
  * Store a validated configuration as the current catalog (gzip: a large catalog stays within one item), with
- * its functions' versions carried on from the catalog it replaces. Returns those versions.
+ * its functions' versions carried on from the catalog it replaces. Returns those versions. Beyond the functions'
+ * sources, the new configuration is not compared with the stored one: it replaces it whole (docs/interface.md §17).
  */
 export async function writeCatalog(
   client: DynamoDBDocumentClient,
@@ -33,27 +34,10 @@ export async function writeCatalog(
   config: CatalogConfig,
   now: () => number = Date.now,
 ): Promise<FunctionVersions> {
-  const previous = await client.send(
-    new GetCommand({
-      TableName: table,
-      Key: catalogKey(),
-      ConsistentRead: true,
-      ProjectionExpression: 'functionVersions',
-    }),
-  );
+  const previous = await readStoredFunctionVersions(client, table);
   const writtenAt = now();
-  const functionVersions = nextFunctionVersions(
-    parseFunctionVersions(previous.Item?.functionVersions),
-    config.functions ?? [],
-    writtenAt,
-  );
-  const body = gzipSync(JSON.stringify(withoutSecrets(config)));
-  await client.send(
-    new PutCommand({
-      TableName: table,
-      Item: { ...catalogKey(), config: body, functionVersions, writtenAt: new Date(writtenAt).toISOString() },
-    }),
-  );
+  const functionVersions = nextFunctionVersions(parseFunctionVersions(previous), config.functions ?? [], writtenAt);
+  await putCatalogItem(client, table, withoutSecrets(config), functionVersions, writtenAt);
   return functionVersions;
 }
 
@@ -62,12 +46,11 @@ export async function readDeployedCatalog(
   client: DynamoDBDocumentClient,
   table: string,
 ): Promise<DeployedCatalog | undefined> {
-  const result = await client.send(new GetCommand({ TableName: table, Key: catalogKey(), ConsistentRead: true }));
-  const body = result.Item?.config as Uint8Array | undefined;
-  if (!body) return undefined;
+  const item = await readCatalogItem(client, table);
+  if (!item) return undefined;
   return {
-    config: parseConfig(JSON.parse(gunzipSync(body).toString('utf8')), `table ${table}`),
-    functionVersions: parseFunctionVersions(result.Item?.functionVersions),
+    config: parseConfig(item.config, `table ${table}`),
+    functionVersions: parseFunctionVersions(item.functionVersions),
   };
 }
 

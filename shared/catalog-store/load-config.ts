@@ -7,6 +7,7 @@ import { type CatalogConfig, catalogConfigSchema, type GrantConfig } from '../ca
 import { ServiceError } from '../contract/errors';
 import { parseRowFilter } from '../records/filter-parser';
 import { scriptOf } from '../sandbox/sandbox-contract';
+import { queryProblems } from '../sql-dialect/dialect';
 
 export interface ConfigProblem {
   /** Where in the file, e.g. `datasets[0].fields[2].options`. */
@@ -82,7 +83,12 @@ function functionProblems(config: CatalogConfig): ConfigProblem[] {
 export function parseConfig(value: unknown, source = 'configuration'): CatalogConfig {
   const result = catalogConfigSchema.safeParse(value);
   if (result.success) {
-    const problems = [...rowFilterProblems(result.data), ...functionProblems(result.data)];
+    const problems = [
+      ...rowFilterProblems(result.data),
+      ...functionProblems(result.data),
+      // Each query read as MySQL 8 and checked against the datasets: what custom SQL cannot answer is refused here.
+      ...queryProblems(result.data).map(({ index, message }) => ({ path: `queries[${index}].sql`, message })),
+    ];
     if (problems.length > 0) throw new ConfigError(source, problems);
     return result.data;
   }

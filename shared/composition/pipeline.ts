@@ -1,24 +1,28 @@
 /**
- * The request pipeline every operation runs in: envelope · body · authentication · quota · operation. A read
- * operation runs beside its quota admission (the store sees both at once); a write runs after it.
- * `functions/<operation>.ts` is this plus the operation, nothing more. Authentication is the only step that
- * differs between signed requests and client-key requests (`/client/` paths).
+ * The request pipeline every operation runs in: envelope · body · authentication · access · quota · operation
+ * (and the request's log line around them all). A read operation runs beside its quota admission (the store sees
+ * both at once); a write runs after it. `functions/<operation>.ts` is this plus the operation, nothing more.
+ * Authentication is the only step that differs between signed requests and client-key requests (`/client/`
+ * paths). The steps share the read-only request and the outcome (http/request.ts); what each decides it keeps,
+ * and this module hands it on: the caller to access and quota, the dataset, grant and admission to the operation.
  */
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER } from '../../packages/client/src/headers';
+import { checkDatasetAccess } from '../access/dataset-access';
+import { type AuthenticationStep, authenticate } from '../auth/auth-middleware';
+import { authenticateClientKey } from '../auth/client-key-middleware';
 import { modeOfPath, routeIn } from '../contract/client-routes';
 import { QueryTimeoutError } from '../contract/errors';
 import type { RouteDefinition } from '../contract/routes';
 import { withHooks } from '../hooks/hooked-operation';
-import { authenticate } from '../http/auth-middleware';
 import { parseBody } from '../http/body-middleware';
-import { authenticateClientKey } from '../http/client-key-middleware';
 import { envelope } from '../http/envelope-middleware';
-import { enforceQuota } from '../http/quota-middleware';
-import { type ApiEvent, type ApiResult, requestTelemetry, type ServiceContext } from '../http/request-state';
-import { IDEMPOTENCY_HEADER, REPLAYED_HEADER, withIdempotency } from '../operations/idempotent-operation';
-import type { Operation } from '../operations/operation';
-import { besideAdmission } from '../quota/beside-admission';
+import type { ApiEvent, ApiResult, ServiceContext } from '../http/request';
+import { requestLog } from '../http/request-log-middleware';
+import { withIdempotency } from '../idempotency/idempotent-operation';
+import type { Operation, OperationPorts } from '../operation/operation';
+import { enforceQuota } from '../quota/quota-middleware';
 import { readySandboxIfProvisioned } from '../sandbox/sandbox';
 import { type RuntimePorts, runtimePorts } from './ports';
 
@@ -31,7 +35,7 @@ export interface HandlerOptions {
 /** Answer 2001 this long before the function's own timeout, rather than dying without a response. */
 const TIMEOUT_MARGIN_MS = 500;
 
-/** What Lambda calls: the request state is added to the context by the envelope middleware. */
+/** What Lambda calls: the envelope and body steps add the outcome and the request to the context. */
 export type ApiHandler = (event: ApiEvent, context: Context) => Promise<ApiResult>;
 
 export function createHandler(operation: Operation, options: HandlerOptions = {}): ApiHandler {
@@ -79,10 +83,10 @@ export function createHandler(operation: Operation, options: HandlerOptions = {}
   };
 }
 
-/** envelope · body · authentication (the given step) · quota · operation, for one route. */
+/** envelope · body · authentication (the given step) · access · quota · operation, for one route. */
 function pipelineFor(
   route: RouteDefinition,
-  authentication: middy.MiddlewareObj<ApiEvent, ApiResult, Error, ServiceContext>,
+  authentication: AuthenticationStep,
   operation: Operation,
   lazy: () => RuntimePorts,
   now: () => number,
@@ -91,65 +95,68 @@ function pipelineFor(
   // Hooks run inside the idempotency wrapper: a replay answers what the hooks made of the first attempt.
   const hooked = withHooks(operation);
   const run = route.idempotent ? withIdempotency(hooked) : hooked;
+  const authenticated = authentication.authenticationOf;
+  const access = checkDatasetAccess({ authentication: authenticated });
+  const quota = enforceQuota({
+    gate: {
+      admit: (request) => lazy().quota.admit(request),
+      release: (request) => lazy().quota.release(request),
+    },
+    application: (request) => authenticated(request)?.caller.application,
+    now,
+  });
+  const { metricNamespace, responseHeaders } = envelopeSettings(lazy);
   const handler = middy<ApiEvent, ApiResult, Error, ServiceContext>({
     timeoutEarlyInMillis: TIMEOUT_MARGIN_MS,
     timeoutEarlyResponse: () => {
       throw new QueryTimeoutError('the request took too long and was stopped; narrow the query or try again');
     },
   })
-    .use(envelope({ route, ...envelopeSettings(lazy), now }))
+    .use(requestLog({ metricNamespace, now }))
+    .use(envelope({ route, responseHeaders, now }))
     .use(parseBody())
     .use(authentication)
-    .use(
-      enforceQuota({
-        gate: {
-          admit: (request) => lazy().quota.admit(request),
-          release: (request) => lazy().quota.release(request),
-        },
-        now,
-        besideOperation: operation.readsBesideAdmission === true,
-      }),
-    )
+    .use(access)
+    .use(quota)
     .handler(async (_event, context) => {
-      const state = context.state;
-      const admission = state.admission;
+      const { request, outcome } = context;
+      // Authentication has resolved the caller and the catalog, or thrown; the operation sees no HTTP state.
+      const { catalog, caller } = authenticated(request) as NonNullable<ReturnType<typeof authenticated>>;
+      const granted = access.accessOf(request);
       const { records, lists, bookkeeping, recordBatches, idempotency } = lazy();
       const ports = { records, lists, bookkeeping, recordBatches, idempotency };
       const remaining = typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 0;
-      // The operation returns the envelope's `data`; the envelope middleware's `after` makes it the HTTP result.
-      // Authentication has resolved the caller and the catalog, or thrown; the operation sees no HTTP state.
-      let data: unknown;
-      try {
-        data = await run.run(
+      const work = (ports: OperationPorts) =>
+        run.run(
           {
-            requestId: state.requestId,
+            requestId: request.requestId,
             operation: operation.name,
-            caller: state.caller as NonNullable<typeof state.caller>,
-            catalog: state.catalog as NonNullable<typeof state.catalog>,
-            dataset: state.dataset,
-            grant: state.grant,
-            ports: admission ? besideAdmission(ports, admission) : ports,
-            telemetry: requestTelemetry(state),
+            caller,
+            catalog,
+            dataset: granted?.dataset,
+            grant: granted?.grant,
+            view: granted?.view,
+            ports,
+            telemetry: outcome.telemetry(),
             now,
             ...(remaining > 0 ? { deadline: now() + remaining - TIMEOUT_MARGIN_MS } : {}),
             ...(route.idempotent
               ? {
-                  idempotencyKey: state.headers[IDEMPOTENCY_HEADER.toLowerCase()],
+                  idempotencyKey: request.headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()],
                   markReplayed: () => {
-                    state.responseHeaders[REPLAYED_HEADER] = 'true';
+                    outcome.responseHeaders[IDEMPOTENT_REPLAYED_HEADER] = 'true';
                   },
                 }
               : {}),
           },
-          state.body ?? {},
+          request.body as Record<string, unknown>,
         );
-      } catch (error) {
-        // The quota comes before the operation (docs/interface.md §3): a refusal answers, whatever the operation
-        // found.
-        await admission;
-        throw error;
-      }
-      await admission;
+      // The operation returns the envelope's `data`; the envelope's `after` makes it the HTTP result. It runs once
+      // the quota admits the request, or beside the decision for a read (quota/admission.ts).
+      const admission = quota.admissionOf(request);
+      const data = admission
+        ? await admission.run(ports, operation.readsBesideAdmission === true, work)
+        : await work(ports);
       return data as ApiResult;
     });
   return handler as unknown as ApiHandler;

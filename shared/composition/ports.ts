@@ -2,22 +2,23 @@
  * The composition root of a container: builds the catalog provider, key store, record store and quota store
  * once, from the environment, and hands them to every request.
  */
+import { READABLE_RESPONSE_HEADERS } from '../../packages/client/src/headers';
 import { FileKeyStore } from '../auth/file-key-store';
 import type { KeyStore } from '../auth/key-store';
-import { DynamoNonceStore, type NonceStore } from '../auth/nonce-store';
 import { SecretsManagerKeyStore } from '../auth/secrets-manager-key-store';
 import { dynamoClient, dynamoDocumentClient } from '../aws/dynamodb';
 import { secretsManagerClient } from '../aws/secrets-manager';
 import { CachedCatalogProvider, type CatalogProvider } from '../catalog/catalog-provider';
 import { readDeployedCatalog } from '../catalog-store/catalog-store';
 import { loadConfigFile } from '../catalog-store/load-config';
-import { QuotaStore } from '../quota/quota-store';
-import { DatasetBookkeeping } from '../records/dataset-bookkeeping';
-import { IdempotencyStore } from '../records/idempotency-store';
-import { ListReader } from '../records/list-reader';
-import { RecordBatchStore } from '../records/record-batch-store';
-import { RecordStore } from '../records/record-store';
 import { environment } from '../runtime/environment';
+import { DatasetBookkeeping } from '../storage/dataset-bookkeeping';
+import { IdempotencyStore } from '../storage/idempotency-store';
+import { ListReader } from '../storage/list-reader';
+import { DynamoNonceStore, type NonceStore } from '../storage/nonce-store';
+import { QuotaStore } from '../storage/quota-store';
+import { RecordBatchStore } from '../storage/record-batch-store';
+import { RecordStore } from '../storage/record-store';
 
 export interface RuntimePorts {
   catalog: CatalogProvider;
@@ -38,8 +39,7 @@ export interface RuntimePorts {
 }
 
 /** Response headers a browser may read. */
-export const EXPOSED_HEADERS =
-  'X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, Idempotent-Replayed';
+export const EXPOSED_HEADERS = READABLE_RESPONSE_HEADERS.join(', ');
 
 let ports: RuntimePorts | undefined;
 

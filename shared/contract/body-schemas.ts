@@ -18,6 +18,9 @@ export const codeSchema = z
 /** The business parameters of a data operation: a JSON object. */
 export const paramMapSchema = z.record(z.string(), z.unknown());
 
+/** How deep a `json` field's value may nest (DynamoDB allows 32 levels; docs/interface.md §4 promises 30). */
+export const MAX_JSON_DEPTH = 30;
+
 /**
  * How deep a request body may nest, counting the body itself: a batch record's `json` field at its limit of 30
  * levels sits 33 deep, and nothing any operation accepts is deeper. The margin keeps the messages that name a

@@ -6,28 +6,23 @@
  * `GET /client/bff/endpoint/{appCode}/{functionName}` exist only here.
  * The CDK stack, the local server, the OpenAPI document and the client all read these lists.
  */
+import {
+  BFF_ENDPOINT_ROUTE as BFF_ENDPOINT_WIRE_ROUTE,
+  clientPathOf,
+  LOGIN_USER_INFO_ROUTE as LOGIN_USER_INFO_WIRE_ROUTE,
+} from '../../packages/client/src/operations';
 import { type AuthMode, type OperationName, ROUTES, type RouteDefinition } from './routes';
 
 export const CLIENT_PATH_PREFIX = '/client/';
 
-/** The header that carries a personal access key. */
-export const USER_KEY_HEADER = 'X-User-AK';
-
-/** A signed path's client-mode twin: its first segment becomes `client`. */
-export function clientPathOf(signedPath: string): string {
-  const rest = signedPath.indexOf('/', 1);
-  if (!signedPath.startsWith('/') || rest < 0) throw new Error(`not an operation path: ${signedPath}`);
-  return `/client${signedPath.slice(rest)}`;
-}
+/** A signed path's client-mode twin: its first segment becomes `client` (the client package's rule). */
+export { clientPathOf };
 
 /** Answers the user a personal access key belongs to; there is no signed equivalent. */
 export const LOGIN_USER_INFO_ROUTE: RouteDefinition = {
-  operation: 'login-user-info',
-  method: 'GET',
-  path: '/client/user/loginUserInfo',
+  ...LOGIN_USER_INFO_WIRE_ROUTE,
   mode: 'client',
   functionFile: 'login-user-info',
-  requiresDataset: false,
   readsRecords: false,
   writes: false,
 };
@@ -37,12 +32,9 @@ export const LOGIN_USER_INFO_ROUTE: RouteDefinition = {
  * function are path parameters: the key must belong to that application (else 1006).
  */
 export const BFF_ENDPOINT_ROUTE: RouteDefinition = {
-  operation: 'bff-endpoint',
-  method: 'GET',
-  path: '/client/bff/endpoint/{appCode}/{functionName}',
+  ...BFF_ENDPOINT_WIRE_ROUTE,
   mode: 'client',
   functionFile: 'bff-endpoint',
-  requiresDataset: false,
   readsRecords: false,
   writes: false,
 };

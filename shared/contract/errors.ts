@@ -1,22 +1,11 @@
 /**
  * The contract's error codes (docs/interface.md §2) as typed errors. Domain code throws these; the envelope
- * middleware is the only place that turns one into a response.
+ * middleware is the only place that turns one into a response. The codes themselves are the client package's
+ * (packages/client/src/error-codes.ts): callers and the service read one table.
  */
+import { ErrorCode, type ErrorCodeValue } from '../../packages/client/src/error-codes';
 
-export const ErrorCode = {
-  InvalidParameter: 1001,
-  SignatureMismatch: 1002,
-  TimestampExpired: 1003,
-  ApplicationNotFound: 1004,
-  DatasetNotFound: 1005,
-  AccessDenied: 1006,
-  QueryTimeout: 2001,
-  DataNotFound: 2002,
-  Internal: 3001,
-  RateLimited: 4001,
-} as const;
-
-export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
+export { ErrorCode, type ErrorCodeValue };
 
 const HTTP_STATUS: Record<ErrorCodeValue, number> = {
   1001: 400,

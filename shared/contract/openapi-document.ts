@@ -6,8 +6,25 @@
  * server serves it at /openapi.json, so the document cannot drift from what the service checks.
  */
 import * as z from 'zod';
-import { NONCE_HEADER, NONCE_PATTERN, SIGN_VERSION_HEADER } from '../../packages/client/src/signature-v2';
-import { operationRoutes, serviceRoutes, USER_KEY_HEADER } from './client-routes';
+import {
+  APP_CODE_HEADER,
+  DATASET_CODE_HEADER,
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENT_REPLAYED_HEADER,
+  NONCE_HEADER,
+  RATE_LIMIT_LIMIT_HEADER,
+  RATE_LIMIT_REMAINING_HEADER,
+  RATE_LIMIT_RESET_HEADER,
+  REQUEST_ID_HEADER,
+  RETRY_AFTER_HEADER,
+  SIGN_VERSION_HEADER,
+  TIME_STAMP_HEADER,
+  TIMESTAMP_WINDOW_MS,
+  TOKEN_HEADER,
+  USER_KEY_HEADER,
+} from '../../packages/client/src/headers';
+import { NONCE_PATTERN } from '../../packages/client/src/signature-v2';
+import { operationRoutes, serviceRoutes } from './client-routes';
 import { type ErrorCodeValue, httpStatusFor } from './errors';
 import {
   dataRecordSchema,
@@ -20,7 +37,6 @@ import {
   successEnvelopeSchema,
 } from './operation-schemas';
 import { pathParametersOf, type RouteDefinition } from './routes';
-import { TIMESTAMP_WINDOW_MS } from './signed-headers';
 
 type JsonObject = { [key: string]: unknown };
 
@@ -58,14 +74,14 @@ const STATUS_TEXT: Record<number, string> = {
 
 /** The signed headers, one security scheme each: a request must carry them together. */
 const SECURITY_SCHEMES = {
-  timeStamp: { name: 'X-Time-Stamp', description: 'Request time: milliseconds since the epoch, as text.' },
-  appCode: { name: 'X-App-Code', description: 'The application code; equal to the body appCode.' },
+  timeStamp: { name: TIME_STAMP_HEADER, description: 'Request time: milliseconds since the epoch, as text.' },
+  appCode: { name: APP_CODE_HEADER, description: 'The application code; equal to the body appCode.' },
   datasetCode: {
-    name: 'X-Dataset-Code',
+    name: DATASET_CODE_HEADER,
     description: 'The dataset code; equal to the body datasetCode. Required by data operations.',
   },
   token: {
-    name: 'X-Token',
+    name: TOKEN_HEADER,
     description:
       'base64 of HMAC-SHA256 keyed with the signing secret over the sorted pairs accessKey, appCode, datasetCode ' +
       `(only when sent) and timeStamp, joined as name=value with "&". Valid for ${TIMESTAMP_WINDOW_MS / 60_000} minutes. ` +
@@ -77,7 +93,7 @@ const SECURITY_SCHEMES = {
 } as const;
 
 /**
- * The headers signature version 2 adds (contract §16), as header parameters of every signed operation: optional
+ * The headers signature version 2 adds (docs/interface.md §16), as header parameters of every signed operation: optional
  * in the document because only applications configured with `signatureVersion: 2` send them, and those must.
  */
 const SIGNATURE_V2_PARAMETERS = {
@@ -111,13 +127,13 @@ const SIGNATURE_V2_PARAMETERS = {
 } as const;
 
 const RESPONSE_HEADERS = {
-  'X-Request-Id': { description: 'The request id, also in the service log line', schema: { type: 'string' } },
-  'RateLimit-Limit': {
+  [REQUEST_ID_HEADER]: { description: 'The request id, also in the service log line', schema: { type: 'string' } },
+  [RATE_LIMIT_LIMIT_HEADER]: {
     description: 'Requests allowed in the tightest quota window (once the caller is authenticated)',
     schema: { type: 'integer' },
   },
-  'RateLimit-Remaining': { description: 'Requests left in that window', schema: { type: 'integer' } },
-  'RateLimit-Reset': { description: 'Seconds until that window resets', schema: { type: 'integer' } },
+  [RATE_LIMIT_REMAINING_HEADER]: { description: 'Requests left in that window', schema: { type: 'integer' } },
+  [RATE_LIMIT_RESET_HEADER]: { description: 'Seconds until that window resets', schema: { type: 'integer' } },
 };
 
 function headerRefs(extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -220,7 +236,9 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
       200: {
         description: 'Success envelope',
         headers: headerRefs(
-          route.idempotent ? { 'Idempotent-Replayed': { $ref: '#/components/headers/Idempotent-Replayed' } } : {},
+          route.idempotent
+            ? { [IDEMPOTENT_REPLAYED_HEADER]: { $ref: `#/components/headers/${IDEMPOTENT_REPLAYED_HEADER}` } }
+            : {},
         ),
         content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}Success` } } },
       },
@@ -278,7 +296,9 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
   for (const [status, codes] of [...failureStatuses].sort(([a], [b]) => a - b)) {
     responses[`Failure${status}`] = {
       description: `${STATUS_TEXT[status] ?? 'Failure'}: ${codes.map((code) => `${code} ${ERROR_MEANING[code]}`).join('; ')}`,
-      headers: headerRefs(status === 429 ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {}),
+      headers: headerRefs(
+        status === 429 ? { [RETRY_AFTER_HEADER]: { $ref: `#/components/headers/${RETRY_AFTER_HEADER}` } } : {},
+      ),
       content: { 'application/json': { schema: { $ref: `#/components/schemas/Failure${status}` } } },
     };
   }
@@ -328,8 +348,8 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
       responses,
       headers: {
         ...RESPONSE_HEADERS,
-        'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
-        'Idempotent-Replayed': {
+        [RETRY_AFTER_HEADER]: { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
+        [IDEMPOTENT_REPLAYED_HEADER]: {
           description: 'true when this is the kept answer of an earlier request with the same Idempotency-Key',
           schema: { type: 'string', enum: ['true'] },
         },
@@ -337,7 +357,7 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
       parameters: {
         ...SIGNATURE_V2_PARAMETERS,
         IdempotencyKey: {
-          name: 'Idempotency-Key',
+          name: IDEMPOTENCY_KEY_HEADER,
           in: 'header',
           required: false,
           description:

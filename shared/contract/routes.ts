@@ -1,34 +1,32 @@
 /**
  * The operations of the API: path, the Lambda that serves it, and what it needs from authentication.
- * The CDK stack and the local server read this one list; the client package keeps the caller's view of it
- * (packages/client/src/operations.ts), which a test holds to this one.
+ * The CDK stack and the local server read this one list. What a caller sees of each operation (its name,
+ * method, path and whether it names a dataset) is the client package's (packages/client/src/operations.ts),
+ * and each route here starts from it.
  */
+import {
+  type AuthMode,
+  type OperationName,
+  type OperationRoute,
+  routeFor as wireRoute,
+} from '../../packages/client/src/operations';
 import type { GrantOperation } from './codes';
 
-export type OperationName =
-  | 'get-list'
-  | 'get-one'
-  | 'create'
-  | 'batch-create'
-  | 'update'
-  | 'execute-sql'
-  | 'login-user-info'
-  | 'bff-endpoint';
+/**
+ * The operations' names, and how a path authenticates: signed headers (docs/interface.md §3) or a personal access
+ * key on `/client/` (§14). Both are the client package's.
+ */
+export type { AuthMode, OperationName };
 
-/** How a path authenticates: signed headers (docs/interface.md §3) or a personal access key on `/client/` (§14). */
-export type AuthMode = 'signed' | 'client';
-
-export interface RouteDefinition {
-  operation: OperationName;
-  method: 'POST' | 'GET';
-  /** API Gateway's resource path: a `{name}` segment is a path parameter (see `pathParametersOf`). */
-  path: string;
+/**
+ * An operation as the caller sees it (`operation`, `method`, `path`, `requiresDataset`; the path is API Gateway's
+ * resource path, a `{name}` segment a path parameter, see `pathParametersOf`), and how the service serves it.
+ */
+export interface RouteDefinition extends OperationRoute {
   /** Signed when absent; the `/client/` routes (see client-routes.ts) are derived from this list. */
   mode?: AuthMode;
   /** Module under `functions/` exporting `handler`. */
   functionFile: string;
-  /** Data operations sign and send a dataset code; custom SQL may. */
-  requiresDataset: boolean;
   /** What the application's grant on the dataset must allow (data operations). */
   grantOperation?: GrantOperation;
   /** `false` for an operation that never reads the records table (decides the function's table permissions). */
@@ -39,67 +37,49 @@ export interface RouteDefinition {
   writesDatasetMeta?: boolean;
   /** Whether it writes new records with BatchWriteItem (batch create). */
   batchWrites?: boolean;
-  /** Whether it accepts an `Idempotency-Key` header (contract §13): a retry answers the first outcome again. */
+  /** Whether it accepts an `Idempotency-Key` header (docs/interface.md §13): a retry answers the first outcome again. */
   idempotent?: boolean;
 }
 
 export const ROUTES: readonly RouteDefinition[] = [
   {
-    operation: 'get-list',
-    method: 'POST',
-    path: '/openapi/data/get-list',
+    ...wireRoute('get-list'),
     functionFile: 'get-list',
-    requiresDataset: true,
     grantOperation: 'read',
     writes: false,
     writesDatasetMeta: true,
   },
   {
-    operation: 'get-one',
-    method: 'POST',
-    path: '/openapi/data/get-one',
+    ...wireRoute('get-one'),
     functionFile: 'get-one',
-    requiresDataset: true,
     grantOperation: 'read',
     writes: false,
   },
   {
-    operation: 'create',
-    method: 'POST',
-    path: '/openapi/data/create',
+    ...wireRoute('create'),
     functionFile: 'create',
-    requiresDataset: true,
     grantOperation: 'create',
     writes: true,
     idempotent: true,
   },
   {
-    operation: 'batch-create',
-    method: 'POST',
-    path: '/openapi/data/batch-create',
+    ...wireRoute('batch-create'),
     functionFile: 'batch-create',
-    requiresDataset: true,
     grantOperation: 'create',
     writes: true,
     batchWrites: true,
     idempotent: true,
   },
   {
-    operation: 'update',
-    method: 'POST',
-    path: '/openapi/data/update',
+    ...wireRoute('update'),
     functionFile: 'update',
-    requiresDataset: true,
     grantOperation: 'update',
     writes: true,
     idempotent: true,
   },
   {
-    operation: 'execute-sql',
-    method: 'POST',
-    path: '/api/custom/executeSql',
+    ...wireRoute('execute-sql'),
     functionFile: 'execute-sql',
-    requiresDataset: false,
     writes: false,
   },
 ];

@@ -13,18 +13,18 @@
  *
  * An operation with no hook configured runs untouched, and the sandbox is never loaded or started.
  */
+import { readAccess } from '../access/dataset-access';
 import type { Catalog } from '../catalog/catalog';
 import type { FunctionConfig, HookConfig } from '../catalog/schema';
 import { MAX_BODY_DEPTH, nestsDeeperThan } from '../contract/body-schemas';
 import { InternalError, InvalidParameterError } from '../contract/errors';
 import type { OperationName } from '../contract/routes';
+import type { Operation, OperationContext } from '../operation/operation';
+import { readParamMap } from '../operation/param-map';
 import { readParamList } from '../operations/batch-create';
 import { executeSqlOperation } from '../operations/execute-sql';
-import { getListOperation } from '../operations/get-list';
 import { getOneOperation } from '../operations/get-one';
-import type { Operation, OperationContext } from '../operations/operation';
-import { readParamMap } from '../operations/param-map';
-import { grantFor } from '../permissions/permissions';
+import { getListOperation } from '../query/get-list';
 import { prewarmSandbox, prewarmSandboxIfShipped, runFunction, SandboxFailure } from '../sandbox/sandbox';
 
 export const DEFAULT_TIMEOUT_MS = 200;
@@ -150,14 +150,11 @@ async function readAsCaller(
     const params = args[0] as Record<string, unknown>;
     const body = { sqlCode: target, params };
     return executeSqlOperation.run(
-      { ...context, operation: 'execute-sql', dataset: undefined, grant: undefined },
+      { ...context, operation: 'execute-sql', dataset: undefined, grant: undefined, view: undefined },
       body,
     );
   }
-  const dataset = context.catalog.dataset(target);
-  if (!dataset) throw new Error(`unknown dataset '${target}'`);
-  const grant = grantFor(context.caller, target, 'read');
-  const readContext = { ...context, dataset, grant };
+  const readContext = { ...context, ...readAccess(context.catalog, context.caller, target) };
   if (kind === 'getOne') {
     return getOneOperation.run({ ...readContext, operation: 'get-one' }, { paramMap: { id: args[0] } });
   }

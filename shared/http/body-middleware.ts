@@ -2,32 +2,33 @@
  * Reads the request: header names lower-cased, body size limit (checked before any parsing work), JSON
  * parsing, the object check and the nesting limit (docs/interface.md §2, §7): whatever walks the body later
  * (the idempotency fingerprint, hooks, the operation) walks at most `MAX_BODY_DEPTH` levels. A GET has no body: its
- * request is its path parameters.
+ * request is its path parameters. What it reads becomes the request every later step shares, read-only
+ * (`ServiceRequest`, request.ts).
  */
 import type middy from '@middy/core';
-import { MAX_BODY_DEPTH, nestsDeeperThan } from '../contract/body-schemas';
+import { MAX_BODY_DEPTH, MAX_JSON_DEPTH, nestsDeeperThan } from '../contract/body-schemas';
 import { InvalidParameterError } from '../contract/errors';
 import { pathParametersOf } from '../contract/routes';
-import { MAX_JSON_DEPTH } from '../records/field-values';
-import type { ApiEvent, ApiResult, ServiceContext } from './request-state';
+import type { ApiEvent, ApiResult, ServiceContext } from './request';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 export function parseBody(): middy.MiddlewareObj<ApiEvent, ApiResult, Error, ServiceContext> {
   const readBody: middy.MiddlewareFn<ApiEvent, ApiResult, Error, ServiceContext> = (request) => {
-    const state = request.context.state;
+    const { requestId, route } = request.context.outcome;
+    const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(request.event.headers ?? {})) {
-      if (value !== undefined) state.headers[name.toLowerCase()] = value;
+      if (value !== undefined) headers[name.toLowerCase()] = value;
     }
     // A GET (client-mode loginUserInfo, bff endpoint) has no body to read, and whatever one carries is ignored:
     // the route's path parameters (API Gateway's, already URL-decoded) stand in for it, and only those.
-    if (state.route.method === 'GET') {
+    if (route.method === 'GET') {
       const sent = request.event.pathParameters ?? {};
       const parameters: Record<string, unknown> = {};
-      for (const name of pathParametersOf(state.route.path)) {
+      for (const name of pathParametersOf(route.path)) {
         if (Object.hasOwn(sent, name)) parameters[name] = sent[name];
       }
-      state.body = parameters;
+      request.context.request = { requestId, route, headers, body: parameters };
       return;
     }
     const raw = request.event.body;
@@ -39,7 +40,6 @@ export function parseBody(): middy.MiddlewareObj<ApiEvent, ApiResult, Error, Ser
       throw new InvalidParameterError(`request body is larger than 1 MB (${MAX_BODY_BYTES} bytes)`);
     }
     const bytes = request.event.isBase64Encoded ? Buffer.from(raw, 'base64') : Buffer.from(raw, 'utf8');
-    state.rawBody = bytes;
     const text = bytes.toString('utf8');
     let parsed: unknown;
     try {
@@ -55,7 +55,7 @@ export function parseBody(): middy.MiddlewareObj<ApiEvent, ApiResult, Error, Ser
         `request body nests deeper than ${MAX_BODY_DEPTH} levels; a json field may hold at most ${MAX_JSON_DEPTH} levels`,
       );
     }
-    state.body = parsed as Record<string, unknown>;
+    request.context.request = { requestId, route, headers, body: parsed as Record<string, unknown>, rawBody: bytes };
   };
   return { before: readBody };
 }

@@ -7,11 +7,11 @@
  *   no count entry of its own. If the writes fail part-way, the group is settled at once with the number of its
  *   records that exist (one consistent count of its id range), so totals stay exact without waiting for the
  *   counter to check it; a retry writes the missing records as a group of their own.
- * Custom SQL's copies are told by the caller, once per batch, with `recordDatasetWrite` (dataset-version.ts).
+ * Custom SQL's copies are told by the caller, once per batch, with `recordDatasetWrite` (changes/change-log.ts).
  */
-import type { NewRecord } from '../records/record-batch-store';
-import { beginBulkCreate } from '../records/record-counter';
-import type { DataOperationContext } from './operation';
+import type { DataOperationContext } from '../operation/operation';
+import type { NewRecord } from '../storage/record-batch-store';
+import { beginBulkCreate } from '../storage/record-counter';
 
 /** Write `records` (all new) through `write`, counted as one group. */
 export async function writeCountedBatch(

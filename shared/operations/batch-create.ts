@@ -1,5 +1,5 @@
 /**
- * batch create: 1 to 1000 new records in one request (contract §12). Every record is checked as create checks
+ * batch create: 1 to 1000 new records in one request (docs/interface.md §12). Every record is checked as create checks
  * one before anything is written, and the first failure answers with its position (`paramList[3]: ...`). The
  * records are then written in chunks of 25 (record-batch-store.ts), each with the id and timestamps a create
  * would give it, and `data` is their ids in `paramList` order.
@@ -7,19 +7,19 @@
  * Ids come from one block (id-blocks.ts): consecutive ULIDs of one time, so the batch's records sort in
  * `paramList` order and an Idempotency-Key retry finds what an interrupted attempt wrote with one range read.
  */
+import { recordDatasetWrite } from '../changes/change-log';
 import { AccessDeniedError, ErrorCode, InvalidParameterError, ServiceError } from '../contract/errors';
-import { idInBlock } from '../records/id-blocks';
-import type { NewRecord } from '../records/record-batch-store';
+import { initialBlock, planIds } from '../idempotency/id-plan';
+import { dataContext, type Operation } from '../operation/operation';
 import type { RecordItem } from '../records/record-codec';
+import { idInBlock } from '../storage/id-blocks';
+import type { NewRecord } from '../storage/record-batch-store';
 import { writeCountedBatch } from './batch-bookkeeping';
-import { recordDatasetWrite } from './dataset-version';
-import { initialBlock, planIds } from './id-plan';
 import { newRecordFields } from './new-record';
-import { dataContext, type Operation } from './operation';
 
 export const MAX_BATCH_RECORDS = 1000;
 
-/** `paramList`: an array of 1 to 1000 JSON objects (contract §12). */
+/** `paramList`: an array of 1 to 1000 JSON objects (docs/interface.md §12). */
 export function readParamList(body: Record<string, unknown>): Record<string, unknown>[] {
   const list = body.paramList;
   if (list === undefined || list === null) {

@@ -4,12 +4,11 @@
  * source, limits or hooks). Client-key authentication has already checked that the key belongs to `appCode`;
  * the function must be one of that application's, so another application's function is as unknown as a missing one.
  */
-
 import { codeSchema } from '../contract/body-schemas';
 import { DataNotFoundError, InternalError, InvalidParameterError } from '../contract/errors';
 import type { BffEndpoint } from '../contract/operation-schemas';
+import type { Operation } from '../operation/operation';
 import { formatTimestamp } from '../records/timestamps';
-import type { Operation } from './operation';
 
 export const bffEndpointOperation: Operation = {
   name: 'bff-endpoint',

@@ -1,13 +1,13 @@
 /** create: one new record with generated id and timestamps (docs/interface.md §4). */
-import { visibleFields } from '../permissions/permissions';
-import { idInBlock } from '../records/id-blocks';
+import { visibleFields } from '../access/permissions';
+import { recordDatasetWrite } from '../changes/change-log';
+import { initialBlock, planIds } from '../idempotency/id-plan';
+import { dataContext, type Operation } from '../operation/operation';
+import { readParamMap } from '../operation/param-map';
 import { toApiRecord } from '../records/record-codec';
 import { newRecordId } from '../records/record-ids';
-import { recordDatasetWrite } from './dataset-version';
-import { initialBlock, planIds } from './id-plan';
+import { idInBlock } from '../storage/id-blocks';
 import { newRecordFields } from './new-record';
-import { dataContext, type Operation } from './operation';
-import { readParamMap } from './param-map';
 
 export const createOperation: Operation = {
   name: 'create',

@@ -1,23 +1,25 @@
 /**
  * execute-sql: run a registered query of the calling application (docs/interface.md §8). The query is found by
  * `sqlCode` or numeric `id` among the caller's own queries, its `params` are checked against the declared ones,
- * each dataset it reads is loaded as the caller may read it (visible fields, row filter), and the statement runs
- * read-only with a time limit. A statement that fails answers `execSuccess: false` inside a successful envelope;
+ * its MySQL 8 text is rendered for the engine as this caller may run it (§19, shared/sql-dialect), each dataset
+ * it reads is loaded as the caller may read it (visible fields, row filter), and the statement runs read-only
+ * with a time limit. A statement that fails answers `execSuccess: false` inside a successful envelope;
  * everything else about the request is checked like any other operation's.
  */
-import type { Catalog, Dataset } from '../catalog/catalog';
+import type { Caller } from '../access/caller';
+import { readableGrant, readableTable, visibleFields } from '../access/permissions';
+import type { Catalog } from '../catalog/catalog';
 import type { QueryConfig } from '../catalog/schema';
 import { CODE_PATTERN } from '../contract/codes';
 import { AccessDeniedError, InvalidParameterError } from '../contract/errors';
-import type { Caller } from '../permissions/caller';
-import { readableGrant, visibleFields } from '../permissions/permissions';
+import type { Operation, OperationContext } from '../operation/operation';
+import { formatTimestamp } from '../records/timestamps';
 import { DatasetCache, type DatasetRowSource, type DatasetView } from '../sql/dataset-cache';
 import { type QueryEngine, type ResultRow, SqlStatementError } from '../sql/query-engine';
 import { checkQueryParams } from '../sql/query-params';
 import { RecordStoreRowSource } from '../sql/record-store-row-source';
-import { referencedNames } from '../sql/sql-lexer';
 import { SqlJsEngine } from '../sql/sqljs-engine';
-import type { Operation, OperationContext } from './operation';
+import { datasetTable, limitParams, type RenderedQuery, renderQuery, UnknownNameError } from '../sql-dialect/dialect';
 
 /** A query's time limit when its configuration sets none. */
 export const DEFAULT_QUERY_TIMEOUT_MS = 5_000;
@@ -52,7 +54,20 @@ export function createExecuteSqlOperation(dependencies: ExecuteSqlDependencies):
       const { caller, catalog } = context;
       const query = findQuery(catalog, caller.application.appCode, body);
       const params = checkQueryParams(query.params, body.params);
-      const views = datasetViews(catalog, caller, query);
+      for (const name of limitParams(query)) {
+        const value = params[name];
+        if (typeof value === 'number' && value < 0)
+          throw new InvalidParameterError(`parameter '${name}' must be 0 or more (it is a LIMIT)`);
+      }
+      let rendered: RenderedQuery;
+      try {
+        rendered = renderForCaller(catalog, caller, query, context.now());
+      } catch (error) {
+        // A field or dataset the caller may not read is, to it, one that does not exist.
+        if (error instanceof UnknownNameError) return { execSuccess: false, execError: error.message };
+        throw error;
+      }
+      const views = datasetViews(catalog, caller, query, rendered.tables);
       const begun = context.now();
       const timeoutMs = query.timeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
       // Loading counts against the query's time limit, and leaves the engine time to take the rows in.
@@ -76,7 +91,7 @@ export function createExecuteSqlOperation(dependencies: ExecuteSqlDependencies):
       try {
         const result = await dependencies.engine().run({
           tables,
-          sql: query.sql,
+          sql: rendered.sql,
           params,
           timeoutMs: statementMs,
           statedLimitMs: timeoutMs,
@@ -123,35 +138,48 @@ export function findQuery(catalog: Catalog, appCode: string, body: Record<string
 }
 
 /**
- * The datasets the query reads, each as this application may read it. A query that lists its `datasets` gets
- * those, and each must be readable (1006 otherwise). A query that does not gets every readable dataset whose
- * code its text mentions; a dataset the application cannot read is simply not there ("no such table").
+ * The query in the engine's dialect, as this caller may run it: the datasets and fields it may read, `NOW()` in
+ * the configuration's time zone (docs/interface.md §19).
  */
-export function datasetViews(catalog: Catalog, caller: Caller, query: QueryConfig): DatasetView[] {
-  const readable = (dataset: Dataset) => readableGrant(caller, dataset.datasetCode);
-  let datasets: Dataset[];
+function renderForCaller(catalog: Catalog, caller: Caller, query: QueryConfig, epochMs: number): RenderedQuery {
+  const timeZone = catalog.config.timeZone ?? 'UTC';
+  return renderQuery(query, {
+    table: (name) => {
+      const dataset = catalog.dataset(name);
+      if (!dataset) return undefined;
+      const grant = readableGrant(caller, dataset.datasetCode);
+      return datasetTable(dataset, grant !== undefined, grant ? visibleFields(grant) : undefined);
+    },
+    timeZone,
+    now: { epochMs, local: formatTimestamp(new Date(epochMs), timeZone) },
+  });
+}
+
+/**
+ * The datasets the query reads, each as this application may read it. A query that lists its `datasets` gets
+ * those, and each must be readable (1006 otherwise). A query that does not gets the datasets its text reads
+ * (`read`, as the dialect resolved them: each is readable, or the rendering said it does not exist).
+ */
+export function datasetViews(
+  catalog: Catalog,
+  caller: Caller,
+  query: QueryConfig,
+  read: readonly string[],
+): DatasetView[] {
   if (query.datasets) {
-    datasets = query.datasets.map((code) => {
+    return query.datasets.map((code) => {
       const dataset = catalog.dataset(code);
-      if (!dataset || !readable(dataset)) {
+      const table = dataset && readableTable(caller, dataset);
+      if (!table) {
         throw new AccessDeniedError(`application '${caller.application.appCode}' may not read dataset '${code}'`);
       }
-      return dataset;
+      return table;
     });
-  } else {
-    const names = referencedNames(query.sql);
-    datasets = catalog.allDatasets().filter((dataset) => names.has(dataset.datasetCode) && readable(dataset));
   }
-  return datasets.map((dataset) => {
-    const grant = readable(dataset);
-    const visible = grant ? visibleFields(grant) : undefined;
-    const view: DatasetView = {
-      datasetCode: dataset.datasetCode,
-      fields: dataset.fields.filter((field) => !visible || visible.has(field.name)),
-    };
-    if (grant?.rowFilter) view.rowFilter = grant.rowFilter;
-    return view;
-  });
+  return catalog
+    .allDatasets()
+    .filter((dataset) => read.includes(dataset.datasetCode))
+    .flatMap((dataset) => readableTable(caller, dataset) ?? []);
 }
 
 let engine: SqlJsEngine | undefined;

@@ -1,9 +1,9 @@
 /** get-one: one record by id (docs/interface.md §4). */
+import { rowInScope, rowScope, visibleFields } from '../access/permissions';
 import { DataNotFoundError } from '../contract/errors';
-import { rowInScope, rowScope, visibleFields } from '../permissions/permissions';
+import { dataContext, type Operation } from '../operation/operation';
+import { readParamMap, readRecordId } from '../operation/param-map';
 import { toApiRecord } from '../records/record-codec';
-import { dataContext, type Operation } from './operation';
-import { readParamMap, readRecordId } from './param-map';
 
 export const getOneOperation: Operation = {
   name: 'get-one',

@@ -3,7 +3,7 @@
  * authentication has already found the user; this answers it in the platform's shape.
  */
 import type { LoginUserInfo } from '../contract/operation-schemas';
-import type { Operation } from './operation';
+import type { Operation } from '../operation/operation';
 
 export const loginUserInfoOperation: Operation = {
   name: 'login-user-info',

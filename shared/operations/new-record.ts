@@ -1,10 +1,10 @@
 /**
- * A new record as create and batch create build it (contract §4): the caller's fields checked against the dataset
+ * A new record as create and batch create build it (docs/interface.md §4): the caller's fields checked against the dataset
  * and the grant (`writeFields`, `rowFilter`), with the derived index and lower-case attributes and both timestamps.
  * Pure: it throws the contract's error before anything is written.
  */
-import { assertCreateInScope, assertWritable, rowScope, visibleFields } from '../permissions/permissions';
-import { withDerivedAttributes } from '../records/index-attributes';
+import { assertCreateInScope, assertWritable, rowScope, visibleFields } from '../access/permissions';
+import type { DataOperationContext } from '../operation/operation';
 import {
   itemSize,
   MAX_RECORD_BYTES,
@@ -13,7 +13,7 @@ import {
   validateChanges,
 } from '../records/record-codec';
 import { formatTimestamp } from '../records/timestamps';
-import type { DataOperationContext } from './operation';
+import { withDerivedAttributes } from '../storage/index-attributes';
 
 /** The item attributes (besides the key) of a new record with id `id`, created at `createdAt` (ms). */
 export function newRecordFields(

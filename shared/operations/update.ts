@@ -1,12 +1,12 @@
 /** update: a partial update of one record, atomic and without a read-modify-write (docs/interface.md §4). */
+import { assertWritable, rowScope, updateScopeCondition, visibleFields } from '../access/permissions';
+import { recordDatasetWrite } from '../changes/change-log';
 import { DataNotFoundError, InvalidParameterError } from '../contract/errors';
-import { assertWritable, rowScope, updateScopeCondition, visibleFields } from '../permissions/permissions';
-import { withDerivedAttributes } from '../records/index-attributes';
+import { dataContext, type Operation } from '../operation/operation';
+import { readParamMap, readRecordId } from '../operation/param-map';
 import { toApiRecord, validateChanges } from '../records/record-codec';
 import { formatTimestamp } from '../records/timestamps';
-import { recordDatasetWrite } from './dataset-version';
-import { dataContext, type Operation } from './operation';
-import { readParamMap, readRecordId } from './param-map';
+import { withDerivedAttributes } from '../storage/index-attributes';
 
 export const updateOperation: Operation = {
   name: 'update',

@@ -1,5 +1,5 @@
 /**
- * Reads beside the quota admission (architecture guide, "Under production traffic"): a read operation starts
+ * Reads beside the quota admission (docs/performance.md, "The quota under production traffic"): a read operation starts
  * its first store call while the admission's conditional write is still in flight, so the two round trips
  * overlap instead of adding up. Nothing read is used before the admission has answered: every result of the
  * first call waits for it, and when the request is refused the read's result (or failure) is discarded and

@@ -1,5 +1,5 @@
 /**
- * How long a concurrency lease lasts (contract §7, requests in flight). A lease must outlive its request, or a
+ * How long a concurrency lease lasts (docs/interface.md §7, requests in flight). A lease must outlive its request, or a
  * running request would stop counting; and it must not outlive it by much, because a crashed invocation never
  * releases its lease and the application is one slot short until the lease expires. Lambda stops a function
  * at its timeout, so a request can never run longer than what its invocation had left when it was admitted:

@@ -2,6 +2,11 @@
  * What a caller is told about its quota (docs/interface.md §2, §7): the `RateLimit-*` headers for the tightest window
  * and the words of a 4001. Pure functions over the counters the quota store returns.
  */
+import {
+  RATE_LIMIT_LIMIT_HEADER,
+  RATE_LIMIT_REMAINING_HEADER,
+  RATE_LIMIT_RESET_HEADER,
+} from '../../packages/client/src/headers';
 import type { Quota } from '../catalog/catalog';
 import { secondsUntil, type WindowKind } from './windows';
 
@@ -50,9 +55,9 @@ export function rateLimitHeaders(usage: readonly WindowUsage[], now: number): Re
   const tightest = tightestWindow(usage);
   if (!tightest) return {};
   return {
-    'RateLimit-Limit': String(tightest.limit),
-    'RateLimit-Remaining': String(remainingOf(tightest)),
-    'RateLimit-Reset': String(secondsUntil(tightest.end, now)),
+    [RATE_LIMIT_LIMIT_HEADER]: String(tightest.limit),
+    [RATE_LIMIT_REMAINING_HEADER]: String(remainingOf(tightest)),
+    [RATE_LIMIT_RESET_HEADER]: String(secondsUntil(tightest.end, now)),
   };
 }
 

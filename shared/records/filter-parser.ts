@@ -1,11 +1,12 @@
 /**
- * Get-list parameters (docs/interface.md §5) into a `ListQuery`: the suffix filters, the structured `where`, `select`
- * and `ytSortList`, checked against the dataset and the caller's readable fields.
+ * The filter language of get-list (docs/interface.md §5) into a parsed `Filter`: the suffix filters and the
+ * structured `where`, checked against the dataset and the caller's readable fields; a grant's row filter is read
+ * the same way. The rest of get-list's parameters (`select`, `ytSortList`) are query/list-params.ts's.
  *
  * - An unknown field, a suffix or operator the field's type does not support, or a malformed value is 1001
  *   naming the key. A field the grant hides (readFields) is, to this caller, a field the dataset does not have
- *   (contract §6): it gets exactly the message an unknown field gets, so hidden names cannot be listed.
- * - `where` holds at most `MAX_WHERE_CONDITIONS` conditions (contract §7), counted before anything else of the
+ *   (docs/interface.md §6): it gets exactly the message an unknown field gets, so hidden names cannot be listed.
+ * - `where` holds at most `MAX_WHERE_CONDITIONS` conditions (docs/interface.md §7), counted before anything else of the
  *   parameters is read and stopping at the first one past the limit, so an oversized filter costs less to refuse
  *   than a valid one costs to parse.
  * - Values are coerced exactly as writes coerce them (`toStoredValue`), so `"42"` filters an integer field
@@ -29,7 +30,6 @@ import {
   GMT_MODIFIED_FIELD,
   ID_FIELD,
   MATCH_ALL,
-  type SortKey,
 } from './list-query';
 import { normalizeRecordId } from './record-ids';
 
@@ -37,7 +37,7 @@ import { normalizeRecordId } from './record-ids';
 export const MAX_IN_VALUES = 100;
 /** `where` nests at most this deep (a bound on the work a request can ask for). */
 export const MAX_WHERE_DEPTH = 8;
-/** `where` holds at most this many conditions in all (contract §7). */
+/** `where` holds at most this many conditions in all (docs/interface.md §7). */
 export const MAX_WHERE_CONDITIONS = 100;
 
 export const RESERVED_LIST_PARAMS = new Set(['currentPage', 'pageSize', 'ytSortList', 'where', 'select']);
@@ -63,14 +63,8 @@ export interface FieldAccess {
   readable?: ReadonlySet<string>;
 }
 
-export interface ParsedListParams {
-  filter: Filter;
-  sort: SortKey[];
-  /** Field names to return, in the caller's order (id is always returned); undefined: every readable field. */
-  select?: string[];
-}
-
-class FieldResolver {
+/** Resolves field names against a dataset as one caller sees it, and coerces values as writes would store them. */
+export class FieldResolver {
   private readonly known: ReadonlySet<string>;
   constructor(
     private readonly dataset: Dataset,
@@ -231,7 +225,7 @@ export function countWhereConditions(where: unknown, limit: number): number {
   return count;
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
@@ -307,60 +301,6 @@ function whereOperator(
     default:
       throw new InvalidParameterError(`${at}: unknown operator`);
   }
-}
-
-/** `ytSortList`: an array of single-key objects `{field: "asc" | "desc"}`; earlier entries win. */
-export function parseSortList(value: unknown, dataset: Dataset, access: FieldAccess = {}): SortKey[] {
-  if (value === undefined || value === null) return [];
-  if (!Array.isArray(value))
-    throw new InvalidParameterError('ytSortList: expects an array of {"field": "asc" | "desc"}');
-  const resolver = new FieldResolver(dataset, access);
-  const keys: SortKey[] = [];
-  value.forEach((entry, i) => {
-    const at = `ytSortList[${i}]`;
-    const pairs = isPlainObject(entry) ? Object.entries(entry) : [];
-    if (pairs.length !== 1) throw new InvalidParameterError(`${at}: expects one {"field": "asc" | "desc"}`);
-    const [name, direction] = pairs[0] as [string, unknown];
-    const field = resolver.resolve(name, `${at}.${name}`);
-    if (direction !== 'asc' && direction !== 'desc') {
-      throw new InvalidParameterError(`${at}.${name}: direction must be "asc" or "desc"`);
-    }
-    // A repeated field can never change the order after its first entry.
-    if (!keys.some((key) => key.field.name === name)) keys.push({ field, direction });
-  });
-  return keys;
-}
-
-/** `select`: a non-empty array of field names (dataset or system fields). */
-export function parseSelect(value: unknown, dataset: Dataset, access: FieldAccess = {}): string[] | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (!Array.isArray(value) || value.length === 0) {
-    throw new InvalidParameterError('select: expects a non-empty array of field names');
-  }
-  const resolver = new FieldResolver(dataset, access);
-  return value.map((name, i) => {
-    if (typeof name !== 'string') throw new InvalidParameterError(`select[${i}]: expects a field name`);
-    return resolver.resolve(name, `select[${i}]`).name;
-  });
-}
-
-/** Everything get-list takes besides paging. */
-export function parseListParams(
-  params: Record<string, unknown>,
-  dataset: Dataset,
-  access: FieldAccess = {},
-): ParsedListParams {
-  // `where` first: its size check is the cheapest refusal, and must not wait for the rest to be parsed.
-  const where =
-    params.where === undefined || params.where === null ? MATCH_ALL : parseWhere(params.where, dataset, access);
-  const suffixFilter = parseSuffixFilters(params, dataset, access);
-  const parsed: ParsedListParams = {
-    filter: allOf(suffixFilter, where),
-    sort: parseSortList(params.ytSortList, dataset, access),
-  };
-  const select = parseSelect(params.select, dataset, access);
-  if (select) parsed.select = select;
-  return parsed;
 }
 
 /**

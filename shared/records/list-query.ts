@@ -8,8 +8,7 @@
  */
 import type { FieldType } from '../catalog/schema';
 import type { StoredValue } from './field-values';
-import type { RecordItem } from './record-codec';
-import { RecordAttr } from './table-definitions';
+import { ID_ATTRIBUTE, type RecordItem } from './record-codec';
 import type { Bound } from './value-encoding';
 
 /** A filterable or sortable field: a dataset field or one of the system fields. */
@@ -86,7 +85,7 @@ export function effectiveSort(sort: SortKey[]): SortKey[] {
 /** A record's stored value of a field (the id lives in the sort key attribute). */
 export function storedValueOf(item: RecordItem, field: FieldRef | string): StoredValue | null {
   const name = typeof field === 'string' ? field : field.name;
-  const value = name === 'id' ? (item[RecordAttr.sortKey] ?? item.id) : item[name];
+  const value = name === 'id' ? (item[ID_ATTRIBUTE] ?? item.id) : item[name];
   if (value === undefined || value === null) return null;
   return value as StoredValue;
 }

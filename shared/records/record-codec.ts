@@ -7,10 +7,16 @@ import type { Dataset } from '../catalog/catalog';
 import { isSystemField } from '../contract/codes';
 import { InvalidParameterError } from '../contract/errors';
 import { fromStoredValue, type StoredValue, toStoredValue } from './field-values';
-import { RecordAttr } from './table-definitions';
 
 export type RecordItem = Record<string, unknown>;
 export type ApiRecord = Record<string, unknown>;
+
+/**
+ * The attribute of a stored item that holds the record's id: the records table's sort key
+ * (`RecordAttr.sortKey` in storage/table-definitions.ts, which takes it from here). Outside the field-name
+ * alphabet, like every attribute the service owns, so it never collides with a dataset's field.
+ */
+export const ID_ATTRIBUTE = '@sk';
 
 /** A record item's size as DynamoDB counts it is at most 400 KB; leave room for the index attributes. */
 export const MAX_RECORD_BYTES = 400 * 1024 - 4 * 1024;
@@ -25,7 +31,7 @@ export interface RecordChanges {
 /**
  * Validate the fields a caller sends for a create or an update. System fields are ignored (the service owns
  * them), unknown fields and wrong types are 1001 naming the field. A field outside `visible` (a grant's
- * readFields) is answered exactly as an unknown one (contract §6), and a missing required field is named only
+ * readFields) is answered exactly as an unknown one (docs/interface.md §6), and a missing required field is named only
  * when the caller can see it.
  */
 export function validateChanges(
@@ -81,7 +87,7 @@ export function recordTooLargeError(): InvalidParameterError {
 
 /** The record a caller sees; `visible` narrows the dataset fields (a grant's readFields). */
 export function toApiRecord(dataset: Dataset, item: RecordItem, visible?: ReadonlySet<string>): ApiRecord {
-  const record: ApiRecord = { id: item[RecordAttr.sortKey] };
+  const record: ApiRecord = { id: item[ID_ATTRIBUTE] };
   for (const field of dataset.fields) {
     if (visible && !visible.has(field.name)) continue;
     record[field.name] = fromStoredValue(field, item[field.name]);

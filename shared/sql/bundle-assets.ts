@@ -17,14 +17,20 @@ export const SQL_WORKER_FILE = 'sqljs-worker.js';
 export const SQL_JS_FILE = 'sql-wasm.js';
 export const SQL_WASM_FILE = 'sql-wasm.wasm';
 
+/** MySQL's functions as SQLite functions, which the worker registers on every database (shared/sql-dialect). */
+export const SQL_FUNCTIONS_FILE = 'sqlite-functions.js';
+
 /** Every file that must sit next to a bundle that uses the SQL engine. */
-export const SQL_BUNDLE_ASSETS: readonly string[] = [SQL_WORKER_FILE, SQL_JS_FILE, SQL_WASM_FILE];
+export const SQL_BUNDLE_ASSETS: readonly string[] = [SQL_WORKER_FILE, SQL_JS_FILE, SQL_WASM_FILE, SQL_FUNCTIONS_FILE];
 
 export interface SqlAssetPaths {
   workerPath: string;
   sqlJsPath: string;
   wasmPath: string;
+  functionsPath: string;
 }
+
+const FUNCTIONS_SOURCE = path.join(__dirname, '..', 'sql-dialect', SQL_FUNCTIONS_FILE);
 
 /** Where the engine's run-time files are, for the code running from `directory` (this module's by default). */
 export function locateSqlAssets(directory: string = __dirname): SqlAssetPaths {
@@ -32,6 +38,9 @@ export function locateSqlAssets(directory: string = __dirname): SqlAssetPaths {
     workerPath: path.join(directory, SQL_WORKER_FILE),
     sqlJsPath: besideOrPackage(directory, SQL_JS_FILE),
     wasmPath: besideOrPackage(directory, SQL_WASM_FILE),
+    functionsPath: existsSync(path.join(directory, SQL_FUNCTIONS_FILE))
+      ? path.join(directory, SQL_FUNCTIONS_FILE)
+      : FUNCTIONS_SOURCE,
   };
 }
 
@@ -47,6 +56,7 @@ export function sqlBundleAssetSources(): { fileName: string; sourcePath: string 
     { fileName: SQL_WORKER_FILE, sourcePath: path.join(__dirname, SQL_WORKER_FILE) },
     { fileName: SQL_JS_FILE, sourcePath: require.resolve(`sql.js/dist/${SQL_JS_FILE}`) },
     { fileName: SQL_WASM_FILE, sourcePath: require.resolve(`sql.js/dist/${SQL_WASM_FILE}`) },
+    { fileName: SQL_FUNCTIONS_FILE, sourcePath: FUNCTIONS_SOURCE },
   ];
 }
 

@@ -13,7 +13,7 @@
  * instead of a reload. Without a feed, a copy is reused while the source's version is unchanged.
  */
 import { createHash } from 'node:crypto';
-import type { FieldConfig } from '../catalog/schema';
+import type { ReadableTable } from '../access/permissions';
 import { QueryTimeoutError } from '../contract/errors';
 import { datasetColumns, toTableRow } from './dataset-table';
 import type { EngineTable } from './query-engine';
@@ -91,12 +91,8 @@ export interface DatasetRowSource {
 }
 
 /** One dataset as one caller may read it: the fields its grant shows and the rows its row filter allows. */
-export interface DatasetView {
-  datasetCode: string;
-  /** Visible fields, in the dataset's definition order. */
-  fields: readonly FieldConfig[];
-  rowFilter?: RowFilter;
-}
+/** A dataset as one caller may read it (access/permissions.ts decides it): the table a query sees. */
+export type DatasetView = ReadableTable;
 
 export interface DatasetCacheOptions {
   /** Most rows one query may load across its datasets; above it the query answers 2001. Default 200,000. */

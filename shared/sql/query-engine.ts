@@ -2,7 +2,8 @@
  * The port between custom SQL and the engine that runs it. The operation hands an engine the tables a caller
  * may read, the registered statement and its checked parameters; the engine answers rows or one of the
  * failures below. Keeping this narrow lets a different engine (for example a managed, distributed one over
- * exported data) take over for datasets that outgrow one function without touching the operation.
+ * exported data) take over for datasets that outgrow one function without touching the operation. The one
+ * engine today is SQLite, and a statement's text is read as SQLite reads it (docs/interface.md §19).
  */
 
 /** A value a table cell or a result cell can hold. Booleans are stored as 0/1, JSON as its text. */

@@ -10,16 +10,16 @@
  *   (consistently) and the changed records (one consistent BatchGetItem), each narrowed to the caller's view
  *   like a load.
  */
+import { rowFilterScope, rowInScope } from '../access/permissions';
 import type { Catalog } from '../catalog/catalog';
 import { DatasetNotFoundError, QueryTimeoutError } from '../contract/errors';
 import type { CapacityMeter } from '../observability/capacity-meter';
-import { rowFilterScope, rowInScope } from '../permissions/permissions';
-import { CHANGE_REREAD_MS, EVENTUAL_READ_LAG_MS } from '../records/change-log';
-import type { DatasetBookkeeping } from '../records/dataset-bookkeeping';
-import { compileFilterExpression } from '../records/filter-expression';
-import type { ListReader } from '../records/list-reader';
 import { toApiRecord } from '../records/record-codec';
-import { estimateRecordCount } from '../records/record-counter';
+import { CHANGE_REREAD_MS, EVENTUAL_READ_LAG_MS } from '../storage/change-items';
+import type { DatasetBookkeeping } from '../storage/dataset-bookkeeping';
+import { compileFilterExpression } from '../storage/filter-expression';
+import type { ListReader } from '../storage/list-reader';
+import { estimateRecordCount } from '../storage/record-counter';
 import type {
   DatasetChange,
   DatasetChangeFeed,

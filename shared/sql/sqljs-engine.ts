@@ -337,6 +337,7 @@ class EngineThread {
       workerData: {
         sqlJsPath: this.assets.sqlJsPath,
         wasmPath: this.assets.wasmPath,
+        functionsPath: this.assets.functionsPath,
         maxCachedRows: this.maxCachedRows,
         memoryLimitBytes: this.memoryLimitMb * 1024 * 1024,
       },

@@ -18,9 +18,11 @@ const { parentPort, workerData } = require('node:worker_threads');
 if (!parentPort) throw new Error('sqljs-worker.js runs only as a worker thread');
 const port = parentPort;
 
-/** @type {{ sqlJsPath: string, wasmPath: string, maxCachedRows: number, memoryLimitBytes: number }} */
+/** @type {{ sqlJsPath: string, wasmPath: string, functionsPath: string, maxCachedRows: number, memoryLimitBytes: number }} */
 const options = workerData;
 const initSqlJs = require(options.sqlJsPath);
+// MySQL's functions, comparisons and aggregates, which registered queries are rendered to call.
+const mysqlFunctions = require(options.functionsPath);
 // SQLite's hard heap limit is process-wide: it bounds the loaded tables and the running statement together.
 // Past it an allocation fails with SQLITE_NOMEM ("out of memory"): the statement stops, and the engine
 // replaces this worker so that the WASM memory it grew is given back.
@@ -106,6 +108,7 @@ function countRows(tables) {
 function loadTables(SQL, tables) {
   const db = new SQL.Database();
   try {
+    mysqlFunctions.register(db);
     db.run('BEGIN');
     for (const table of tables) {
       const columns = table.columns

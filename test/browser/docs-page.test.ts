@@ -14,7 +14,7 @@ const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const ARTIFACTS = path.join(__dirname, '..', '..', 'test-artifacts');
 const DEMO = { appCode: 'app-demo', accessKey: 'ak-7f3c9a1b2d4e', secret: 'sk-demo-secret' };
 
-// The demo configuration plus an application that requires signature version 2 (contract §16).
+// The demo configuration plus an application that requires signature version 2 (docs/interface.md §16).
 const V2 = { appCode: 'app-demo-v2', accessKey: 'ak-demo-v2-0001', secret: 'sk-demo-v2-secret' };
 const configFile = path.join(tmpdir(), `docs-page-${process.pid}.json`);
 const demo = JSON.parse(readFileSync(DEFAULT_CONFIG, 'utf8'));

@@ -5,10 +5,11 @@
  * browser when to ask for a new one. The platform's existing browser helpers read `timestamp` (a number), so
  * the answer carries it too, beside `timeStamp`.
  */
+import { TIMESTAMP_WINDOW_MS } from './headers.js';
 import { type SignatureInput, signRequest } from './signature.js';
 
-/** How long a token is accepted: 10 minutes either side of the service's clock (contract §3). */
-export const TOKEN_LIFETIME_MS = 10 * 60 * 1000;
+/** How long a token is accepted: 10 minutes either side of the service's clock (docs/interface.md §3). */
+export const TOKEN_LIFETIME_MS = TIMESTAMP_WINDOW_MS;
 
 export interface BrowserToken {
   token: string;

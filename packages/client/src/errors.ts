@@ -4,24 +4,9 @@
  * got an envelope (timeout, network, a proxy's HTML page) gets its own class without an error code.
  */
 
-/**
- * The contract's error codes (contract §2). The package carries no service code, so this is its own copy of the
- * service's table; test/unit/packages/client/src/errors.test.ts checks that the two are the same.
- */
-export const ErrorCode = {
-  InvalidParameter: 1001,
-  SignatureMismatch: 1002,
-  TimestampExpired: 1003,
-  ApplicationNotFound: 1004,
-  DatasetNotFound: 1005,
-  AccessDenied: 1006,
-  QueryTimeout: 2001,
-  DataNotFound: 2002,
-  Internal: 3001,
-  RateLimited: 4001,
-} as const;
+import { ErrorCode, type ErrorCodeValue } from './error-codes.js';
 
-export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
+export { ErrorCode, type ErrorCodeValue };
 
 export interface ServiceCallErrorDetails {
   errorCode: number;

@@ -20,13 +20,16 @@
  */
 import { RequestTimeoutError, serviceCallError, TransportError } from './errors.js';
 import {
-  BFF_ENDPOINT_ROUTE,
-  LOGIN_USER_INFO_ROUTE,
-  type OperationName,
-  pathWith,
-  routeIn,
+  APP_CODE_HEADER,
+  DATASET_CODE_HEADER,
+  IDEMPOTENCY_KEY_HEADER,
+  NONCE_HEADER,
+  SIGN_VERSION_HEADER,
+  TIME_STAMP_HEADER,
+  TOKEN_HEADER,
   USER_KEY_HEADER,
-} from './operations.js';
+} from './headers.js';
+import { BFF_ENDPOINT_ROUTE, LOGIN_USER_INFO_ROUTE, type OperationName, pathWith, routeIn } from './operations.js';
 import type { SignatureInput } from './signature.js';
 import type {
   BffEndpoint,
@@ -41,6 +44,7 @@ import type {
 // Signing needs node:crypto, so it is a subpath of its own (`/signature`, `/browser-token`): browser bundles of
 // this entry never load it.
 export * from './errors.js';
+export * from './headers.js';
 export {
   type AuthMode,
   BFF_ENDPOINT_ROUTE,
@@ -52,7 +56,6 @@ export {
   pathWith,
   routeFor,
   routeIn,
-  USER_KEY_HEADER,
 } from './operations.js';
 export type { SignatureInput } from './signature.js';
 export type * from './types.js';
@@ -100,7 +103,7 @@ export interface KeyClientOptions extends CommonOptions {
   accessKey: string;
   signingSecret: string;
   /**
-   * 2 for an application configured with `signatureVersion: 2` (contract §16): each request is also signed
+   * 2 for an application configured with `signatureVersion: 2` (docs/interface.md §16): each request is also signed
    * over its body, method and path with a new nonce. Default 1.
    */
   signatureVersion?: 1 | 2;
@@ -224,7 +227,7 @@ export interface DataAccessClient {
 const DEFAULT_TIMEOUT_MS = 30_000;
 const DEFAULT_RETRY: Required<RetryOptions> = { maxAttempts: 3, baseDelayMs: 500, maxDelayMs: 60_000 };
 const RATE_LIMITED = 4001;
-/** Failures a retry with the same Idempotency-Key completes (contract §13). */
+/** Failures a retry with the same Idempotency-Key completes (docs/interface.md §13). */
 const COMPLETED_BY_RETRY = new Set([2001, 3001]);
 
 type Signer = (input: SignatureInput, secret: string) => string;
@@ -306,8 +309,8 @@ export function createClient(options: ClientOptions): DataAccessClient {
           { ...input, bodySha256: await v2.sha256Hex(payload), method: route.method, nonce, path: route.path },
           options.signingSecret as string,
         );
-        extra[v2.SIGN_VERSION_HEADER] = '2';
-        extra[v2.NONCE_HEADER] = nonce;
+        extra[SIGN_VERSION_HEADER] = '2';
+        extra[NONCE_HEADER] = nonce;
       } else {
         const sign = await loadSigner();
         token = sign(input, options.signingSecret as string);
@@ -315,11 +318,11 @@ export function createClient(options: ClientOptions): DataAccessClient {
     }
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
-      'X-Time-Stamp': timeStamp,
-      'X-App-Code': options.appCode,
-      'X-Token': token,
+      [TIME_STAMP_HEADER]: timeStamp,
+      [APP_CODE_HEADER]: options.appCode,
+      [TOKEN_HEADER]: token,
     };
-    if (datasetCode) headers['X-Dataset-Code'] = datasetCode;
+    if (datasetCode) headers[DATASET_CODE_HEADER] = datasetCode;
     return { ...headers, ...extra };
   }
 
@@ -396,7 +399,7 @@ export function createClient(options: ClientOptions): DataAccessClient {
     for (let n = 1; ; n += 1) {
       // Signed afresh each time: a retry may come minutes later, and the token is bound to its timestamp.
       const headers: Record<string, string> = await signedHeaders(operation, datasetCode, payload);
-      if (idempotent) headers['Idempotency-Key'] = callOptions.idempotencyKey as string;
+      if (idempotent) headers[IDEMPOTENCY_KEY_HEADER] = callOptions.idempotencyKey as string;
       let response: ServiceResponse;
       try {
         response = await attempt(

@@ -1,7 +1,7 @@
 /**
- * The operations a caller can send, as the client sees them: name, method, path and whether a dataset code is
- * signed and sent. The service keeps its own route table (which function serves each path, what the grant
- * must allow); a test checks that every route it serves is here with the same method and path.
+ * The operations a caller can send: name, method, path and whether a dataset code is signed and sent. The
+ * service builds its route table from these (shared/contract/routes.ts adds which function serves each path and
+ * what the grant must allow), so the two cannot disagree.
  *
  * Two ways in: the signed paths (`OPERATIONS`), and client-key mode, where a personal access key goes in
  * `X-User-AK` to each operation's `/client/` twin (`/openapi/data/get-list` → `/client/data/get-list`), plus
@@ -28,9 +28,6 @@ export interface OperationRoute {
   /** Data operations sign and send a dataset code; custom SQL may. */
   requiresDataset: boolean;
 }
-
-/** The header that carries a personal access key. */
-export const USER_KEY_HEADER = 'X-User-AK';
 
 /** The signed operations. */
 export const OPERATIONS: readonly OperationRoute[] = [
@@ -66,7 +63,9 @@ const CLIENT_ONLY_ROUTES: readonly OperationRoute[] = [LOGIN_USER_INFO_ROUTE, BF
 
 /** A signed path's client-key twin: its first segment becomes `client`. */
 export function clientPathOf(signedPath: string): string {
-  return `/client${signedPath.slice(signedPath.indexOf('/', 1))}`;
+  const rest = signedPath.indexOf('/', 1);
+  if (!signedPath.startsWith('/') || rest < 0) throw new Error(`not an operation path: ${signedPath}`);
+  return `/client${signedPath.slice(rest)}`;
 }
 
 /** The signed route of an operation. */

@@ -1,5 +1,5 @@
 /**
- * The string version 1 signs (contract §3): sorted `name=value` pairs joined by `&`. Pure, so that modules
+ * The string version 1 signs (docs/interface.md §3): sorted `name=value` pairs joined by `&`. Pure, so that modules
  * that must run in a browser (`signature-v2.ts`) can build it without node:crypto.
  */
 export interface SignatureInput {

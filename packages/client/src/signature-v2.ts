@@ -1,5 +1,5 @@
 /**
- * Signature version 2 (contract §16), the part that runs anywhere: the string to sign and a signer over
+ * Signature version 2 (docs/interface.md §16), the part that runs anywhere: the string to sign and a signer over
  * WebCrypto (`crypto.subtle`), so that a browser page, a worker or Node computes the same token without
  * node:crypto. The service verifies with `verifySignatureV2` in `signature.ts`, over the same string.
  *
@@ -8,9 +8,6 @@
  * request only: that body, that operation, once.
  */
 import { joinSorted, type SignatureInput, signaturePairs } from './signature-string.js';
-
-export const SIGN_VERSION_HEADER = 'X-Sign-Version';
-export const NONCE_HEADER = 'X-Nonce';
 /** 16 to 64 letters, digits, `_` or `-`. */
 export const NONCE_PATTERN = /^[A-Za-z0-9_-]{16,64}$/;
 

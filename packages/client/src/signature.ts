@@ -54,7 +54,7 @@ export function bodySha256Hex(body: Uint8Array | string): string {
   return createHash('sha256').update(body).digest('hex');
 }
 
-/** The version-2 X-Token (contract §16): base64 of HMAC-SHA256 over `buildStringToSignV2`. */
+/** The version-2 X-Token (docs/interface.md §16): base64 of HMAC-SHA256 over `buildStringToSignV2`. */
 export function signRequestV2(input: SignatureV2Input, secret: string): string {
   return createHmac('sha256', secret).update(buildStringToSignV2(input), 'utf8').digest('base64');
 }

@@ -1,5 +1,5 @@
 /**
- * The wire shapes callers meet (contract §1, §4, §5, §8), written for the client so that the package needs
+ * The wire shapes callers meet (docs/interface.md §1, §4, §5, §8), written for the client so that the package needs
  * nothing of the service. The service's zod schemas are the authority; a type test checks these against them.
  */
 

@@ -1,7 +1,7 @@
 /** The stateful stack: tables built from the shared definitions, and generated secrets per application. */
 import { Match } from 'aws-cdk-lib/assertions';
 import { EXECUTE_SQL_REQUEST_LIMIT_MS } from '../../../shared/operations/execute-sql';
-import { MAX_INVOCATION_MS } from '../../../shared/records/record-counter';
+import { MAX_INVOCATION_MS } from '../../../shared/storage/record-counter';
 import {
   type BuiltService,
   buildService,

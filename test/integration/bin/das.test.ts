@@ -122,6 +122,40 @@ describe('das config validate', () => {
     });
   });
 
+  it('names each query whose SQL custom SQL does not accept, and the construct, before a deploy', async () => {
+    const file = path.join(scratch, 'queries.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        applications: [{ appCode: 'app-a', grants: [{ datasetCode: 'orders', operations: ['read'] }] }],
+        datasets: [{ appCode: 'app-a', datasetCode: 'orders', fields: [{ name: 'placed_at', type: 'datetime' }] }],
+        queries: [
+          {
+            appCode: 'app-a',
+            sqlCode: 'by-month',
+            sql: "SELECT DATE_FORMAT(placed_at, '%Y-%m') AS m, COUNT(*) FROM orders GROUP BY m",
+          },
+          { appCode: 'app-a', sqlCode: 'sleepy', sql: 'SELECT SLEEP(1) FROM orders' },
+          { appCode: 'app-a', sqlCode: 'locking', sql: 'SELECT * FROM orders FOR UPDATE' },
+        ],
+      }),
+    );
+    const run = await das(['config', 'validate', file, '--json']);
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stdout).problems).toEqual([
+      {
+        path: 'queries[1].sql',
+        message:
+          "query 'sleepy' uses the function SLEEP() at character 8, which custom SQL does not accept (MySQL 8 as docs/interface.md §19 lists it)",
+      },
+      {
+        path: 'queries[2].sql',
+        message:
+          "query 'locking' uses locking clauses (FOR UPDATE, FOR SHARE, LOCK IN SHARE MODE) at character 22, which custom SQL does not accept (MySQL 8 as docs/interface.md §19 lists it)",
+      },
+    ]);
+  });
+
   it('a file that cannot be read is a problem too', async () => {
     const run = await das(['config', 'validate', path.join(scratch, 'missing.json')]);
     expect(run.code).toBe(1);

@@ -38,7 +38,7 @@ export interface CommandIo {
   };
 }
 
-/** What `das` reads of a configuration file (contract §9): the applications' local keys, grants and signature version. */
+/** What `das` reads of a configuration file (docs/interface.md §9): the applications' local keys, grants and signature version. */
 export interface LocalKeysConfig {
   defaultSigningSecret?: string | undefined;
   applications: {
@@ -46,7 +46,7 @@ export interface LocalKeysConfig {
     accessKey?: string | string[] | undefined;
     signingSecret?: string | undefined;
     grants?: { datasetCode: string }[] | undefined;
-    /** 2: the application accepts only version-2 signatures (contract §16). */
+    /** 2: the application accepts only version-2 signatures (docs/interface.md §16). */
     signatureVersion?: 1 | 2 | undefined;
   }[];
 }

@@ -1,6 +1,15 @@
 /** A ready-to-paste, signed curl command: what the local server prints on start and `npm run sign` prints. */
+
+import {
+  APP_CODE_HEADER,
+  DATASET_CODE_HEADER,
+  NONCE_HEADER,
+  SIGN_VERSION_HEADER,
+  TIME_STAMP_HEADER,
+  TOKEN_HEADER,
+} from '../headers.js';
 import { bodySha256Hex, signRequest, signRequestV2 } from '../signature.js';
-import { NONCE_HEADER, newNonce, SIGN_VERSION_HEADER } from '../signature-v2.js';
+import { newNonce } from '../signature-v2.js';
 
 export interface CurlRequest {
   baseUrl: string;
@@ -11,7 +20,7 @@ export interface CurlRequest {
   secret: string;
   body: Record<string, unknown>;
   timeStamp?: number;
-  /** 2 for an application with `signatureVersion: 2` (contract §16). */
+  /** 2 for an application with `signatureVersion: 2` (docs/interface.md §16). */
   signatureVersion?: 1 | 2 | undefined;
 }
 
@@ -40,10 +49,10 @@ export function signedHeaders(
       )
     : signRequest(input, request.secret);
   return {
-    'X-Time-Stamp': timeStamp,
-    'X-App-Code': request.appCode,
-    ...(request.datasetCode ? { 'X-Dataset-Code': request.datasetCode } : {}),
-    'X-Token': token,
+    [TIME_STAMP_HEADER]: timeStamp,
+    [APP_CODE_HEADER]: request.appCode,
+    ...(request.datasetCode ? { [DATASET_CODE_HEADER]: request.datasetCode } : {}),
+    [TOKEN_HEADER]: token,
     ...(v2 ? { [SIGN_VERSION_HEADER]: '2', [NONCE_HEADER]: nonce } : {}),
   };
 }

@@ -9,7 +9,7 @@ import { type EmbeddedDynamo, startEmbeddedDynamo } from '../../../../bin/local/
 import { type LocalServer, runServe, startLocalServer } from '../../../../bin/local-server';
 import { signRequest } from '../../../../packages/client/src/signature';
 import { createDocumentClient } from '../../../../shared/aws/dynamodb';
-import { datasetPartitionKey } from '../../../../shared/records/item-keys';
+import { datasetPartitionKey } from '../../../../shared/storage/item-keys';
 import { FIXTURE_CONFIG, MAIN_APP } from '../../../support/service-harness';
 
 let external: EmbeddedDynamo;

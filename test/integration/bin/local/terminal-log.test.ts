@@ -2,7 +2,6 @@
  * The local server's log on a terminal: one short readable line per request — method, path, HTTP status (with
  * the error code of a failure), milliseconds, read and write units — instead of the deployment's JSON lines.
  */
-
 import { formatRequestLine } from '../../../../bin/local/terminal-log';
 import { startLocalServer } from '../../../../bin/local-server';
 import { signRequest } from '../../../../packages/client/src/signature';

@@ -1,5 +1,5 @@
 /**
- * Signature version 2 over HTTP (contract §16): an application with `signatureVersion: 2` accepts only
+ * Signature version 2 over HTTP (docs/interface.md §16): an application with `signatureVersion: 2` accepts only
  * requests signed over their body digest, method, path and a nonce, and each nonce once; a version-1 token is
  * 1002. Other applications keep version 1 unchanged. The nonce is one conditional write (1 WCU), correct
  * without TTL.
@@ -11,8 +11,8 @@ import { createClient } from '../../../../packages/client/src';
 import { runSign } from '../../../../packages/client/src/cli/sign-command';
 import { bodySha256Hex, signRequestV2 } from '../../../../packages/client/src/signature';
 import { newNonce } from '../../../../packages/client/src/signature-v2';
-import { DynamoNonceStore } from '../../../../shared/auth/nonce-store';
 import { CapacityMeter } from '../../../../shared/observability/capacity-meter';
+import { DynamoNonceStore } from '../../../../shared/storage/nonce-store';
 import { failureWith } from '../../../support/failure-envelope';
 import { type AppCredentials, ServiceHarness } from '../../../support/service-harness';
 

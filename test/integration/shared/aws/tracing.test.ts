@@ -12,14 +12,10 @@ import path from 'node:path';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { getNamespace, Segment, setSegment } from 'aws-xray-sdk-core';
-import {
-  type EmbeddedDynamo,
-  ensureTables,
-  localTableNames,
-  startEmbeddedDynamo,
-} from '../../../../bin/local/embedded-dynamo';
+import { type EmbeddedDynamo, startEmbeddedDynamo } from '../../../../bin/local/embedded-dynamo';
 import { traced, XRAY_MIDDLEWARE_NAME } from '../../../../shared/aws/tracing';
 import { readEnvironment } from '../../../../shared/runtime/environment';
+import { ensureTables, localTableNames } from '../../../../shared/storage/table-setup';
 import { REPO_ROOT } from '../../../support/paths';
 
 let dynamo: EmbeddedDynamo;

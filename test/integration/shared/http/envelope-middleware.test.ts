@@ -2,7 +2,6 @@
  * docs/interface.md §7 size limits over HTTP: a response larger than the platform's payload limit is refused with a
  * 1001 that tells the caller what to ask for instead, never cut short.
  */
-
 import { expectFailure } from '../../../support/failure-envelope';
 import { ServiceHarness } from '../../../support/service-harness';
 

@@ -1,5 +1,5 @@
 /**
- * Contract §12 over HTTP: batch create writes 1 to 1000 records, each as create would, answers their ids in
+ * docs/interface.md §12 over HTTP: batch create writes 1 to 1000 records, each as create would, answers their ids in
  * order, checks every record before writing any, and counts as one request.
  */
 import path from 'node:path';

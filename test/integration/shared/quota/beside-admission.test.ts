@@ -1,5 +1,5 @@
 /**
- * Where the quota sits on a request's critical path (architecture guide, "Under production traffic"), seen from
+ * Where the quota sits on a request's critical path (docs/performance.md, "The quota under production traffic"), seen from
  * the container's own DynamoDB client: every call the service sends is recorded as it leaves and as its answer
  * comes back. Reads start their first store call beside the admission; writes admit before they write; the
  * release is the only call after the operation.
@@ -9,10 +9,10 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamoClient, dynamoDocumentClient } from '../../../../shared/aws/dynamodb';
 import { createHandler } from '../../../../shared/composition/pipeline';
+import type { Operation } from '../../../../shared/operation/operation';
 import { createOperation } from '../../../../shared/operations/create';
-import { getListOperation } from '../../../../shared/operations/get-list';
 import { getOneOperation } from '../../../../shared/operations/get-one';
-import type { Operation } from '../../../../shared/operations/operation';
+import { getListOperation } from '../../../../shared/query/get-list';
 import { expectFailure } from '../../../support/failure-envelope';
 import { FIXTURES_DIR } from '../../../support/paths';
 import type { AppCredentials } from '../../../support/service-harness';

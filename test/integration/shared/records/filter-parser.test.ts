@@ -1,5 +1,5 @@
 /**
- * Contract §7 on filters: `where` holds at most 100 conditions, and a filter the store could not evaluate is
+ * docs/interface.md §7 on filters: `where` holds at most 100 conditions, and a filter the store could not evaluate is
  * 1001 before anything is read. Shapes that used to reach the store and fail there (a one-element `$or`, a
  * condition on `id` beside an unindexed one, numbers next to DynamoDB's bound) answer what they mean.
  */

@@ -9,9 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { Catalog } from '../../../../shared/catalog/catalog';
 import { CapacityMeter } from '../../../../shared/observability/capacity-meter';
-import { DatasetBookkeeping } from '../../../../shared/records/dataset-bookkeeping';
-import { ListReader } from '../../../../shared/records/list-reader';
 import { RecordStoreRowSource } from '../../../../shared/sql/record-store-row-source';
+import { DatasetBookkeeping } from '../../../../shared/storage/dataset-bookkeeping';
+import { ListReader } from '../../../../shared/storage/list-reader';
 import { type AppCredentials, ServiceHarness } from '../../../support/service-harness';
 
 const WRITER: AppCredentials = { appCode: 'app-ledger', accessKey: 'ak-ledger-writer-01', secret: 'sk-ledger-secret' };

@@ -8,21 +8,15 @@ import { nestsDeeperThan } from '../../../../shared/contract/body-schemas';
 import { InvalidParameterError } from '../../../../shared/contract/errors';
 import { routeFor } from '../../../../shared/contract/routes';
 import { base64DecodedBytes, MAX_BODY_BYTES, parseBody } from '../../../../shared/http/body-middleware';
-import {
-  type ApiEvent,
-  type ApiResult,
-  newRequestState,
-  type ServiceContext,
-} from '../../../../shared/http/request-state';
+import { type ApiEvent, type ApiResult, RequestOutcome, type ServiceContext } from '../../../../shared/http/request';
 
 function readBody(body: string, isBase64Encoded: boolean) {
-  const state = newRequestState(routeFor('get-list'), 'request-1', 0);
   const request = {
     event: { headers: {}, body, isBase64Encoded },
-    context: { state },
+    context: { outcome: new RequestOutcome('request-1', routeFor('get-list'), 0) },
   } as unknown as middy.Request<ApiEvent, ApiResult, Error, ServiceContext>;
   (parseBody().before as middy.MiddlewareFn<ApiEvent, ApiResult, Error, ServiceContext>)(request);
-  return state.body;
+  return request.context.request.body;
 }
 
 /** A JSON object body of exactly `bytes` bytes. */

@@ -1,6 +1,6 @@
 /** The sharding rule of quota items (`shared/quota/shares.ts`) and the size bound of one item. */
-import { estimateItemBytes, type QuotaItem } from '../../../../shared/quota/quota-item';
 import { MAX_LEASES_PER_SHARE, shareCount, shareQuota } from '../../../../shared/quota/shares';
+import { estimateItemBytes, type QuotaItem } from '../../../../shared/storage/quota-item';
 
 const DEFAULTS = { perMinute: 600, perHour: 10_000, perDay: 100_000, concurrent: 10 };
 

@@ -1,8 +1,9 @@
-/** The size check of `where` (contract §7): counted as the parser counts, first, and stopping at the limit + 1. */
+/** The size check of `where` (docs/interface.md §7): counted as the parser counts, first, and stopping at the limit + 1. */
 import type { Dataset } from '../../../../shared/catalog/catalog';
 import type { FieldConfig } from '../../../../shared/catalog/schema';
 import { InvalidParameterError } from '../../../../shared/contract/errors';
-import { countWhereConditions, parseListParams, parseWhere } from '../../../../shared/records/filter-parser';
+import { parseListParams } from '../../../../shared/query/list-params';
+import { countWhereConditions, parseWhere } from '../../../../shared/records/filter-parser';
 
 const FIELDS: FieldConfig[] = [
   { name: 'name', type: 'string' },

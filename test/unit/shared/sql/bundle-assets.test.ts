@@ -4,8 +4,8 @@ import { locateSqlAssets, SQL_BUNDLE_ASSETS, sqlBundleCopyCommands } from '../..
 const root = path.resolve(__dirname, '../../../..');
 
 describe('SQL engine assets', () => {
-  it('lists the worker, the sql.js loader and its WASM binary', () => {
-    expect(SQL_BUNDLE_ASSETS).toEqual(['sqljs-worker.js', 'sql-wasm.js', 'sql-wasm.wasm']);
+  it('lists the worker, the sql.js loader, its WASM binary and the MySQL functions', () => {
+    expect(SQL_BUNDLE_ASSETS).toEqual(['sqljs-worker.js', 'sql-wasm.js', 'sql-wasm.wasm', 'sqlite-functions.js']);
   });
 
   it('finds them in the source tree and the sql.js package when nothing sits beside the code', () => {
@@ -13,6 +13,7 @@ describe('SQL engine assets', () => {
       workerPath: path.join(root, 'shared/sql/sqljs-worker.js'),
       sqlJsPath: path.join(root, 'node_modules/sql.js/dist/sql-wasm.js'),
       wasmPath: path.join(root, 'node_modules/sql.js/dist/sql-wasm.wasm'),
+      functionsPath: path.join(root, 'shared/sql-dialect/sqlite-functions.js'),
     });
   });
 
@@ -21,6 +22,7 @@ describe('SQL engine assets', () => {
       `cp '${path.join(root, 'shared/sql/sqljs-worker.js')}' '/asset-output/sqljs-worker.js'`,
       `cp '${path.join(root, 'node_modules/sql.js/dist/sql-wasm.js')}' '/asset-output/sql-wasm.js'`,
       `cp '${path.join(root, 'node_modules/sql.js/dist/sql-wasm.wasm')}' '/asset-output/sql-wasm.wasm'`,
+      `cp '${path.join(root, 'shared/sql-dialect/sqlite-functions.js')}' '/asset-output/sqlite-functions.js'`,
     ]);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Property (contract §2, §7): a well-formed request never ends in 3001 and never leaves the envelope, however
+ * Property (docs/interface.md §2, §7): a well-formed request never ends in 3001 and never leaves the envelope, however
  * hostile its content. Signed, correctly addressed requests of every operation carry generated parameters:
  * extreme numbers, unicode and control characters, nested and empty `$and`/`$or`, long lists, every suffix
  * and every `where` operator on every field type, hidden fields and made-up ones. Every answer must be the
@@ -333,7 +333,7 @@ function validValue(type: FieldType): fc.Arbitrary<unknown> {
 const fieldValue = (type: FieldType) =>
   fc.oneof({ weight: 12, arbitrary: validValue(type) }, { weight: 1, arbitrary: typedValue(type) });
 
-/** The suffixes and operators each type supports (contract §5). */
+/** The suffixes and operators each type supports (docs/interface.md §5). */
 const SUPPORTED: Record<FieldType, { suffixes: string[]; operators: string[] }> = (() => {
   const all = {
     suffixes: ['', '_like', '_start', '_end', '_in', '_is_null'],

@@ -1,5 +1,5 @@
 /**
- * Signature version 2 (contract §16): the published vectors (test/fixtures/signature-v2-vectors.json, checked
+ * Signature version 2 (docs/interface.md §16): the published vectors (test/fixtures/signature-v2-vectors.json, checked
  * when they were made against an independent HMAC implementation), the same tokens from the WebCrypto signer a
  * browser uses, and the laws: sign-then-verify holds, and changing any signed part breaks it.
  */

@@ -17,12 +17,12 @@ import type { CatalogConfig } from '../../../../../shared/catalog/schema';
 import { createHandler } from '../../../../../shared/composition/pipeline';
 import { setLogSink } from '../../../../../shared/observability/request-log';
 import { getOneOperation } from '../../../../../shared/operations/get-one';
-import { QuotaStore } from '../../../../../shared/quota/quota-store';
-import { DatasetBookkeeping } from '../../../../../shared/records/dataset-bookkeeping';
-import { IdempotencyStore } from '../../../../../shared/records/idempotency-store';
-import { ListReader } from '../../../../../shared/records/list-reader';
-import { RecordBatchStore } from '../../../../../shared/records/record-batch-store';
-import { RecordStore } from '../../../../../shared/records/record-store';
+import { DatasetBookkeeping } from '../../../../../shared/storage/dataset-bookkeeping';
+import { IdempotencyStore } from '../../../../../shared/storage/idempotency-store';
+import { ListReader } from '../../../../../shared/storage/list-reader';
+import { QuotaStore } from '../../../../../shared/storage/quota-store';
+import { RecordBatchStore } from '../../../../../shared/storage/record-batch-store';
+import { RecordStore } from '../../../../../shared/storage/record-store';
 
 const config: CatalogConfig = {
   applications: [{ appCode: 'app-a', grants: [{ datasetCode: 'orders', operations: ['read'] }] }],

@@ -20,7 +20,14 @@ const SINGLE = { appCode: 'app-single', accessKey: 'ak-client-single-01', signin
 
 const config = {
   applications: [
-    { ...APP, grants: [{ datasetCode: 'orders', operations: ['read', 'create'] }] },
+    {
+      ...APP,
+      grants: [
+        { datasetCode: 'orders', operations: ['read', 'create'] },
+        // `nope` is hidden: to this application a query naming it names a column that does not exist.
+        { datasetCode: 'notes', operations: ['read'], readFields: ['title'] },
+      ],
+    },
     { ...SINGLE, quota: { concurrent: 1 }, grants: [{ datasetCode: 'orders', operations: ['read'] }] },
   ],
   datasets: [
@@ -32,6 +39,14 @@ const config = {
         { name: 'amount', type: 'number' },
       ],
     },
+    {
+      appCode: APP.appCode,
+      datasetCode: 'notes',
+      fields: [
+        { name: 'title', type: 'string' },
+        { name: 'nope', type: 'string' },
+      ],
+    },
   ],
   queries: [
     {
@@ -41,7 +56,7 @@ const config = {
       sql: 'SELECT status, count(*) AS orders, sum(amount) AS total FROM orders WHERE amount >= #{minAmount} GROUP BY status ORDER BY status',
       params: { minAmount: { type: 'number', required: true } },
     },
-    { appCode: APP.appCode, sqlCode: 'broken', sql: 'SELECT nope FROM orders' },
+    { appCode: APP.appCode, sqlCode: 'broken', sql: 'SELECT nope FROM notes' },
   ],
 };
 

@@ -1,0 +1,118 @@
+/**
+ * The DynamoDB tables and indexes, defined once: the CDK stack and the local bootstrap both build their tables
+ * from these definitions, so the deployed and the local tables cannot drift.
+ *
+ * Every item key of these tables is defined beside them, in `item-keys.ts`.
+ *
+ * Records: one partition per dataset (see `datasetPartitionKey`), sort key = the record id (a ULID, so the base
+ * table's order is creation order). System attribute names start with `@`, outside the field-name alphabet,
+ * so they can never collide with a dataset's fields.
+ */
+import { ID_ATTRIBUTE } from '../records/record-codec';
+
+export interface KeyAttribute {
+  name: string;
+  type: 'S' | 'N' | 'B';
+}
+
+export interface IndexDefinition {
+  indexName: string;
+  partitionKey: KeyAttribute;
+  sortKey: KeyAttribute;
+  projection: 'KEYS_ONLY' | 'ALL' | 'INCLUDE';
+  /** `INCLUDE` only: the non-key attributes the index carries besides the keys. */
+  nonKeyAttributes?: readonly string[];
+}
+
+export interface TableDefinition {
+  /** Logical name: the CDK construct id and the environment variable's stem. */
+  logicalName: string;
+  partitionKey: KeyAttribute;
+  sortKey?: KeyAttribute;
+  globalSecondaryIndexes: readonly IndexDefinition[];
+  /** Attribute that DynamoDB's TTL may use to tidy up; correctness never depends on it. */
+  timeToLiveAttribute?: string;
+}
+
+/** Record item attributes owned by the service. */
+export const RecordAttr = {
+  partitionKey: '@pk',
+  /** The record's id (record-codec.ts names it: the record model reads its id from there). */
+  sortKey: ID_ATTRIBUTE,
+  /** Prefix of a string field's lower-cased shadow (`@lc:name`), written only when it differs from the value. */
+  lowerCasePrefix: '@lc:',
+  /** Record-count checkpoint item: the weight of the count entries whose key is at most `counterThrough`. */
+  counterCount: 'count',
+  counterThrough: 'through',
+  /**
+   * Count-index partition (the dataset's partition key): a record created on its own carries it, so it is a
+   * count entry of weight 1 keyed by its id; a bulk group's bookkeeping item carries it too (record-counter.ts).
+   */
+  countPartition: '@e',
+  /** On a record written in bulk: the key of the bookkeeping item that counts it. */
+  bulkGroup: '@bk',
+  /** On a bookkeeping item: how many records it counts (claimed, or verified once settled). */
+  bulkCount: '@n',
+  /** On a bookkeeping item: present once the group's records are known to be written (by its writer or a check). */
+  bulkDone: '@done',
+  /** On a bookkeeping item: the least and greatest record id of the group. */
+  bulkFirstId: '@lo',
+  bulkLastId: '@hi',
+} as const;
+
+/** The sort key attribute of generic index `n` (1-based): an ordered encoding of one field's value and the id. */
+export function indexAttribute(n: number): string {
+  return `@ix${n}`;
+}
+
+/** Number of generic, overloaded indexes; each indexed field of a dataset is mapped to one of them. */
+export const GENERIC_INDEX_COUNT = 5;
+
+/** The generic index `n` (1-based): partition = the dataset's partition, sort = an ordered encoding of a value. */
+export function genericIndex(n: number): IndexDefinition {
+  return {
+    indexName: `gsi${n}`,
+    partitionKey: { name: RecordAttr.partitionKey, type: 'S' },
+    sortKey: { name: indexAttribute(n), type: 'S' },
+    projection: 'KEYS_ONLY',
+  };
+}
+
+/**
+ * The count index: sparse, small entries in key order per dataset. Records created one at a time and the
+ * bookkeeping items of bulk writes are in it, nothing else, so the record counter reads the recent entries
+ * (a few dozen bytes each) instead of whole records.
+ */
+export const COUNT_INDEX: IndexDefinition = {
+  indexName: 'counted',
+  partitionKey: { name: RecordAttr.countPartition, type: 'S' },
+  sortKey: { name: RecordAttr.sortKey, type: 'S' },
+  projection: 'INCLUDE',
+  nonKeyAttributes: [RecordAttr.bulkCount, RecordAttr.bulkDone],
+};
+
+export const RECORDS_TABLE: TableDefinition = {
+  logicalName: 'Records',
+  partitionKey: { name: RecordAttr.partitionKey, type: 'S' },
+  sortKey: { name: RecordAttr.sortKey, type: 'S' },
+  globalSecondaryIndexes: [...Array.from({ length: GENERIC_INDEX_COUNT }, (_, i) => genericIndex(i + 1)), COUNT_INDEX],
+  // Outside the field-name alphabet, so no dataset field can ever be taken for an expiry: only change items carry it.
+  timeToLiveAttribute: '@expires',
+};
+
+/** The deployed configuration (applications, datasets, grants, queries), without secrets. */
+export const CATALOG_TABLE: TableDefinition = {
+  logicalName: 'Catalog',
+  partitionKey: { name: 'pk', type: 'S' },
+  globalSecondaryIndexes: [],
+};
+
+/** Per-application quota counters and concurrency leases. */
+export const QUOTA_TABLE: TableDefinition = {
+  logicalName: 'Quota',
+  partitionKey: { name: 'pk', type: 'S' },
+  globalSecondaryIndexes: [],
+  timeToLiveAttribute: 'expiresAt',
+};
+
+export const TABLES = [RECORDS_TABLE, CATALOG_TABLE, QUOTA_TABLE] as const;

@@ -1,0 +1,122 @@
+/**
+ * docs/interface.md §7 requests in flight over HTTP: a test-only operation, registered through the real pipeline
+ * (envelope, body, authentication, quota), holds its requests open until the test lets them finish, so the
+ * number in flight is exact rather than a matter of timing.
+ */
+import path from 'node:path';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { createHandler } from '../../../../../shared/composition/pipeline';
+import type { Operation } from '../../../../../shared/operation/operation';
+import { expectFailure } from '../../../../support/failure-envelope';
+import { FIXTURES_DIR } from '../../../../support/paths';
+import { type AppCredentials, type CallResult, ServiceHarness } from '../../../../support/service-harness';
+
+const QUOTA_CONFIG = path.join(FIXTURES_DIR, 'quota-config.json');
+const CONCURRENT = 3; // app-slow's limit in the fixture
+
+/** Requests wait here until the test opens the gate. */
+let gate: Promise<void> = Promise.resolve();
+let openGate: () => void = () => undefined;
+let entered = 0;
+
+const slowList: Operation = {
+  name: 'get-list',
+  async run() {
+    entered += 1;
+    await gate;
+    return { paging: { pageSize: 20, totalCount: 0, currentPage: 1 }, tableData: [], tableColumns: [] };
+  },
+};
+
+const harness = new ServiceHarness(QUOTA_CONFIG, {
+  loadHandler: async (file) => (file === 'get-list' ? createHandler(slowList) : undefined),
+});
+beforeAll(() => harness.start());
+afterAll(() => harness.stop());
+
+const slowApp: AppCredentials = {
+  appCode: 'app-slow',
+  accessKey: 'ak-app-slow-0001',
+  secret: 'quota-fixture-default-secret',
+};
+
+async function quotaItem(appCode: string): Promise<Record<string, unknown> | undefined> {
+  const { client, tables } = harness.dynamo();
+  return (await client.send(new GetCommand({ TableName: tables.quota, Key: { pk: `app#${appCode}` } }))).Item;
+}
+
+async function waitUntil(condition: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/**
+ * Send `count` requests that stay in flight until the gate opens; answers once all have ended. `whileInFlight`
+ * runs once the admitted ones are held and the refused ones answered.
+ */
+async function burstInFlight(
+  count: number,
+  expectRefused: number,
+  whileInFlight: () => Promise<void> = async () => undefined,
+): Promise<CallResult[]> {
+  entered = 0;
+  gate = new Promise((resolve) => {
+    openGate = resolve;
+  });
+  let answered = 0;
+  const calls = Array.from({ length: count }, () =>
+    harness.getList('notes', undefined, { app: slowApp }).then((res) => {
+      answered += 1;
+      return res;
+    }),
+  );
+  await waitUntil(
+    () => entered === count - expectRefused && answered === expectRefused,
+    `${count - expectRefused} requests are in flight and ${expectRefused} answered`,
+  );
+  try {
+    await whileInFlight();
+  } finally {
+    openGate();
+  }
+  return Promise.all(calls);
+}
+
+describe('requests in flight', () => {
+  it('refuses exactly 5 of C+5 slow requests, with 4001 and a Retry-After that says when the oldest lease frees', async () => {
+    const sent = Date.now();
+    let leases: Record<string, number> = {};
+    let seen = 0;
+    const results = await burstInFlight(CONCURRENT + 5, 5, async () => {
+      seen = Date.now();
+      leases = (await quotaItem('app-slow'))?.leases as Record<string, number>;
+    });
+
+    expect(results.filter((res) => res.status === 200)).toHaveLength(CONCURRENT);
+    const refused = results.filter((res) => res.status === 429);
+    expect(refused).toHaveLength(5);
+    for (const res of refused) {
+      expectFailure(res, 4001, 'limit of 3 requests in flight reached; retry after 30 s');
+      // The local functions' timeout is 28 s; a lease lasts that plus the 2 s margin from its admission.
+      expect(res.headers.get('retry-after')).toBe('30');
+      expect(res.headers.get('ratelimit-limit')).toBe('600');
+    }
+    expect(entered).toBe(CONCURRENT);
+    const expiries = Object.values(leases);
+    expect(expiries).toHaveLength(CONCURRENT);
+    for (const expiry of expiries) {
+      expect(expiry).toBeGreaterThanOrEqual(sent + 28_000);
+      expect(expiry).toBeLessThanOrEqual(seen + 30_000);
+    }
+  });
+
+  it('frees every slot when the requests end, so the next C are all admitted', async () => {
+    const results = await burstInFlight(CONCURRENT, 0);
+    expect(results.map((res) => res.status)).toEqual([200, 200, 200]);
+
+    expect((await quotaItem('app-slow'))?.leases).toEqual({});
+  });
+});
