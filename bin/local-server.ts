@@ -227,6 +227,19 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
     ...(log === 'text' ? { textLog: writeLine } : {}),
   });
   const forgetAddress = recordLocalServiceUrl(server.url);
+  // Ctrl-C signals the terminal's whole process group, and npm passes the same signal on to this process once more:
+  // the second must not take the default action (dying mid-stop, with the store unclosed), so every signal after
+  // the first is ignored while the stop, bounded, completes. Set before the banner: whoever reads it may stop us.
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    forgetAddress();
+    setTimeout(() => process.exit(1), 5_000).unref();
+    server.close().then(() => process.exit(0));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
   const example = firstRequestExample(server);
   process.stdout.write(
     [
@@ -252,12 +265,6 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
           ]),
     ].join('\n'),
   );
-  const stop = () => {
-    forgetAddress();
-    server.close().then(() => process.exit(0));
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
 }
 
 if (require.main === module) {

@@ -30,6 +30,7 @@ import {
 import { type ApiEvent, type ApiResult, requestSlot, type ServiceContext, type ServiceRequest } from '../http/request';
 import type { NonceStore } from '../storage/nonce-store';
 import type { KeyStore } from './key-store';
+import { signatureMismatch } from './signature-hint';
 import { verifyVersionTwo } from './signature-v2-request';
 
 /** Without a nonce store, a version-2 request cannot be verified: a failure of ours (3001). */
@@ -143,7 +144,7 @@ export function authenticate(options: AuthOptions): AuthenticationStep {
         options.nonces ?? noNonceStore,
       );
     } else if (!verifySignature(token, { appCode, datasetCode, timeStamp }, keys.accessKeys, secret)) {
-      throw new SignatureMismatchError();
+      throw signatureMismatch({ appCode, datasetCode, timeStamp });
     }
     // ---- end of signature version 2
 

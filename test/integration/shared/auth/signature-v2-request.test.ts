@@ -116,10 +116,20 @@ describe('an application with signatureVersion 2', () => {
   it('refuses a token moved to another body or another operation with 1002', async () => {
     const signed = signV2('/openapi/data/get-list', { text: 'a' });
     const otherBody = await send(signed, { body: signed.body.replace('"a"', '"b"') });
+    // What to check: the string of version 2 with the digest of the body that arrived, never the keys or the token.
     expect(otherBody.body).toEqual({
       ...failureWith(1002),
-      errorMsg: 'signature verification failed: X-Token does not match the signed headers',
+      errorMsg:
+        'signature verification failed: X-Token must be base64 of HMAC-SHA256 over "accessKey=<your access key>' +
+        '&appCode=app-v2&bodySha256=d3fb27cbb2d4e31dfd6d2cb3173e4f03e084ac3928ab56858185c37361a52025' +
+        `&datasetCode=notes&method=POST&nonce=${signed.headers['X-Nonce']}&path=/openapi/data/get-list` +
+        `&signVersion=2&timeStamp=${signed.headers['X-Time-Stamp']}" ` +
+        '(signature version 2: the values sent, bodySha256 of the exact body bytes, names sorted), ' +
+        'keyed with the signing secret issued for app-v2, not its access key',
     });
+    for (const secret of [V2.accessKey, V2.secret, signed.headers['X-Token'] as string]) {
+      expect(otherBody.body.errorMsg).not.toContain(secret);
+    }
     const otherRoute = await send(signV2('/openapi/data/get-list', { text: 'a' }), { route: '/openapi/data/create' });
     expect(otherRoute.body.errorCode).toBe(1002);
   });
