@@ -220,13 +220,17 @@ describe('an application without the setting', () => {
     }
     expect(answers).toEqual(headerSets.map((headers) => ({ headers, status: 200, rows: ['v1 note'] })));
     // A version-1 token is still checked as one: a wrong token is 1002 with or without the headers.
+    const forgedAt = Date.now();
     const forged = await harness.getList(
       'notes',
       {},
-      { app: V1, headers: { 'X-Token': 'AAAA', 'X-Sign-Version': '2', 'X-Nonce': newNonce() } },
+      { app: V1, timeStamp: forgedAt, headers: { 'X-Token': 'AAAA', 'X-Sign-Version': '2', 'X-Nonce': newNonce() } },
     );
     expect(forged.body).toEqual(
-      failureWith(1002, 'signature verification failed: X-Token does not match the signed headers'),
+      failureWith(
+        1002,
+        `signature verification failed: X-Token must be base64 of HMAC-SHA256 over "accessKey=<your access key>&appCode=app-v1&datasetCode=notes&timeStamp=${forgedAt}" (the values sent, names sorted, datasetCode only with X-Dataset-Code), keyed with the signing secret issued for app-v1, not its access key`,
+      ),
     );
   });
 
