@@ -123,8 +123,9 @@ const config = {
     {
       appCode: SQL_APP.appCode,
       sqlCode: 'slow-count',
-      // 2^22 rows to count: about a second of work for the engine, well inside its limit.
-      sql: `SELECT count(*) AS n FROM ${staffCrossJoin(22)}`,
+      // 2^24 rows to count: several seconds of work for the engine (so that the quick query, sent 300 ms after it,
+      // finishes first even on a loaded machine), well inside its limit.
+      sql: `SELECT count(*) AS n FROM ${staffCrossJoin(24)}`,
       timeoutMs: 25_000,
     },
     { appCode: OTHER_APP.appCode, sqlCode: 'neighbour-staff-count', sql: 'SELECT count(*) AS n FROM staff' },
@@ -452,7 +453,7 @@ describe('execute-sql', () => {
     const quick = await executeSql({ sqlCode: 'neighbour-staff-count' }, OTHER_APP);
     done.push('quick query of app-neighbour');
     expect(quick.body.data).toEqual({ execSuccess: true, execResult: [{ n: 2 }] });
-    expect((await slow).body.data).toEqual({ execSuccess: true, execResult: [{ n: 4194304 }] });
+    expect((await slow).body.data).toEqual({ execSuccess: true, execResult: [{ n: 16777216 }] });
     expect(done).toEqual(['quick query of app-neighbour', 'slow query of app-sql']);
   });
 
