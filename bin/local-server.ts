@@ -21,11 +21,13 @@ import { operationRoutes } from '../shared/contract/client-routes';
 import { setLogSink } from '../shared/observability/request-log';
 import { endpointTarget } from '../shared/runtime/environment';
 import { startSandboxes } from '../shared/sandbox/sandbox';
+import { DEFAULT_SETTLE_MS } from '../shared/storage/event-store';
 import { deleteTables, ensureTables, localTableNames } from '../shared/storage/table-setup';
 import { DEFAULT_CONFIG } from './local/default-config';
 import { docsPages } from './local/docs-pages';
 import { connectDynamo, type ExternalDynamoOptions, startEmbeddedDynamo } from './local/embedded-dynamo';
 import { createLambdaHttpServer, type ProxyHandler } from './local/lambda-http';
+import { type LocalChangeLog, startLocalChangeLog } from './local/local-change-log';
 import { recordLocalServiceUrl } from './local/service-address';
 import { createTerminalLog } from './local/terminal-log';
 
@@ -51,6 +53,16 @@ export interface LocalServerOptions {
    * lines: the terminal's log.
    */
   textLog?: (line: string) => void;
+  /**
+   * Every wait of the webhooks' retry schedule multiplied by this (default 1, the deployment's schedule); tests
+   * shorten it (`--webhook-retry-scale 0.001` makes 5 s into 5 ms).
+   */
+  webhookRetryScale?: number;
+  /**
+   * How long after its position an event may still be written, so how far behind now the feed reads (default
+   * 5000 ms; storage/event-store.ts). Tests shorten it.
+   */
+  changeSettleMs?: number;
   /** How each route's handler is loaded (default: the TypeScript sources under functions/). */
   loadHandler?: (functionFile: string) => Promise<ProxyHandler | undefined>;
 }
@@ -60,6 +72,8 @@ export interface LocalServer {
   port: number;
   config: CatalogConfig;
   configFile: string;
+  /** Resolves once every change made so far is in the change log and every webhook delivery due now is made. */
+  changesSettled(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -82,16 +96,22 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     dynamoDir = path.resolve(options.dataDir, 'dynamodb');
     mkdirSync(dynamoDir, { recursive: true });
   }
-  const dynamo = options.dynamodb ? connectDynamo(options.dynamodb) : await startEmbeddedDynamo(dynamoDir);
   const tables = localTableNames(options.tablePrefix ?? 'das-local');
+  const dynamo = options.dynamodb
+    ? connectDynamo(options.dynamodb)
+    : await startEmbeddedDynamo(dynamoDir, [tables.Records as string]);
   await ensureTables(dynamo.client, tables);
   // What the deploy-time custom resource does in AWS: the configuration becomes the catalog.
-  await writeCatalog(createDocumentClient(dynamo.client), tables.Catalog as string, config);
+  const documents = createDocumentClient(dynamo.client);
+  const changeSettleMs = options.changeSettleMs ?? DEFAULT_SETTLE_MS;
+  await writeCatalog(documents, tables.Catalog as string, config);
 
   Object.assign(process.env, {
     RECORDS_TABLE: tables.Records,
     CATALOG_TABLE: tables.Catalog,
     QUOTA_TABLE: tables.Quota,
+    EVENTS_TABLE: tables.Events,
+    CHANGE_SETTLE_MS: String(changeSettleMs),
     KEY_STORE: 'file',
     KEY_FILE: configFile,
     DYNAMODB_ENDPOINT: dynamo.endpoint,
@@ -105,15 +125,31 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
 
   const loadHandler = options.loadHandler ?? loadSourceHandler;
   const handlers = new Map<string, ProxyHandler>();
+  let changeLog: LocalChangeLog | undefined;
   try {
     for (const route of operationRoutes()) {
       const handler = await loadHandler(route.functionFile);
       if (handler) handlers.set(route.operation, handler);
     }
+    changeLog = await startLocalChangeLog({
+      dynamo,
+      documents,
+      config,
+      tables: {
+        records: tables.Records as string,
+        catalog: tables.Catalog as string,
+        events: tables.Events as string,
+      },
+      ...(options.dynamodb ? { external: options.dynamodb } : {}),
+      metricNamespace: 'DataAccessService',
+      settleMs: changeSettleMs,
+      ...(options.webhookRetryScale === undefined ? {} : { webhookRetryScale: options.webhookRetryScale }),
+    });
   } catch (error) {
     await dynamo.close();
     throw error;
   }
+  const startedChangeLog = changeLog;
   // A deployed hooked function starts its sandbox at init; here the server's start stands for every init (the
   // handlers from source share this process's sandbox; bundles start their own as they load).
   if (!options.loadHandler && (config.hooks?.length ?? 0) > 0) await startSandboxes();
@@ -141,9 +177,11 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     port,
     config,
     configFile,
+    changesSettled: () => startedChangeLog.settled(),
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      await startedChangeLog.stop();
       if (options.dropTablesOnClose) await deleteTables(dynamo.client, tables);
       await dynamo.close();
     },

@@ -58,6 +58,8 @@ export const OPERATION_SIZING: Record<OperationName, { memorySize: number; timeo
   // beside the main thread's loaded datasets; 3 GB leaves headroom so that a query ends as an answer, never
   // by killing the function.
   'execute-sql': { memorySize: 3072, timeout: Duration.seconds(28) },
+  // The change feed: a query of the change log per readable dataset, merged; pages of at most 500 events.
+  changes: { memorySize: 1024, timeout: Duration.seconds(15) },
   // Client-key mode's "who am I": a catalog lookup and the quota write.
   'login-user-info': { memorySize: 512, timeout: Duration.seconds(10) },
   // A backend function's description and version: a catalog lookup and the quota write, like loginUserInfo.
