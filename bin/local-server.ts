@@ -4,6 +4,7 @@
  * DynamoDB-compatible store (dynalite) and the file-backed key store.
  *
  *   npm start -- [--config <file>] [--port <n>] [--data-dir <dir>] [--dynamodb-endpoint <url>] [--log text|json] [--quiet]
+ *                [--webhook-retry-scale <factor>]
  *
  * With --dynamodb-endpoint the service runs against that DynamoDB endpoint (moto's server, DynamoDB Local, ...)
  * in the region AWS_REGION names, instead of starting the embedded store.
@@ -224,12 +225,13 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
       'dynamodb-endpoint': { type: 'string' },
       log: { type: 'string' },
       quiet: { type: 'boolean' },
+      'webhook-retry-scale': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) {
     process.stdout.write(
-      `Usage: ${command} [--config <file>] [--port <n>] [--data-dir <dir>] [--dynamodb-endpoint <url>] [--log text|json] [--quiet]\n` +
+      `Usage: ${command} [--config <file>] [--port <n>] [--data-dir <dir>] [--dynamodb-endpoint <url>] [--log text|json] [--quiet] [--webhook-retry-scale <factor>]\n` +
         '  --config             configuration file (default: config/demo.json)\n' +
         '  --port               HTTP port (default: 3000)\n' +
         '  --data-dir           where records persist (default: .data); a fresh directory is a fresh store\n' +
@@ -237,7 +239,9 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
         '                       embedded store, in the region AWS_REGION names; tables das-local-* are created there\n' +
         '  --log                text: one short line per request (the default on a terminal);\n' +
         '                       json: the JSON lines a deployment writes (the default when output is not a terminal)\n' +
-        '  --quiet              do not print the request log lines\n',
+        '  --quiet              do not print the request log lines\n' +
+        "  --webhook-retry-scale  multiply every wait of the webhooks' retry schedule (5 s, 5 min, ... 24 h) by this\n" +
+        '                       factor, e.g. 0.001 to watch a whole schedule in minutes (default 1)\n',
     );
     return;
   }
@@ -250,6 +254,12 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
   }
   if (values.log !== undefined && values.log !== 'text' && values.log !== 'json')
     throw new Error(`--log must be text or json, not ${values.log}`);
+  const retryScale = values['webhook-retry-scale'] === undefined ? undefined : Number(values['webhook-retry-scale']);
+  if (retryScale !== undefined && !(retryScale > 0 && retryScale <= 1)) {
+    throw new Error(
+      `--webhook-retry-scale must be a number above 0 and at most 1, not ${values['webhook-retry-scale']}`,
+    );
+  }
   const log = values.quiet ? 'none' : (values.log ?? (process.stdout.isTTY ? 'text' : 'json'));
   const writeLine = (line: string) => process.stdout.write(`${line}\n`);
   const server = await startLocalServer({
@@ -263,6 +273,7 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
       : {}),
     ...(log === 'none' ? { logSink: () => undefined } : {}),
     ...(log === 'text' ? { textLog: writeLine } : {}),
+    ...(retryScale === undefined ? {} : { webhookRetryScale: retryScale }),
   });
   const forgetAddress = recordLocalServiceUrl(server.url);
   // Ctrl-C signals the terminal's whole process group, and npm passes the same signal on to this process once more:
