@@ -3,7 +3,6 @@
  * and the Standard Webhooks headers a delivery carries. The service takes these names from here, so the sender,
  * the feed and the receivers' helper (`verifyWebhook`) cannot disagree.
  */
-
 /** What happened to a record, as one reader sees it. */
 export const CHANGE_EVENT_TYPES = ['record.created', 'record.updated', 'record.left_scope'] as const;
 export type ChangeEventType = (typeof CHANGE_EVENT_TYPES)[number];

@@ -4,6 +4,7 @@
  * opaque cursor; an update that changes nothing, or only fields the reader cannot see, gives that reader none.
  */
 import path from 'node:path';
+import { createClient } from '../../../../packages/client/src/index';
 import { expectFailure } from '../../../support/failure-envelope';
 import { type AppCredentials, type CallResult, ServiceHarness } from '../../../support/service-harness';
 
@@ -162,6 +163,27 @@ describe('the change feed', () => {
     expect(second.body.data.hasMore).toBe(false);
     const empty = await harness.changes({ after: second.body.data.cursor }, { app: FULL });
     expect(empty.body.data).toEqual({ events: [], cursor: expect.any(String), hasMore: false });
+  });
+
+  it('is what the client package iterates with changes(), resuming from its cursor', async () => {
+    const client = createClient({
+      baseUrl: harness.url,
+      appCode: FULL.appCode,
+      accessKey: FULL.accessKey,
+      signingSecret: FULL.secret,
+    });
+    const a = (await harness.create('orders', { customer: 'C1', region: 'EU' }, { app: FULL })).body.data.id;
+    const b = (await harness.create('orders', { customer: 'C2', region: 'EU' }, { app: FULL })).body.data.id;
+    await settled();
+    const feed = client.changes({ after: start.full, limit: 1 });
+    const seen: string[] = [];
+    for await (const event of feed) seen.push(`${event.type} ${event.id} ${event.revision}`);
+    expect(seen).toEqual([`record.created ${a} 1`, `record.created ${b} 1`]);
+    const c = (await harness.create('orders', { customer: 'C3', region: 'EU' }, { app: FULL })).body.data.id;
+    await settled();
+    const more: string[] = [];
+    for await (const event of client.changes({ after: feed.cursor })) more.push(event.id);
+    expect(more).toEqual([c]);
   });
 
   it('refuses a malformed cursor and a limit outside 1 to 500 with 1001', async () => {
