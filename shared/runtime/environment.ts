@@ -23,6 +23,10 @@ export interface Environment {
    * feed reads up to now − this. The change log's writer must be given the same value.
    */
   changeSettleMs?: number;
+  /** The webhook deliveries' SQS FIFO queue (the change log's writer and the deliveries, in a deployment). */
+  deliveryQueueUrl?: string;
+  /** Where deliveries given up on (parked) go. */
+  parkedQueueUrl?: string;
   keyStore: KeyStoreKind;
   /** `file` key store: the configuration file that holds local keys. */
   keyFile?: string;
@@ -126,6 +130,10 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
   }
   const eventsTable = optional(env, 'EVENTS_TABLE');
   if (eventsTable) result.eventsTable = eventsTable;
+  const deliveryQueueUrl = optional(env, 'DELIVERY_QUEUE_URL');
+  if (deliveryQueueUrl) result.deliveryQueueUrl = deliveryQueueUrl;
+  const parkedQueueUrl = optional(env, 'PARKED_QUEUE_URL');
+  if (parkedQueueUrl) result.parkedQueueUrl = parkedQueueUrl;
   const settle = optional(env, 'CHANGE_SETTLE_MS');
   if (settle !== undefined) {
     const ms = Number(settle);
