@@ -8,7 +8,12 @@
  */
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER } from '../../packages/client/src/headers';
+import {
+  ETAG_HEADER,
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENT_REPLAYED_HEADER,
+  IF_MATCH_HEADER,
+} from '../../packages/client/src/headers';
 import { checkDatasetAccess } from '../access/dataset-access';
 import { type AuthenticationStep, authenticate } from '../auth/auth-middleware';
 import { authenticateClientKey } from '../auth/client-key-middleware';
@@ -123,9 +128,19 @@ function pipelineFor(
       // Authentication has resolved the caller and the catalog, or thrown; the operation sees no HTTP state.
       const { catalog, caller } = authenticated(request) as NonNullable<ReturnType<typeof authenticated>>;
       const granted = access.accessOf(request);
-      const { records, lists, bookkeeping, recordBatches, idempotency } = lazy();
-      const ports = { records, lists, bookkeeping, recordBatches, idempotency };
+      const { records, lists, bookkeeping, recordBatches, idempotency, changeLog } = lazy();
+      const ports: OperationPorts = {
+        records,
+        lists,
+        bookkeeping,
+        recordBatches,
+        idempotency,
+        ...(changeLog ? { changeLog } : {}),
+      };
       const remaining = typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 0;
+      // The revision of the record answered, as the ETag of a successful answer only (docs/interface.md §18).
+      let revision: number | undefined;
+      const ifMatch = route.conditional ? request.headers[IF_MATCH_HEADER.toLowerCase()] : undefined;
       const work = (ports: OperationPorts) =>
         run.run(
           {
@@ -140,6 +155,10 @@ function pipelineFor(
             telemetry: outcome.telemetry(),
             now,
             ...(remaining > 0 ? { deadline: now() + remaining - TIMEOUT_MARGIN_MS } : {}),
+            ...(ifMatch === undefined ? {} : { ifMatch }),
+            answerRevision: (answered: number) => {
+              revision = answered;
+            },
             ...(route.idempotent
               ? {
                   idempotencyKey: request.headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()],
@@ -157,6 +176,7 @@ function pipelineFor(
       const data = admission
         ? await admission.run(ports, operation.readsBesideAdmission === true, work)
         : await work(ports);
+      if (revision !== undefined) outcome.responseHeaders[ETAG_HEADER] = `"${revision}"`;
       return data as ApiResult;
     });
   return handler as unknown as ApiHandler;

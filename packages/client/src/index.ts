@@ -18,11 +18,15 @@
  * A call with an `idempotencyKey` (create, batchCreate, update) is also retried after a 3001, a 2001 or no
  * answer at all: the service completes the first attempt instead of writing twice.
  */
+
+import type { ChangeEvent, ChangesPage } from './change-events.js';
 import { RequestTimeoutError, serviceCallError, TransportError } from './errors.js';
 import {
   APP_CODE_HEADER,
   DATASET_CODE_HEADER,
+  ETAG_HEADER,
   IDEMPOTENCY_KEY_HEADER,
+  IF_MATCH_HEADER,
   NONCE_HEADER,
   SIGN_VERSION_HEADER,
   TIME_STAMP_HEADER,
@@ -43,6 +47,7 @@ import type {
 
 // Signing needs node:crypto, so it is a subpath of its own (`/signature`, `/browser-token`): browser bundles of
 // this entry never load it.
+export * from './change-events.js';
 export * from './errors.js';
 export * from './headers.js';
 export {
@@ -139,6 +144,11 @@ export interface CallOptions {
    * answers a repeat of the same request with the first answer for 24 hours, so the call can be retried safely.
    */
   idempotencyKey?: string;
+  /**
+   * Sent as `If-Match: "<revision>"` (update): the update applies only while the record is at this revision (its
+   * `ETag`, see `getOneWithRevision`); otherwise nothing is written and the call throws `PreconditionFailedError`.
+   */
+  ifMatch?: number;
 }
 
 /** The system fields every record has, with the dataset's fields `F`. */
@@ -170,7 +180,25 @@ export interface ServiceResponse {
   };
 }
 
+/** Where to start reading the change feed, and how many events a page holds (1 to 500, default 100). */
+export interface ChangesParams {
+  after?: string;
+  limit?: number;
+}
+
+/** The change feed's events, page by page; `cursor` is where the feed stands after the last page read. */
+export interface ChangeFeed extends AsyncIterable<ChangeEvent> {
+  readonly cursor: string | undefined;
+}
+
 export interface DataAccessClient {
+  /** One page of the change feed (docs/interface.md §18): events of the datasets the caller may read. */
+  changesPage(params?: ChangesParams, options?: CallOptions & { datasetCode?: string }): Promise<ChangesPage>;
+  /**
+   * Every event of the change feed after `params.after` (from the oldest kept without it), oldest first, until the
+   * feed has no more; keep `feed.cursor` to resume from there later.
+   */
+  changes(params?: ChangesParams, options?: CallOptions & { datasetCode?: string }): ChangeFeed;
   getList<F extends object = Record<string, unknown>>(
     datasetCode: string,
     params?: GetListParams,
@@ -181,6 +209,12 @@ export interface DataAccessClient {
     id: string | number,
     options?: CallOptions,
   ): Promise<RecordOf<F>>;
+  /** get-one with the record's revision (its `ETag`), for an update sent with `ifMatch`. */
+  getOneWithRevision<F extends object = Record<string, unknown>>(
+    datasetCode: string,
+    id: string | number,
+    options?: CallOptions,
+  ): Promise<{ record: RecordOf<F>; revision: number }>;
   create<F extends object = Record<string, unknown>>(
     datasetCode: string,
     fields: Partial<F>,
@@ -222,6 +256,13 @@ export interface DataAccessClient {
    * `NotFoundError` (2002).
    */
   bffEndpoint(functionName: string, options?: CallOptions): Promise<BffEndpoint>;
+}
+
+/** The revision an `ETag` header holds (`"3"` → 3). */
+function revisionOf(etag: string | null): number {
+  const match = /^(?:W\/)?"?(\d+)"?$/.exec(etag?.trim() ?? '');
+  if (!match) throw new Error(`the service answered no record revision (ETag: ${etag ?? 'absent'})`);
+  return Number(match[1]);
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -400,6 +441,7 @@ export function createClient(options: ClientOptions): DataAccessClient {
       // Signed afresh each time: a retry may come minutes later, and the token is bound to its timestamp.
       const headers: Record<string, string> = await signedHeaders(operation, datasetCode, payload);
       if (idempotent) headers[IDEMPOTENCY_KEY_HEADER] = callOptions.idempotencyKey as string;
+      if (callOptions.ifMatch !== undefined) headers[IF_MATCH_HEADER] = `"${callOptions.ifMatch}"`;
       let response: ServiceResponse;
       try {
         response = await attempt(
@@ -449,9 +491,40 @@ export function createClient(options: ClientOptions): DataAccessClient {
     return unwrap<T>(await send(operation, body, { ...callOptions, datasetCode }));
   }
 
+  const changesPage = async (
+    params: ChangesParams = {},
+    callOptions: CallOptions & { datasetCode?: string } = {},
+  ): Promise<ChangesPage> => {
+    const body: Record<string, unknown> = { paramMap: params };
+    if (callOptions.datasetCode) body.datasetCode = callOptions.datasetCode;
+    return unwrap<ChangesPage>(await send('changes', body, callOptions));
+  };
+
   return {
+    changesPage,
+    changes(params = {}, callOptions = {}) {
+      let cursor = params.after;
+      return {
+        get cursor() {
+          return cursor;
+        },
+        async *[Symbol.asyncIterator]() {
+          for (;;) {
+            const page = await changesPage({ ...params, ...(cursor ? { after: cursor } : {}) }, callOptions);
+            cursor = page.cursor;
+            yield* page.events;
+            if (!page.hasMore) return;
+          }
+        },
+      };
+    },
     getList: (datasetCode, params, callOptions) => dataCall('get-list', datasetCode, params ?? {}, callOptions),
     getOne: (datasetCode, id, callOptions) => dataCall('get-one', datasetCode, { id }, callOptions),
+    async getOneWithRevision(datasetCode, id, callOptions) {
+      const response = await send('get-one', { datasetCode, paramMap: { id } }, { ...callOptions, datasetCode });
+      const record = unwrap<RecordOf>(response);
+      return { record: record as never, revision: revisionOf(response.headers.get(ETAG_HEADER)) };
+    },
     create: (datasetCode, fields, callOptions) => dataCall('create', datasetCode, fields, callOptions),
     update: (datasetCode, id, changes, callOptions) => dataCall('update', datasetCode, { ...changes, id }, callOptions),
     batchCreate: async (datasetCode, records, callOptions) =>

@@ -48,15 +48,15 @@ function resourceIdForPath(path: string, from: Template = template): string {
 describe('routes', () => {
   it('has one POST method per operation and its /client/ twin, GET loginUserInfo and bff endpoint, and nothing else', () => {
     const methods = Object.values(template.findResources('AWS::ApiGateway::Method'));
-    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(12);
+    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(14);
     expect(methods.filter((m) => m.Properties.HttpMethod === 'GET')).toHaveLength(2);
     expect(methods.filter((m) => !['POST', 'GET'].includes(m.Properties.HttpMethod))).toHaveLength(0);
   });
 
   it('adds a CORS preflight (OPTIONS) per resource when an origin is allowed', () => {
     const methods = Object.values(corsTemplate.findResources('AWS::ApiGateway::Method'));
-    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(12);
-    expect(methods.filter((m) => m.Properties.HttpMethod === 'OPTIONS').length).toBeGreaterThanOrEqual(14);
+    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(14);
+    expect(methods.filter((m) => m.Properties.HttpMethod === 'OPTIONS').length).toBeGreaterThanOrEqual(16);
     expect(methods.filter((m) => !['POST', 'GET', 'OPTIONS'].includes(m.Properties.HttpMethod))).toHaveLength(0);
   });
 
@@ -96,7 +96,7 @@ describe('routes', () => {
 
   it('lets API Gateway invoke each function on the deployed stage only (no console test-invoke)', () => {
     // One per method: six signed, eight client-key.
-    template.resourceCountIs('AWS::Lambda::Permission', 14);
+    template.resourceCountIs('AWS::Lambda::Permission', 16);
   });
 });
 
@@ -122,7 +122,7 @@ describe('CORS', () => {
           Match.objectLike({
             ResponseParameters: Match.objectLike({
               'method.response.header.Access-Control-Allow-Headers':
-                "'X-Time-Stamp,X-App-Code,X-Dataset-Code,X-Token,Content-Type,X-Sign-Version,X-Nonce,Idempotency-Key'",
+                "'X-Time-Stamp,X-App-Code,X-Dataset-Code,X-Token,Content-Type,X-Sign-Version,X-Nonce,Idempotency-Key,If-Match'",
             }),
           }),
         ],
@@ -140,11 +140,11 @@ describe('CORS', () => {
             StatusCode: '204',
             ResponseParameters: {
               'method.response.header.Access-Control-Allow-Headers':
-                "'X-Time-Stamp,X-App-Code,X-Dataset-Code,X-Token,Content-Type,X-Sign-Version,X-Nonce,Idempotency-Key'",
+                "'X-Time-Stamp,X-App-Code,X-Dataset-Code,X-Token,Content-Type,X-Sign-Version,X-Nonce,Idempotency-Key,If-Match'",
               'method.response.header.Access-Control-Allow-Origin': "'*'",
               'method.response.header.Access-Control-Allow-Methods': "'POST,OPTIONS'",
               'method.response.header.Access-Control-Expose-Headers':
-                "'X-Request-Id,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After,Idempotent-Replayed'",
+                "'X-Request-Id,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After,Idempotent-Replayed,ETag'",
             },
           }),
         ],
@@ -161,6 +161,7 @@ describe('CORS', () => {
       'RateLimit-Reset',
       'Retry-After',
       'Idempotent-Replayed',
+      'ETag',
     ]);
   });
 
@@ -224,6 +225,7 @@ describe('stage', () => {
       { ResourcePath: '/~1openapi~1data~1batch-create', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
       { ResourcePath: '/~1openapi~1data~1update', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
       { ResourcePath: '/~1api~1custom~1executeSql', ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 },
+      { ResourcePath: '/~1openapi~1data~1changes', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
     ]);
   });
 
@@ -277,7 +279,7 @@ describe('gateway responses', () => {
   const CORS_HEADERS = {
     'gatewayresponse.header.Access-Control-Allow-Origin': "'*'",
     'gatewayresponse.header.Access-Control-Expose-Headers':
-      "'X-Request-Id,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After,Idempotent-Replayed'",
+      "'X-Request-Id,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After,Idempotent-Replayed,ETag'",
   };
 
   it('adds the CORS headers to every refusal when an origin is allowed', () => {
@@ -294,8 +296,10 @@ describe('gateway responses', () => {
       envelope(
         1001,
         '"no operation at this path and method; the operations are POST /openapi/data/get-list, POST /openapi/data/get-one, ' +
-          'POST /openapi/data/create, POST /openapi/data/batch-create, POST /openapi/data/update, POST /api/custom/executeSql, POST /client/data/get-list, ' +
+          'POST /openapi/data/create, POST /openapi/data/batch-create, POST /openapi/data/update, POST /api/custom/executeSql, ' +
+          'POST /openapi/data/changes, POST /client/data/get-list, ' +
           'POST /client/data/get-one, POST /client/data/create, POST /client/data/batch-create, POST /client/data/update, POST /client/custom/executeSql, ' +
+          'POST /client/data/changes, ' +
           'GET /client/user/loginUserInfo, GET /client/bff/endpoint/{appCode}/{functionName}"',
       ),
     ],
