@@ -58,12 +58,13 @@ export class ListReader {
   }
 
   /**
-   * Keys of a generic index within one interval, in key order (`desc`: reversed). Keys-only, so a read
-   * costs about 0.5 units per 4 KB of keys however large the records are.
+   * Keys of a generic index within one interval of one build's keys (`index.tag` followed by the interval), in
+   * key order (`desc`: reversed). Keys-only, so a read costs about 0.5 units per 4 KB of keys however large the
+   * records are.
    */
   async queryIndexKeys(
     datasetCode: string,
-    index: { indexName: string; attribute: string },
+    index: { indexName: string; attribute: string; tag: string },
     interval: KeyInterval,
     direction: 'asc' | 'desc',
     options: { limit?: number; guard?: ReadGuard; maxUnits?: number },
@@ -80,8 +81,8 @@ export class ListReader {
           ExpressionAttributeNames: { '#pk': RecordAttr.partitionKey, '#ix': index.attribute },
           ExpressionAttributeValues: {
             ':pk': datasetPartitionKey(datasetCode),
-            ':lower': interval.lower,
-            ':upper': interval.upper,
+            ':lower': index.tag + interval.lower,
+            ':upper': index.tag + interval.upper,
           },
           ScanIndexForward: direction === 'asc',
         },
