@@ -123,8 +123,8 @@ function pipelineFor(
       // Authentication has resolved the caller and the catalog, or thrown; the operation sees no HTTP state.
       const { catalog, caller } = authenticated(request) as NonNullable<ReturnType<typeof authenticated>>;
       const granted = access.accessOf(request);
-      const { records, lists, bookkeeping, recordBatches, idempotency } = lazy();
-      const ports = { records, lists, bookkeeping, recordBatches, idempotency };
+      const { records, lists, bookkeeping, recordBatches, idempotency, indexBuilds } = lazy();
+      const ports = { records, lists, bookkeeping, recordBatches, idempotency, indexBuilds };
       const remaining = typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 0;
       const work = (ports: OperationPorts) =>
         run.run(

@@ -14,6 +14,7 @@ import { loadConfigFile } from '../catalog-store/load-config';
 import { environment } from '../runtime/environment';
 import { DatasetBookkeeping } from '../storage/dataset-bookkeeping';
 import { IdempotencyStore } from '../storage/idempotency-store';
+import { IndexBuildStore } from '../storage/index-build-store';
 import { ListReader } from '../storage/list-reader';
 import { DynamoNonceStore, type NonceStore } from '../storage/nonce-store';
 import { QuotaStore } from '../storage/quota-store';
@@ -30,6 +31,8 @@ export interface RuntimePorts {
   recordBatches: RecordBatchStore;
   /** Requests sent with an Idempotency-Key (kept in the records table). */
   idempotency: IdempotencyStore;
+  /** Index builds' progress (kept in the catalog table). */
+  indexBuilds: IndexBuildStore;
   quota: QuotaStore;
   /** Single-use nonces of signature version 2; without it, version-2 requests cannot be verified (3001). */
   nonces?: NonceStore;
@@ -56,7 +59,10 @@ export function runtimePorts(): RuntimePorts {
           defaultSecretId: env.defaultSecretId as string,
         });
   ports = {
-    catalog: new CachedCatalogProvider({ load: () => readDeployedCatalog(client, env.catalogTable) }),
+    catalog: new CachedCatalogProvider({
+      load: () => readDeployedCatalog(client, env.catalogTable),
+      ...(env.catalogCacheMs === undefined ? {} : { ttlMs: env.catalogCacheMs }),
+    }),
     keys,
     records: new RecordStore(client, env.recordsTable),
     lists: new ListReader(
@@ -67,6 +73,7 @@ export function runtimePorts(): RuntimePorts {
     bookkeeping: new DatasetBookkeeping(client, env.recordsTable),
     recordBatches: new RecordBatchStore(client, env.recordsTable),
     idempotency: new IdempotencyStore(client, env.recordsTable),
+    indexBuilds: new IndexBuildStore(client, { records: env.recordsTable, catalog: env.catalogTable }),
     quota: new QuotaStore(dynamoClient(), env.quotaTable),
     nonces: new DynamoNonceStore(client, env.quotaTable),
     metricNamespace: env.metricNamespace,

@@ -12,6 +12,7 @@ import type { Telemetry } from '../observability/telemetry';
 import type { DatasetBookkeeping } from '../storage/dataset-bookkeeping';
 import type { IdBlock } from '../storage/id-blocks';
 import type { IdempotencyStore } from '../storage/idempotency-store';
+import type { IndexBuildStore } from '../storage/index-build-store';
 import type { ListReader } from '../storage/list-reader';
 import type { RecordBatchStore } from '../storage/record-batch-store';
 import type { RecordStore } from '../storage/record-store';
@@ -37,6 +38,8 @@ export interface OperationPorts {
   recordBatches: RecordBatchStore;
   /** Requests sent with an Idempotency-Key. */
   idempotency: IdempotencyStore;
+  /** How far index builds have come (a 2001 names it, `das indexes` shows it). */
+  indexBuilds: IndexBuildStore;
 }
 
 export interface OperationContext {

@@ -69,6 +69,8 @@ export interface HarnessOptions {
    * beside the bundles of the operations that configuration hooks).
    */
   sources?: boolean;
+  /** Run the local server's index jobs (default); a test that drives them step by step turns them off. */
+  indexJobs?: boolean;
 }
 
 /** The DynamoDB endpoint the integration tests run against instead of the embedded store, if any. */
@@ -106,6 +108,7 @@ export class ServiceHarness {
       configFile: this.configFile,
       port: 0,
       logSink: sink,
+      ...(this.options.indexJobs === false ? { runIndexJobs: false } : {}),
       loadHandler:
         this.options.loadHandler ??
         (bundles ? bundleLoader(bundles, (file) => this.loadedBundles.push(file)) : undefined),
@@ -127,7 +130,7 @@ export class ServiceHarness {
   }
 
   /** A client of the server's store (embedded or not) and its table names, to prepare or inspect items directly. */
-  dynamo(): { client: DynamoDBDocumentClient; tables: { quota: string; records: string } } {
+  dynamo(): { client: DynamoDBDocumentClient; tables: { quota: string; records: string; catalog: string } } {
     const env = environment();
     this.store ??= createDocumentClient(
       new DynamoDBClient(
@@ -138,7 +141,10 @@ export class ServiceHarness {
         ),
       ),
     );
-    return { client: this.store, tables: { quota: env.quotaTable, records: env.recordsTable } };
+    return {
+      client: this.store,
+      tables: { quota: env.quotaTable, records: env.recordsTable, catalog: env.catalogTable },
+    };
   }
 
   get url(): string {
