@@ -19,6 +19,7 @@ import type { OperationName, RouteDefinition } from '../shared/contract/routes';
 import { MAX_BODY_BYTES } from '../shared/http/body-middleware';
 import { CatalogDeployment } from './catalog-deployment';
 import type { DeploymentSettings } from './deployment-settings';
+import { IndexBuilds } from './index-builds';
 import { acknowledge } from './nag-acknowledgements';
 import { type BundleAsset, OperationFunction } from './operation-function';
 import { ServiceAlarms } from './service-alarms';
@@ -58,6 +59,8 @@ export const OPERATION_SIZING: Record<OperationName, { memorySize: number; timeo
   // beside the main thread's loaded datasets; 3 GB leaves headroom so that a query ends as an answer, never
   // by killing the function.
   'execute-sql': { memorySize: 3072, timeout: Duration.seconds(28) },
+  // The index status: the catalog, and one read of each index job's progress.
+  indexes: { memorySize: 512, timeout: Duration.seconds(10) },
   // Client-key mode's "who am I": a catalog lookup and the quota write.
   'login-user-info': { memorySize: 512, timeout: Duration.seconds(10) },
   // A backend function's description and version: a catalog lookup and the quota write, like loginUserInfo.
@@ -76,6 +79,7 @@ export class StatelessStack extends Stack {
   readonly operations: OperationFunction[];
   readonly api: ServiceApi;
   readonly catalogDeployment: CatalogDeployment;
+  readonly indexBuilds: IndexBuilds;
   readonly alarms: ServiceAlarms;
   readonly dashboard: ServiceDashboard;
   readonly alarmTopic?: ITopic;
@@ -152,13 +156,32 @@ export class StatelessStack extends Stack {
     });
 
     this.catalogDeployment = new CatalogDeployment(this, 'CatalogDeployment', {
+      stage: settings.stage,
       catalogTableName: resources.tables.catalog.tableName,
+      records: resources.tables.records,
       config: props.config,
       projectRoot: props.projectRoot,
       logRetention,
       logRemovalPolicy,
       ...(encryptionKey ? { logEncryptionKey: encryptionKey } : {}),
     });
+
+    this.indexBuilds = new IndexBuilds(this, 'IndexBuilds', {
+      stage: settings.stage,
+      projectRoot: props.projectRoot,
+      tables: { records: resources.tables.records, catalog: resources.tables.catalog },
+      metricNamespace: settings.metricNamespace,
+      writesPerSecond: settings.indexBuildWritesPerSecond,
+      concurrency: settings.indexBuildConcurrency,
+      maxSegments: settings.indexBuildMaxSegments,
+      logRetention,
+      logRemovalPolicy,
+      ...(encryptionKey ? { encryptionKey } : {}),
+    });
+    // The configuration is applied (or refused) before any function changes: every function depends on it.
+    for (const operation of this.operations) operation.node.addDependency(this.catalogDeployment.resource);
+    this.indexBuilds.node.addDependency(this.catalogDeployment.resource);
+    this.catalogDeployment.startIndexBuilds(this.indexBuilds.stateMachine);
 
     const topic = this.createAlarmTopic(settings, encryptionKey);
     if (topic) this.alarmTopic = topic;
@@ -178,6 +201,7 @@ export class StatelessStack extends Stack {
       latencyAlarmP99Ms: settings.latencyAlarmP99Ms,
       authFailureAlarmThreshold: settings.authFailureAlarmThreshold,
       recordIndexNames: resources.tables.records.definition.globalSecondaryIndexes.map((index) => index.indexName),
+      indexBuilds: this.indexBuilds.stateMachine,
       ...(topic ? { topic } : {}),
     });
     this.dashboard = new ServiceDashboard(this, 'Dashboard', {
@@ -185,6 +209,7 @@ export class StatelessStack extends Stack {
       stage: settings.stage,
       alarms: this.alarms.alarms,
       hookFunctions: [...new Set((props.config.hooks ?? []).map((hook) => hook.function))],
+      indexBuilds: this.indexBuilds.stateMachine,
     });
   }
 

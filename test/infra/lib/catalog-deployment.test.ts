@@ -4,6 +4,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SFNClient } from '@aws-sdk/client-sfn';
 import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -12,8 +13,10 @@ import dynalite from 'dynalite';
 import { CatalogDeployment } from '../../../lib/catalog-deployment';
 import { createDocumentClient } from '../../../shared/aws/dynamodb';
 import type { FunctionConfig } from '../../../shared/catalog/schema';
-import { applyCatalogResource } from '../../../shared/catalog-store/catalog-resource';
+import { applyDeployResource } from '../../../shared/catalog-store/catalog-resource';
 import { readCatalog, readDeployedCatalog, withoutSecrets } from '../../../shared/catalog-store/catalog-store';
+import { RECORDS_TABLE } from '../../../shared/storage/table-definitions';
+import { toCreateTableInput } from '../../../shared/storage/table-setup';
 import {
   arnOf,
   type BuiltService,
@@ -82,7 +85,9 @@ describe('custom resource', () => {
     expect(
       () =>
         new CatalogDeployment(stack, 'Catalog', {
+          stage: 'dev',
           catalogTableName: 'catalog',
+          records: { tableName: 'records', definition: RECORDS_TABLE },
           config: big,
           projectRoot: PROJECT_ROOT,
           logRetention: RetentionDays.ONE_DAY,
@@ -109,7 +114,12 @@ describe('deploy-catalog function', () => {
       LogicalResourceId: 'Catalog',
       ResourceType: 'Custom::DeployedCatalog',
       PhysicalResourceId: 'catalog',
-      ResourceProperties: { ServiceToken: 'token', TableName: 'catalog', Config: JSON.stringify(config) },
+      ResourceProperties: {
+        ServiceToken: 'token',
+        TableName: 'catalog',
+        RecordsTableName: 'records',
+        Config: JSON.stringify(config),
+      },
       OldResourceProperties: {},
     }) as unknown as DeployCatalogEvent;
 
@@ -131,6 +141,7 @@ describe('deploy-catalog function', () => {
         BillingMode: 'PAY_PER_REQUEST',
       }),
     );
+    await raw.send(new CreateTableCommand(toCreateTableInput(RECORDS_TABLE, 'records')));
     ({ handler } = await import('../../../functions/deploy-catalog'));
   });
 
@@ -143,7 +154,10 @@ describe('deploy-catalog function', () => {
 
   it('writes the configuration as the catalog on create', async () => {
     const result = await invoke(event('Create', withoutSecrets(TEST_CONFIG)));
-    expect(result).toEqual({ PhysicalResourceId: 'catalog', Data: { applications: 2, datasets: 1, functions: 1 } });
+    expect(result).toEqual({
+      PhysicalResourceId: 'catalog',
+      Data: { applications: 2, datasets: 1, functions: 1, indexesToBuild: 0, indexesToDrop: 0 },
+    });
     expect(await readCatalog(createDocumentClient(raw), 'catalog')).toEqual(withoutSecrets(TEST_CONFIG));
   });
 
@@ -171,11 +185,18 @@ describe('deploy-catalog function', () => {
       ({
         RequestType: requestType,
         PhysicalResourceId: 'catalog',
-        ResourceProperties: { ServiceToken: 'token', TableName: table, Config: JSON.stringify(config) },
+        ResourceProperties: {
+          ServiceToken: 'token',
+          TableName: table,
+          RecordsTableName: 'records',
+          Config: JSON.stringify(config),
+        },
       }) as unknown as DeployCatalogEvent;
     const deployAt = (iso: string, functions: FunctionConfig[]) =>
-      applyCatalogResource(deployEvent('Update', configWith(functions)), createDocumentClient(raw), () =>
-        Date.parse(iso),
+      applyDeployResource(
+        deployEvent('Update', configWith(functions)),
+        { dynamo: createDocumentClient(raw), stepFunctions: () => new SFNClient({}) },
+        () => Date.parse(iso),
       );
     const versions = async () =>
       Object.fromEntries(
@@ -197,7 +218,10 @@ describe('deploy-catalog function', () => {
 
     it('gives each function version 1 and the deploy time on the first deploy', async () => {
       const result = await deployAt('2026-03-01T10:00:00.000Z', [fn('greet', 'hello'), fn('tag', 'a')]);
-      expect(result).toEqual({ PhysicalResourceId: 'catalog', Data: { applications: 2, datasets: 1, functions: 2 } });
+      expect(result).toEqual({
+        PhysicalResourceId: 'catalog',
+        Data: { applications: 2, datasets: 1, functions: 2, indexesToBuild: 0, indexesToDrop: 0 },
+      });
       expect(await versions()).toEqual({
         greet: { version: 1, modifiedAt: '2026-03-01T10:00:00.000Z' },
         tag: { version: 1, modifiedAt: '2026-03-01T10:00:00.000Z' },
