@@ -14,6 +14,7 @@ export type OperationName =
   | 'batch-create'
   | 'update'
   | 'execute-sql'
+  | 'indexes'
   | 'login-user-info'
   | 'bff-endpoint';
 
@@ -25,7 +26,7 @@ export interface OperationRoute {
   method: 'POST' | 'GET';
   /** `{name}` segments are filled in from the request's fields (`pathWith`). */
   path: string;
-  /** Data operations sign and send a dataset code; custom SQL may. */
+  /** Data operations sign and send a dataset code; custom SQL and the index status may. */
   requiresDataset: boolean;
 }
 
@@ -37,6 +38,7 @@ export const OPERATIONS: readonly OperationRoute[] = [
   { operation: 'batch-create', method: 'POST', path: '/openapi/data/batch-create', requiresDataset: true },
   { operation: 'update', method: 'POST', path: '/openapi/data/update', requiresDataset: true },
   { operation: 'execute-sql', method: 'POST', path: '/api/custom/executeSql', requiresDataset: false },
+  { operation: 'indexes', method: 'POST', path: '/openapi/data/indexes', requiresDataset: false },
 ];
 
 /** Answers the user a personal access key belongs to; client-key mode only. */
