@@ -21,8 +21,8 @@ const common = {
 
 module.exports = {
   testTimeout: 30000,
-  // package, walkthrough and browser: the client as a partner installs it, the README as a user runs it, /docs in
-  // chromium.
+  // package, walkthrough and browser: the client as a partner installs it, the README's and docs' examples as a
+  // user runs them, /docs in Chromium.
   projects: ['unit', 'integration', 'infra', 'package', 'walkthrough', 'browser'].map((name) => ({
     ...common,
     displayName: name,

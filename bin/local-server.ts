@@ -24,6 +24,7 @@ import { settleWindow } from '../shared/indexing/index-jobs';
 import { LocalIndexRunner } from '../shared/indexing/local-index-runner';
 import { logIndexJobWork, setLogSink } from '../shared/observability/request-log';
 import { endpointTarget } from '../shared/runtime/environment';
+import { startSandboxes } from '../shared/sandbox/sandbox';
 import { deleteTables, ensureTables, localTableNames } from '../shared/storage/table-setup';
 import { DEFAULT_CONFIG } from './local/default-config';
 import { docsPages } from './local/docs-pages';
@@ -199,6 +200,9 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     await dynamo.close();
     throw error;
   }
+  // A deployed hooked function starts its sandbox at init; here the server's start stands for every init (the
+  // handlers from source share this process's sandbox; bundles start their own as they load).
+  if (!options.loadHandler && (config.hooks?.length ?? 0) > 0) await startSandboxes();
   const health = JSON.stringify({ status: 'ok', operations: [...handlers.keys()] });
   let url = '';
   const server = createLambdaHttpServer({
@@ -312,6 +316,19 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
     ...(log === 'text' ? { textLog: writeLine } : {}),
   });
   const forgetAddress = recordLocalServiceUrl(server.url);
+  // Ctrl-C signals the terminal's whole process group, and npm passes the same signal on to this process once more:
+  // the second must not take the default action (dying mid-stop, with the store unclosed), so every signal after
+  // the first is ignored while the stop, bounded, completes. Set before the banner: whoever reads it may stop us.
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    forgetAddress();
+    setTimeout(() => process.exit(1), 5_000).unref();
+    server.close().then(() => process.exit(0));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
   const example = firstRequestExample(server);
   process.stdout.write(
     [
@@ -343,12 +360,6 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
           ]),
     ].join('\n'),
   );
-  const stop = () => {
-    forgetAddress();
-    server.close().then(() => process.exit(0));
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
 }
 
 if (require.main === module) {

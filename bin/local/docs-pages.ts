@@ -1,8 +1,10 @@
 /**
  * The local server's documentation pages: the OpenAPI document at /openapi.json and a Swagger UI page at /docs.
  * Swagger UI's assets come from the swagger-ui-dist package in node_modules, so the page works offline and
- * nothing is fetched from a CDN. The page asks once for an application's keys (or a client key), keeps them in
- * the tab's sessionStorage only, and signs every "Try it out" request in the browser (docs-signer.ts).
+ * nothing is fetched from a CDN. The page asks once for an application's keys (or a client key) in a bar that stays
+ * at the top, keeps them in the tab's sessionStorage only, and signs every "Try it out" request in the browser
+ * (docs-signer.ts). The bar is the only place for keys: Swagger UI's own "Authorize" dialog, whose raw header
+ * fields would compete with it, is left out, and "Execute" without keys sends nothing and points at the bar.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -49,6 +51,48 @@ const INITIALIZER = `(function () {
     }
   }
   function value(id) { return document.getElementById(id).value.trim(); }
+  // Execute without the keys it needs: the bar (which stays at the top) says why, with the field to fill focused.
+  function needKeys(message) {
+    var saved = load();
+    document.getElementById(saved ? 'das-signing-as-text' : 'das-credentials-error').textContent = message;
+    var first = ['das-app-code', 'das-access-key', 'das-signing-secret'].filter(function (id) { return !value(id); })[0];
+    document.getElementById(saved ? 'das-forget' : first || 'das-use').focus();
+  }
+  // What keeps "Execute" from sending this operation with the keys in the bar, if anything.
+  function keysProblem(pathName) {
+    var credentials = load();
+    if (!credentials) {
+      return 'Try it out needs keys: enter an app code with its access key and signing secret, or a client key, ' +
+        'in the bar at the top of this page, then Execute again.';
+    }
+    if (!credentials.clientKey && String(pathName).indexOf('/client/') === 0) {
+      return 'This path takes a client key (X-User-AK): Forget the keys in the bar at the top of this page, ' +
+        'enter the app code with a client key, then Execute again.';
+    }
+    return undefined;
+  }
+  // The bar is the only place for keys: Swagger UI's "Authorize" button and each operation's lock are left out,
+  // and "Execute" without the keys its operation needs sends nothing (and shows no progress) but says why in the bar.
+  function keyBarOnly() {
+    var nothing = function () { return function () { return null; }; };
+    function guardedExecute(Execute, system) {
+      return function (props) {
+        return system.React.createElement(Execute, Object.assign({}, props, {
+          onExecute: function () {
+            if (!keysProblem(props.path) && props.onExecute) props.onExecute();
+          },
+          specActions: Object.assign({}, props.specActions, {
+            execute: function (request) {
+              var problem = keysProblem(props.path);
+              if (problem) needKeys(problem);
+              else props.specActions.execute(request);
+            },
+          }),
+        }));
+      };
+    }
+    return { wrapComponents: { authorizeBtn: nothing, authorizeOperationBtn: nothing, execute: guardedExecute } };
+  }
   window.addEventListener('load', function () {
     document.getElementById('das-credentials').addEventListener('submit', function (event) {
       event.preventDefault();
@@ -75,10 +119,11 @@ const INITIALIZER = `(function () {
       deepLinking: true,
       validatorUrl: null,
       presets: [SwaggerUIBundle.presets.apis],
+      plugins: [keyBarOnly],
       layout: 'BaseLayout',
       requestInterceptor: function (request) {
         var credentials = load();
-        if (!credentials || String(request.method).toUpperCase() !== 'POST') return request;
+        if (request.loadSpec || !credentials) return request;
         var signing = Object.assign({ signatureVersion: versions[credentials.appCode] || 1 }, credentials);
         return DasDocsSigner.prepareDocsRequest(request, signing).then(function (prepared) {
           return Object.assign(request, prepared);
@@ -89,12 +134,19 @@ const INITIALIZER = `(function () {
 })();
 `;
 
-const CREDENTIALS_PANEL = `<section class="das-panel" aria-label="Credentials for Try it out">
+/**
+ * The key bar. The app code starts as the configuration's first application, with every configured one offered
+ * in its list (codes are letters, digits, `_` and `-`: nothing to escape).
+ */
+function credentialsPanel(appCodes: string[]): string {
+  const options = appCodes.map((code) => `<option value="${code}"></option>`).join('');
+  return `<section class="das-panel" aria-label="Credentials for Try it out">
       <form id="das-credentials" hidden>
         <strong>Try it out signs each request in this page.</strong>
         Enter an application's keys once; they stay in this tab (sessionStorage) and are never sent.
         <div class="das-fields">
-          <label>App code <input id="das-app-code" name="appCode" autocomplete="off" placeholder="app-demo"></label>
+          <label>App code <input id="das-app-code" name="appCode" autocomplete="off" list="das-app-codes" value="${appCodes[0] ?? ''}"></label>
+          <datalist id="das-app-codes">${options}</datalist>
           <label>Access key <input id="das-access-key" name="accessKey" autocomplete="off"></label>
           <label>Signing secret <input id="das-signing-secret" name="signingSecret" type="password" autocomplete="off"></label>
           <span>or</span>
@@ -105,15 +157,16 @@ const CREDENTIALS_PANEL = `<section class="das-panel" aria-label="Credentials fo
       </form>
       <div id="das-signing-as" hidden><span id="das-signing-as-text"></span> <button type="button" id="das-forget">Forget</button></div>
     </section>`;
+}
 
 const PANEL_STYLE = `<style>
-      .das-panel { font-family: sans-serif; font-size: 14px; max-width: 1460px; margin: 0 auto; padding: 12px 20px; background: #f4f6f8; border-bottom: 1px solid #d0d7de; }
+      .das-panel { position: sticky; top: 0; z-index: 10; font-family: sans-serif; font-size: 14px; max-width: 1460px; margin: 0 auto; padding: 12px 20px; background: #f4f6f8; border-bottom: 1px solid #d0d7de; }
       .das-fields { display: flex; flex-wrap: wrap; gap: 8px 16px; align-items: end; margin-top: 8px; }
       .das-fields label { display: flex; flex-direction: column; gap: 2px; }
       #das-credentials-error { color: #b42318; }
     </style>`;
 
-const HTML = `<!DOCTYPE html>
+const docsHtml = (appCodes: string[]) => `<!DOCTYPE html>
 <html lang="en">
   <head>
     <meta charset="utf-8">
@@ -125,7 +178,7 @@ const HTML = `<!DOCTYPE html>
   </head>
   <body>
     <noscript>This page needs JavaScript; the document itself is at <a href="/openapi.json">/openapi.json</a>.</noscript>
-    ${CREDENTIALS_PANEL}
+    ${credentialsPanel(appCodes)}
     <div id="swagger-ui"></div>
     <script src="${DOCS_PATH}/swagger-ui-bundle.js"></script>
     <script src="${DOCS_PATH}/docs-signer.js"></script>
@@ -162,6 +215,10 @@ export function docsPages(
   applications: () => { appCode: string; signatureVersion?: number | undefined }[] = () => [],
 ): Map<string, () => Page> {
   const json = 'application/json; charset=utf-8';
+  const page = (): Page => ({
+    contentType: 'text/html; charset=utf-8',
+    body: docsHtml(applications().map((a) => a.appCode)),
+  });
   const pages = new Map<string, () => Page>([
     [
       '/openapi.json',
@@ -170,8 +227,8 @@ export function docsPages(
         body: JSON.stringify(buildOpenApiDocument({ serverUrl: serverUrl(), version: PACKAGE_VERSION }), null, 2),
       }),
     ],
-    [DOCS_PATH, () => ({ contentType: 'text/html; charset=utf-8', body: HTML })],
-    [`${DOCS_PATH}/`, () => ({ contentType: 'text/html; charset=utf-8', body: HTML })],
+    [DOCS_PATH, page],
+    [`${DOCS_PATH}/`, page],
     [`${DOCS_PATH}/docs-init.js`, () => ({ contentType: 'text/javascript; charset=utf-8', body: INITIALIZER })],
     // Which signature version each application expects (no keys): the page signs version 2 for those that do.
     [

@@ -1,7 +1,8 @@
 /**
  * Where the local service `npm start` runs, recorded so that `das call` and `npm run sign` in the same checkout
- * reach it whatever `--port` it was given. The last server started wins; a server removes its record when it
- * stops, and a record whose process is gone is ignored.
+ * reach it whatever `--port` it was given. The last server started wins; when it stops it puts back the record it
+ * replaced if that server still runs (a second server, a test's, never leaves the first one unreachable), and
+ * otherwise removes its record. A record whose process is gone is ignored.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -16,6 +17,7 @@ export function serviceAddressFile(): string {
 
 export function recordLocalServiceUrl(url: string): () => void {
   const file = serviceAddressFile();
+  const replaced = readRecord(file);
   try {
     mkdirSync(path.dirname(file), { recursive: true });
     writeFileSync(file, `${JSON.stringify({ url, pid: process.pid })}\n`);
@@ -24,8 +26,12 @@ export function recordLocalServiceUrl(url: string): () => void {
     return () => undefined;
   }
   return () => {
-    const current = readRecord(file);
-    if (current?.pid === process.pid) rmSync(file, { force: true });
+    if (readRecord(file)?.pid !== process.pid) return;
+    if (replaced && replaced.pid !== process.pid && isRunning(replaced.pid)) {
+      writeFileSync(file, `${JSON.stringify(replaced)}\n`);
+    } else {
+      rmSync(file, { force: true });
+    }
   };
 }
 

@@ -30,6 +30,7 @@ import {
 import { type ApiEvent, type ApiResult, requestSlot, type ServiceContext, type ServiceRequest } from '../http/request';
 import type { NonceStore } from '../storage/nonce-store';
 import type { KeyStore } from './key-store';
+import { signatureMismatch } from './signature-hint';
 import { verifyVersionTwo } from './signature-v2-request';
 
 /** Without a nonce store, a version-2 request cannot be verified: a failure of ours (3001). */
@@ -87,7 +88,14 @@ export function authenticate(options: AuthOptions): AuthenticationStep {
     const appCode = header(headers, APP_CODE_HEADER, true, CODE_PATTERN) as string;
     const token = header(headers, TOKEN_HEADER, true, BASE64) as string;
     const datasetCode = header(headers, DATASET_CODE_HEADER, route.requiresDataset, CODE_PATTERN);
-    header(headers, NONCE_HEADER, false, NONCE_PATTERN);
+    // X-Nonce is a header of signature version 2 (docs/interface.md §16): well formed for an application on version
+    // 2, in this step as always; any value, or none, for one on version 1, which reads neither it nor X-Sign-Version.
+    if (
+      headers[NONCE_HEADER.toLowerCase()] &&
+      (await options.catalog.current()).application(appCode)?.config.signatureVersion === 2
+    ) {
+      header(headers, NONCE_HEADER, false, NONCE_PATTERN);
+    }
     bodyCode(body, 'appCode', APP_CODE_HEADER, appCode);
     if (route.requiresDataset) bodyCode(body, 'datasetCode', DATASET_CODE_HEADER, datasetCode as string);
 
@@ -115,7 +123,8 @@ export function authenticate(options: AuthOptions): AuthenticationStep {
       );
     }
     if (!keys) throw new SignatureMismatchError();
-    // ---- Signature version 2, opt-in per application (docs/interface.md §16); version 1 below is unchanged.
+    // ---- Signature version 2, opt-in per application (docs/interface.md §16); version 1 below is unchanged, and
+    // ignores the version-2 headers.
     if (application.config.signatureVersion === 2) {
       await verifyVersionTwo(
         {
@@ -135,7 +144,7 @@ export function authenticate(options: AuthOptions): AuthenticationStep {
         options.nonces ?? noNonceStore,
       );
     } else if (!verifySignature(token, { appCode, datasetCode, timeStamp }, keys.accessKeys, secret)) {
-      throw new SignatureMismatchError();
+      throw signatureMismatch({ appCode, datasetCode, timeStamp });
     }
     // ---- end of signature version 2
 

@@ -10,6 +10,7 @@ import { NONCE_PATTERN } from '../../packages/client/src/signature-v2';
 import { SignatureMismatchError } from '../contract/errors';
 import type { CapacityMeter } from '../observability/capacity-meter';
 import type { NonceStore } from '../storage/nonce-store';
+import { signatureV2Mismatch } from './signature-hint';
 
 export interface VersionTwoRequest {
   /** Lower-cased header names. */
@@ -50,7 +51,7 @@ export async function verifyVersionTwo(
     nonce,
     path: request.path,
   } as const;
-  if (!verifySignatureV2(request.token, signed, accessKeys, secret)) throw new SignatureMismatchError();
+  if (!verifySignatureV2(request.token, signed, accessKeys, secret)) throw signatureV2Mismatch(signed);
   if (!(await nonces.claim(request.appCode, nonce, request.windowEndsAt, request.capacity))) {
     throw new SignatureMismatchError('X-Nonce was already used: every version-2 request needs a new nonce');
   }

@@ -5,7 +5,8 @@
  *
  * - An unknown field, a suffix or operator the field's type does not support, or a malformed value is 1001
  *   naming the key. A field the grant hides (readFields) is, to this caller, a field the dataset does not have
- *   (docs/interface.md §6): it gets exactly the message an unknown field gets, so hidden names cannot be listed.
+ *   (docs/interface.md §6): it gets exactly the message an unknown field gets, so hidden names cannot be listed. An
+ *   unknown name near one the caller may use gets "did you mean" that one, chosen among the readable fields only.
  * - `where` holds at most `MAX_WHERE_CONDITIONS` conditions (docs/interface.md §7), counted before anything else of the
  *   parameters is read and stopping at the first one past the limit, so an oversized filter costs less to refuse
  *   than a valid one costs to parse.
@@ -19,6 +20,7 @@
  */
 import type { Dataset } from '../catalog/catalog';
 import { filterKeyField } from '../catalog/schema';
+import { didYouMean } from '../contract/did-you-mean';
 import { InvalidParameterError } from '../contract/errors';
 import { type StoredValue, toStoredValue } from './field-values';
 import {
@@ -58,6 +60,15 @@ const SUPPORT: Record<FieldRef['type'], ReadonlySet<Operator>> = {
   id: new Set(['eq', 'range', 'in', 'is_null']),
 };
 
+/** The suffix-filter keys of each operator (`f`, `f_like`, `f_start`, ...). */
+const SUFFIXES: Record<Operator, readonly string[]> = {
+  eq: [''],
+  like: ['_like'],
+  range: ['_start', '_end'],
+  in: ['_in'],
+  is_null: ['_is_null'],
+};
+
 /** Who reads: the fields the grant makes visible (undefined: all of them). */
 export interface FieldAccess {
   readable?: ReadonlySet<string>;
@@ -84,9 +95,22 @@ export class FieldResolver {
     if (name === 'gmt_create') return GMT_CREATE_FIELD;
     if (name === 'gmt_modified') return GMT_MODIFIED_FIELD;
     const field = this.known.has(name) ? this.dataset.fieldsByName.get(name) : undefined;
-    if (!field)
-      throw new InvalidParameterError(`${key}: unknown field '${name}' in dataset '${this.dataset.datasetCode}'`);
+    if (!field) {
+      throw new InvalidParameterError(
+        `${key}: unknown field '${name}' in dataset '${this.dataset.datasetCode}'${didYouMean(name, this.known)}`,
+      );
+    }
     return { name, type: field.type };
+  }
+
+  /** Every suffix-filter key of the readable fields, by the operators each one's type supports. */
+  filterKeys(): string[] {
+    return [...this.known].flatMap((name) => {
+      const operators = SUPPORT[this.resolve(name, name).type];
+      return Object.entries(SUFFIXES)
+        .filter(([operator]) => operators.has(operator as Operator))
+        .flatMap(([, suffixes]) => suffixes.map((suffix) => `${name}${suffix}`));
+    });
   }
 
   /** A value coerced as a write would store it; 1001 naming `key` when it does not fit the type. */
@@ -146,7 +170,10 @@ export function parseSuffixFilters(
   for (const [key, value] of Object.entries(params)) {
     if (ignore.has(key)) continue;
     const name = filterKeyField(key, resolver.knownFields());
-    if (!name) throw new InvalidParameterError(`${key}: unknown field or filter in dataset '${dataset.datasetCode}'`);
+    if (!name) {
+      const hint = didYouMean(key, [...resolver.filterKeys(), ...ignore]);
+      throw new InvalidParameterError(`${key}: unknown field or filter in dataset '${dataset.datasetCode}'${hint}`);
+    }
     const field = resolver.resolve(name, key);
     const suffix = key.slice(name.length);
     conditions.push(suffixCondition(resolver, field, suffix, value, key));

@@ -1,16 +1,19 @@
 /**
- * The /docs page in a real browser (Debian's chromium driven by playwright-core): it asks once for an
+ * The /docs page in a real browser (the lockfile's Chromium, or CHROMIUM_PATH's: test/support/browser.ts): its key
+ * bar, which stays at the top, is the only place for keys (Swagger UI's "Authorize" is left out) and starts with
+ * an app code filled in; "Execute" without keys sends nothing and says so in the bar; it asks once for an
  * application's keys, keeps them in sessionStorage only, and "Try it out" on get-list answers 200 with the
- * records, signed in the page. A screenshot of the answered page is kept in test-artifacts/.
+ * records, signed in the page; a client key opens the /client/ paths. A screenshot of the answered page is kept
+ * in test-artifacts/.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { DEFAULT_CONFIG } from '../../bin/local/default-config';
+import { launchBrowser } from '../support/browser';
 import { ServiceHarness } from '../support/service-harness';
 
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const ARTIFACTS = path.join(__dirname, '..', '..', 'test-artifacts');
 const DEMO = { appCode: 'app-demo', accessKey: 'ak-7f3c9a1b2d4e', secret: 'sk-demo-secret' };
 
@@ -36,9 +39,6 @@ let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`no browser at ${CHROMIUM}: install Debian's chromium (apt-get install chromium), as .ci/run does`);
-  }
   await harness.start();
   for (const order of [
     { customer_id: 'c-docs-1', amount: 12.5, status: 'new' },
@@ -52,18 +52,7 @@ beforeAll(async () => {
     );
     expect(created.status).toBe(200);
   }
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  browser = await launchBrowser();
   page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
 }, 60_000);
 afterAll(async () => {
@@ -77,6 +66,53 @@ async function exampleBody(operationBlock: string): Promise<string> {
   const block = page.locator(operationBlock);
   if (!(await block.locator('.opblock-body').isVisible())) await block.locator('.opblock-summary').first().click();
   return (await block.locator('.body-param__example').first().textContent()) ?? '';
+}
+
+const GET_LIST = '#operations-records-getList';
+const NEEDS_KEYS =
+  'Try it out needs keys: enter an app code with its access key and signing secret, or a client key, in the bar ' +
+  'at the top of this page, then Execute again.';
+
+it('before any key: the app code is filled in, there is no Authorize, and Execute points at the key bar', async () => {
+  await page.goto(`${harness.url}/docs`);
+  await page.locator(GET_LIST).waitFor();
+  // A value, not a placeholder, with every configured application offered.
+  expect(await page.inputValue('#das-app-code')).toBe('app-demo');
+  expect(await page.getAttribute('#das-app-code', 'placeholder')).toBeNull();
+  expect(await page.evaluate("[...document.querySelectorAll('#das-app-codes option')].map((o) => o.value)")).toEqual([
+    'app-demo',
+    'app-partner-eu',
+    'app-demo-v2',
+  ]);
+  // Swagger UI's own key dialog, and each operation's lock, would compete with the bar.
+  expect(await page.locator('.auth-wrapper, .btn.authorize, .authorization__btn').count()).toBe(0);
+
+  await exampleBody(GET_LIST);
+  await page.locator(`${GET_LIST} .try-out__btn`).click();
+  await page.locator(`${GET_LIST} .execute`).click();
+  await expect(page.locator('#das-credentials-error').textContent()).resolves.toBe(NEEDS_KEYS);
+  // The app code is there: the access key is the field to fill.
+  expect(await page.evaluate('document.activeElement.id')).toBe('das-access-key');
+  // Nothing was sent, so nothing answered and Execute is not left waiting.
+  expect(await page.locator(`${GET_LIST} .live-responses-table`).count()).toBe(0);
+  expect(await page.locator(`${GET_LIST} .execute`).textContent()).toBe('Execute');
+  expect(harness.logLines.filter((line) => line.operation === 'get-list')).toEqual([]);
+
+  // The bar stays in view wherever the page is scrolled.
+  await page.locator('#operations-custom_SQL-executeSql').scrollIntoViewIfNeeded();
+  await page.locator('#operations-client_key-loginUserInfo').scrollIntoViewIfNeeded();
+  expect(await page.evaluate('window.scrollY')).toBeGreaterThan(0);
+  expect((await page.locator('.das-panel').boundingBox())?.y).toBe(0);
+}, 60_000);
+
+/** Execute an operation whose "Try it out" is open, and read the answer the page shows: its status and its JSON. */
+async function executeAndRead(operationBlock: string) {
+  await page.locator(`${operationBlock} .execute`).click();
+  const row = `${operationBlock} .live-responses-table tbody tr.response`;
+  const status = page.locator(`${row} .response-col_status`).first();
+  await status.waitFor({ state: 'visible', timeout: 20_000 });
+  const body = await page.locator(`${row} .response-col_description pre`).first().textContent();
+  return { status, answer: JSON.parse(body ?? '') };
 }
 
 it('asks once for the keys, keeps them in sessionStorage, and signs Try it out in the page', async () => {
@@ -106,19 +142,11 @@ it('asks once for the keys, keeps them in sessionStorage, and signs Try it out i
   });
 
   // get-list's example body: status new, amount from 10, highest amount first.
-  const getList = '#operations-records-getList';
+  const getList = GET_LIST;
   await exampleBody(getList);
   await page.locator(`${getList} .try-out__btn`).click();
-  await page.locator(`${getList} .execute`).click();
-  const status = page.locator(`${getList} .live-responses-table tbody tr.response .response-col_status`).first();
-  await status.waitFor({ state: 'visible', timeout: 20_000 });
+  const { status, answer } = await executeAndRead(getList);
   expect((await status.textContent())?.trim()).toBe('200');
-  const answer = JSON.parse(
-    (await page
-      .locator(`${getList} .live-responses-table tbody tr.response .response-col_description pre`)
-      .first()
-      .textContent()) ?? '',
-  );
   expect(answer.success).toBe(true);
   expect(answer.data.paging.totalCount).toBe(2);
   expect(answer.data.tableData.map((r: { customer_id: string }) => r.customer_id)).toEqual(['c-docs-2', 'c-docs-1']);
@@ -153,23 +181,43 @@ it('signs version 2 for an application that requires it', async () => {
   await page.fill('#das-access-key', V2.accessKey);
   await page.fill('#das-signing-secret', V2.secret);
   await page.click('#das-use');
-  const getList = '#operations-records-getList';
+  const getList = GET_LIST;
   await exampleBody(getList);
   if (await page.locator(`${getList} .try-out__btn`).isVisible())
     await page.locator(`${getList} .try-out__btn`).click();
-  await page.locator(`${getList} .execute`).click();
-  const status = page.locator(`${getList} .live-responses-table tbody tr.response .response-col_status`).first();
-  await status.waitFor({ state: 'visible', timeout: 20_000 });
+  const { status, answer } = await executeAndRead(getList);
   expect((await status.textContent())?.trim()).toBe('200');
-  const answer = JSON.parse(
-    (await page
-      .locator(`${getList} .live-responses-table tbody tr.response .response-col_description pre`)
-      .first()
-      .textContent()) ?? '',
-  );
   expect(answer.data.tableData.map((r: { customer_id: string }) => r.customer_id)).toEqual(['c-docs-2', 'c-docs-1']);
   // A version-1 token would have been refused (1002): the service accepted a version-2 one.
   expect(harness.logLines.filter((line) => line.appCode === V2.appCode)).toEqual([
     expect.objectContaining({ operation: 'get-list', errors: 0 }),
   ]);
+}, 60_000);
+
+it('sends a client key to the /client/ paths, GET ones included, and asks for one where signed keys cannot go', async () => {
+  const login = '#operations-client_key-loginUserInfo';
+  // Signed keys (version 2's, from the test above) do not open a /client/ path: nothing is sent.
+  if (!(await page.locator(`${login} .opblock-body`).isVisible()))
+    await page.locator(`${login} .opblock-summary`).click();
+  await page.locator(`${login} .try-out__btn`).click();
+  await page.locator(`${login} .execute`).click();
+  await expect(page.locator('#das-signing-as-text').textContent()).resolves.toBe(
+    'This path takes a client key (X-User-AK): Forget the keys in the bar at the top of this page, enter the app ' +
+      'code with a client key, then Execute again.',
+  );
+  expect(harness.logLines.filter((line) => line.operation === 'login-user-info')).toEqual([]);
+
+  await page.click('#das-forget');
+  await page.fill('#das-app-code', DEMO.appCode);
+  await page.fill('#das-client-key', 'dasu_demo-analyst-local-only-key-0000000000');
+  await page.click('#das-use');
+  const { status, answer } = await executeAndRead(login);
+  expect((await status.textContent())?.trim()).toBe('200');
+  expect(answer.data).toEqual({
+    id: 'demo-analyst',
+    userName: 'Demo Analyst',
+    loginName: 'analyst@example.com',
+    appCode: 'app-demo',
+    role: 'analyst',
+  });
 }, 60_000);

@@ -136,4 +136,20 @@ it('npx das is the package’s command: help, and a call to the local server', a
     env,
   });
   expect(JSON.parse(call.stdout)).toMatchObject({ success: true, data: { paging: { totalCount: 1 } } });
+  // Only DAS_URL set: the keys are what is missing, and every way to give them is named.
+  const noKeys = { ...env, DAS_APP_CODE: '', DAS_ACCESS_KEY: '', DAS_SIGNING_SECRET: '' };
+  const refused = await run('npx', ['das', 'call', 'get-list', '--dataset', 'orders'], {
+    cwd: project,
+    env: noKeys,
+  }).then(
+    () => ({ code: 0, stderr: '' }),
+    (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
+  );
+  expect(refused).toEqual({
+    code: 2,
+    stderr:
+      'das call: no keys to sign with: give --app, --key and --secret (or DAS_APP_CODE, DAS_ACCESS_KEY and ' +
+      "DAS_SIGNING_SECRET), or --config <file> holding the application's local keys, " +
+      'or --user-key (DAS_USER_KEY) for a personal access key\nSee: das call --help\n',
+  });
 });

@@ -3,12 +3,13 @@
  * of its example block, as printed, in order, from the checkout, with no extra flag. Each answers success, and
  * the registered query returns the rows the creates made.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { type CodeBlock, codeBlocks, commandLines } from '../support/doc-examples';
+import { type NpmStart, startNpmStart } from '../support/npm-start';
 
 const run = promisify(execFile);
 const REPOSITORY = path.join(__dirname, '..', '..');
@@ -24,80 +25,26 @@ const env = {
   DAS_SIGNING_SECRET: '',
 };
 
-/** The quickstart's example commands: the shell block that follows `npm start`'s description. */
+/** The quickstart's example commands: the README's first `sh` block, which follows `npm start`'s description. */
 function quickstartCommands(): string[] {
-  const readme = readFileSync(path.join(REPOSITORY, 'README.md'), 'utf8');
-  const quickstart = readme.slice(readme.indexOf('## Quickstart'), readme.indexOf('## Calling the API'));
-  const blocks = [...quickstart.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] as string);
-  const block = blocks.find((b) => b.includes('npm run -s sign')) as string;
-  return block.split('\n').filter((line) => line.trim() !== '');
+  const block = codeBlocks(REPOSITORY, 'README.md').find((b) => b.info === 'sh') as CodeBlock;
+  return commandLines(block.text);
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-let server: ChildProcess;
-let banner = '';
-let port: number;
+let server: NpmStart;
 
 beforeAll(async () => {
-  port = await freePort();
-  server = spawn('npm', ['start', '--', '--port', String(port), '--data-dir', path.join(scratch, 'data')], {
-    cwd: REPOSITORY,
-    env,
-    detached: true,
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.stdout?.on('data', (chunk) => {
-      banner += chunk;
-      if (banner.includes('A first signed request')) resolve();
-    });
-    server.once('exit', (code) => reject(new Error(`npm start exited with ${code}: ${banner}`)));
-  });
+  server = await startNpmStart(REPOSITORY, scratch, env);
 }, 120_000);
-/** True while any process of the group npm start made is alive. */
-function groupAlive(pid: number): boolean {
-  try {
-    process.kill(-pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * SIGTERM to the process group npm start made (npm, tsx, the server), and wait for all of it to end: npm itself
- * may exit before the server has handled the signal.
- */
-async function stopServer(): Promise<void> {
-  const pid = server.pid;
-  if (!pid || !groupAlive(pid)) return;
-  const exited =
-    server.exitCode !== null || server.signalCode !== null
-      ? Promise.resolve()
-      : new Promise((resolve) => server.once('exit', resolve));
-  process.kill(-pid, 'SIGTERM');
-  await exited;
-  const deadline = Date.now() + 10_000;
-  while (groupAlive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-}
 
 afterAll(async () => {
-  await stopServer();
+  await server.stop();
   rmSync(scratch, { recursive: true, force: true });
 });
 
 it('the banner says how other shells reach the server', () => {
-  expect(banner).toContain(`Data access service listening on http://127.0.0.1:${port}\n`);
-  expect(banner).toContain(`export DAS_URL=http://127.0.0.1:${port}`);
+  expect(server.banner).toContain(`Data access service listening on http://127.0.0.1:${server.port}\n`);
+  expect(server.banner).toContain(`export DAS_URL=http://127.0.0.1:${server.port}`);
 });
 
 it('every example answers success, in order, and the query sums the orders just created', async () => {
@@ -126,9 +73,9 @@ it('every example answers success, in order, and the query sums the orders just 
 
 it('the server records where it listens while it runs, and forgets it when stopped', async () => {
   expect(JSON.parse(readFileSync(addressFile, 'utf8'))).toEqual({
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${server.port}`,
     pid: expect.any(Number),
   });
-  await stopServer();
+  await server.stop();
   expect(existsSync(addressFile)).toBe(false);
 });

@@ -2,18 +2,16 @@
  * `das` end to end: each command runs as its own process through bin/das.js (what `npx das` runs), against
  * the real local server where it calls one. Exit codes: 0 done, 1 failed, 2 wrong command line.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { verifySignature } from '../../../packages/client/src/signature';
 import { failureWith } from '../../support/failure-envelope';
-import { FIXTURES_DIR, REPO_ROOT } from '../../support/paths';
-import { type DasRun, runDas } from '../../support/run-das';
+import { freePort } from '../../support/free-port';
+import { FIXTURES_DIR } from '../../support/paths';
+import { type DasRun, runDas, startDasServe } from '../../support/run-das';
 import { FIXTURE_CONFIG, MAIN_APP, ServiceHarness } from '../../support/service-harness';
 
-const DAS = path.join(REPO_ROOT, 'bin', 'das.js');
 const VECTORS = JSON.parse(readFileSync(path.join(FIXTURES_DIR, 'signature-vectors.json'), 'utf8')) as {
   vectors: { accessKey: string; appCode: string; datasetCode?: string; timeStamp: number; secret: string }[];
 };
@@ -21,18 +19,6 @@ const VECTORS = JSON.parse(readFileSync(path.join(FIXTURES_DIR, 'signature-vecto
 type Run = DasRun;
 
 const das = runDas;
-
-/** A port nothing listens on: one the system just handed out and took back. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const harness = new ServiceHarness();
 const scratch = mkdtempSync(path.join(tmpdir(), 'das-cli-'));
@@ -196,6 +182,24 @@ describe('das sign and das token', () => {
       'X-App-Code': 'app-demo',
       'X-Token': 'AdDwLbTGoiiH7IH5r2zOiedCAWpiUXF2tuGDGOwz6aE=',
     });
+    // Three headers without --dataset, as its help says, and a word on standard error about the fourth.
+    expect(a.stderr).toBe('');
+    expect(b.stderr).toBe(
+      'das sign: no --dataset, so no X-Dataset-Code: these headers sign a request without a dataset (execute-sql); ' +
+        'a data operation needs --dataset <code>\n',
+    );
+  });
+
+  it('sign --help and das --help count the headers as sign prints them', async () => {
+    const [help, top] = await Promise.all([das(['sign', '--help']), das(['--help'])]);
+    expect(help.stdout).toContain(
+      'Prints the signed headers of a request: X-Time-Stamp, X-App-Code, X-Dataset-Code (only with --dataset, which\n' +
+        'every data operation needs) and X-Token, signed now (or at --timestamp).',
+    );
+    expect(top.stdout).toMatch(
+      /^ {2}sign +print the signed headers of a request \(X-Dataset-Code with --dataset; --curl: a signed curl\)$/m,
+    );
+    expect(`${help.stdout}${top.stdout}`).not.toContain('four');
   });
 
   it('sign --curl (npm run sign) prints a curl the local server accepts', async () => {
@@ -249,9 +253,21 @@ describe('das sign and das token', () => {
     ).toBe(true);
   });
 
-  it('--key without --secret is a usage error', async () => {
+  it('--key without --secret is a usage error naming what is missing', async () => {
     const run = await das(['token', '--app', 'app-main', '--key', 'ak-1234567890']);
-    expect(run).toMatchObject({ code: 2, stderr: expect.stringContaining('--app, --key and --secret go together') });
+    expect(run).toMatchObject({
+      code: 2,
+      stderr:
+        'das token: --secret missing (or DAS_SIGNING_SECRET): --app, --key and --secret go together\n' +
+        'See: das token --help\n',
+    });
+    const keyOnly = await das(['call', 'get-list', '--dataset', 'typed'], { DAS_ACCESS_KEY: 'ak-1234567890' });
+    expect(keyOnly).toMatchObject({
+      code: 2,
+      stderr:
+        'das call: --app and --secret missing (or DAS_APP_CODE, DAS_SIGNING_SECRET): --app, --key and --secret go together\n' +
+        'See: das call --help\n',
+    });
   });
 });
 
@@ -374,9 +390,7 @@ describe('das call', () => {
 
 describe('das serve', () => {
   it('starts the service (same options as npm start), answers /health and stops on SIGTERM', async () => {
-    const child: ChildProcess = spawn(process.execPath, [
-      DAS,
-      'serve',
+    const server = await startDasServe([
       '--port',
       '0',
       '--data-dir',
@@ -385,20 +399,9 @@ describe('das serve', () => {
       FIXTURE_CONFIG,
       '--quiet',
     ]);
-    let output = '';
-    const url = await new Promise<string>((resolve, reject) => {
-      child.stdout?.on('data', (chunk) => {
-        output += chunk;
-        const match = /listening on (http:\/\/\S+)/.exec(output);
-        if (match) resolve(match[1] as string);
-      });
-      child.on('exit', (code) => reject(new Error(`das serve exited with ${code}: ${output}`)));
-    });
-    expect(output).toContain(`API reference: ${url}/docs`);
-    const health = await fetch(`${url}/health`);
+    expect(server.output()).toContain(`API reference: ${server.url}/docs`);
+    const health = await fetch(`${server.url}/health`);
     expect(health.status).toBe(200);
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
+    expect(await server.stop()).toBe(0);
   });
 });

@@ -201,7 +201,7 @@ function callerOptions(
     }
     return { appCode, userKey };
   }
-  const credentials = resolveCredentials(values, io, HELP);
+  const credentials = resolveCredentials(values, io, HELP, 'or --user-key (DAS_USER_KEY) for a personal access key');
   return { appCode: credentials.appCode, accessKey: credentials.accessKey, signingSecret: credentials.secret };
 }
 

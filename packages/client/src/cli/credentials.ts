@@ -50,19 +50,45 @@ function readKeysFile(file: string): LocalKeysConfig {
   return parsed as LocalKeysConfig;
 }
 
-export function resolveCredentials(options: CredentialOptions, io: CommandIo, helpCommand: string): Credentials {
+/** The three options that name an application's keys, with the variables that stand in for them. */
+const KEY_OPTIONS = [
+  ['--app', 'DAS_APP_CODE'],
+  ['--key', 'DAS_ACCESS_KEY'],
+  ['--secret', 'DAS_SIGNING_SECRET'],
+] as const;
+
+/**
+ * The keys to sign with. Without any, and without a configuration to take local keys from, the usage error says
+ * every way to give them; `otherWay` adds one a command has besides (das call: a personal access key).
+ */
+export function resolveCredentials(
+  options: CredentialOptions,
+  io: CommandIo,
+  helpCommand: string,
+  otherWay?: string,
+): Credentials {
   // An empty variable counts as unset, as shells and CI systems often export them empty.
   const appCode = options.app ?? (io.env.DAS_APP_CODE || undefined);
   const accessKey = options.key ?? (io.env.DAS_ACCESS_KEY || undefined);
   const secret = options.secret ?? (io.env.DAS_SIGNING_SECRET || undefined);
   if (accessKey !== undefined || secret !== undefined || (!options.config && !io.workspace)) {
-    if (!appCode || !accessKey || !secret) {
+    const given = [appCode, accessKey, secret];
+    if (given.every((value) => value === undefined)) {
       throw new UsageError(
-        '--app, --key and --secret go together (or DAS_APP_CODE, DAS_ACCESS_KEY, DAS_SIGNING_SECRET)',
+        'no keys to sign with: give --app, --key and --secret (or DAS_APP_CODE, DAS_ACCESS_KEY and ' +
+          `DAS_SIGNING_SECRET), or --config <file> holding the application's local keys${otherWay ? `, ${otherWay}` : ''}`,
         helpCommand,
       );
     }
-    return { appCode, accessKey, secret };
+    const missing = KEY_OPTIONS.filter((_, i) => given[i] === undefined);
+    if (missing.length > 0) {
+      throw new UsageError(
+        `${missing.map(([option]) => option).join(' and ')} missing (or ${missing.map(([, variable]) => variable).join(', ')}): ` +
+          '--app, --key and --secret go together',
+        helpCommand,
+      );
+    }
+    return { appCode: appCode as string, accessKey: accessKey as string, secret: secret as string };
   }
   const file = options.config ?? (io.workspace?.defaultConfig as string);
   const config = io.workspace ? io.workspace.loadConfig(file) : readKeysFile(file);

@@ -18,7 +18,7 @@ export interface CommandEntry {
 export const CLIENT_COMMANDS: Record<string, CommandEntry> = {
   sign: {
     synopsis: 'sign',
-    summary: 'print the four signed headers of a request (--curl: a signed curl command)',
+    summary: 'print the signed headers of a request (X-Dataset-Code with --dataset; --curl: a signed curl)',
     run: async (args, io) => (await import('./sign-command.js')).runSign(args, io),
   },
   token: {

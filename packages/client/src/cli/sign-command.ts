@@ -1,6 +1,6 @@
 /**
- * `das sign`: the four signed headers of a request, for curl, Postman or a hand-written client; with --curl a
- * complete signed curl command (what `npm run sign` prints).
+ * `das sign`: the signed headers of a request (X-Dataset-Code only with --dataset), for curl, Postman or a
+ * hand-written client; with --curl a complete signed curl command (what `npm run sign` prints).
  */
 import { OPERATIONS, routeFor } from '../operations.js';
 import { type CommandIo, integerOption, parseCommandArgs, UsageError } from './cli-io.js';
@@ -14,8 +14,8 @@ const HELP = 'das sign --help';
 export const SIGN_USAGE = `Usage: das sign [--app <appCode>] [--dataset <code>] [--key <accessKey> --secret <secret>] [--timestamp <ms>] [--json]
        das sign --curl [--op <operation>] [--dataset <code>] [--body <json>] [--url <base>] [key options]
 
-Prints the headers X-Time-Stamp, X-App-Code, X-Dataset-Code (when --dataset is given) and X-Token of a request
-signed now (or at --timestamp). The token is valid for 10 minutes.
+Prints the signed headers of a request: X-Time-Stamp, X-App-Code, X-Dataset-Code (only with --dataset, which
+every data operation needs) and X-Token, signed now (or at --timestamp). The token is valid for 10 minutes.
 
 Signature version 2 (an application with "signatureVersion": 2 in --config, or --sign-version 2) also signs the
 operation, the body and a single-use nonce (headers X-Sign-Version and X-Nonce): the headers then go with
@@ -89,6 +89,12 @@ export function runSign(args: string[], io: CommandIo): void {
       if (values[name] !== undefined) throw new UsageError(`--${name} goes with --curl`, HELP);
     }
     const headers = signedHeaders({ ...credentials, datasetCode: values.dataset, timeStamp });
+    if (values.dataset === undefined) {
+      io.err(
+        'das sign: no --dataset, so no X-Dataset-Code: these headers sign a request without a dataset (execute-sql); ' +
+          'a data operation needs --dataset <code>\n',
+      );
+    }
     io.out(
       values.json
         ? `${JSON.stringify(headers, null, 2)}\n`

@@ -34,7 +34,10 @@ function shellQuote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
-/** The four signed headers of a request; with `v2`, the version-2 token and its X-Sign-Version and X-Nonce. */
+/**
+ * The signed headers of a request (X-Dataset-Code only with a dataset); with `v2`, the version-2 token and its
+ * X-Sign-Version and X-Nonce.
+ */
 export function signedHeaders(
   request: Omit<CurlRequest, 'baseUrl' | 'path' | 'body' | 'signatureVersion'>,
   v2?: SignedRequestV2,

@@ -1,4 +1,5 @@
 /** docs/interface.md §1–§3 over HTTP: request checks, authentication order, error envelopes and their HTTP statuses. */
+import { signRequest } from '../../../../packages/client/src/signature';
 import { expectFailure, failureWith } from '../../../support/failure-envelope';
 import { MAIN_APP, ServiceHarness } from '../../../support/service-harness';
 
@@ -42,7 +43,6 @@ describe('a correctly signed request', () => {
     const signed = await harness.call(LIST, listBody, { headers: {} });
     expect(signed.status).toBe(200);
     const ts = String(Date.now());
-    const { signRequest } = await import('../../../../packages/client/src/signature');
     const token = signRequest(
       { accessKey: MAIN_APP.accessKey, appCode: 'app-main', datasetCode: 'notes', timeStamp: ts },
       MAIN_APP.secret,
@@ -89,6 +89,36 @@ describe('signature (1002, HTTP 401)', () => {
   ])('%s is refused', async (_label, options) => {
     const res = await harness.call(LIST, listBody, options);
     expectFailure(res, 1002);
+  });
+
+  it('says what to check: the string the token signs, from the values sent, and which secret; nothing of the keys', async () => {
+    const timeStamp = Date.now();
+    const wrongSecret = await harness.call(LIST, listBody, {
+      app: { ...MAIN_APP, secret: 'not-the-secret' },
+      timeStamp,
+    });
+    expectFailure(
+      wrongSecret,
+      1002,
+      'signature verification failed: X-Token must be base64 of HMAC-SHA256 over ' +
+        `"accessKey=<your access key>&appCode=app-main&datasetCode=notes&timeStamp=${timeStamp}" ` +
+        '(the values sent, names sorted, datasetCode only with X-Dataset-Code), ' +
+        'keyed with the signing secret issued for app-main, not its access key',
+    );
+    const right = signRequest(
+      { accessKey: MAIN_APP.accessKey, appCode: 'app-main', datasetCode: 'notes', timeStamp },
+      MAIN_APP.secret,
+    );
+    for (const secret of [MAIN_APP.accessKey, 'ak-main-previous-0002', MAIN_APP.secret, right]) {
+      expect(wrongSecret.body.errorMsg).not.toContain(secret);
+    }
+    // Custom SQL without a dataset: no datasetCode in the string.
+    const sql = await harness.call(
+      '/api/custom/executeSql',
+      { sqlCode: 'count-notes' },
+      { app: { ...MAIN_APP, secret: 'not-the-secret' }, datasetCode: null, timeStamp },
+    );
+    expect(sql.body.errorMsg).toContain(`over "accessKey=<your access key>&appCode=app-main&timeStamp=${timeStamp}"`);
   });
 
   it('is refused when the default secret signs for an application that has its own', async () => {

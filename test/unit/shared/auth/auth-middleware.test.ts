@@ -109,7 +109,11 @@ describe('authentication, in process', () => {
   it('answers 1002 for a wrong signature before looking up an unknown dataset', async () => {
     await expect(authenticated()(event({ datasetCode: 'missing', secret: 'wrong' }), context())).rejects.toMatchObject({
       code: 1002,
-      message: 'signature verification failed: X-Token does not match the signed headers',
+      message:
+        'signature verification failed: X-Token must be base64 of HMAC-SHA256 over ' +
+        '"accessKey=<your access key>&appCode=app-a&datasetCode=missing&timeStamp=1700000000000" ' +
+        '(the values sent, names sorted, datasetCode only with X-Dataset-Code), ' +
+        'keyed with the signing secret issued for app-a, not its access key',
     });
   });
 

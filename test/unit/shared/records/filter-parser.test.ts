@@ -1,4 +1,5 @@
 /** The size check of `where` (docs/interface.md §7): counted as the parser counts, first, and stopping at the limit + 1. */
+import fc from 'fast-check';
 import { type Dataset, toDataset } from '../../../../shared/catalog/catalog';
 import type { FieldConfig } from '../../../../shared/catalog/schema';
 import { InvalidParameterError } from '../../../../shared/contract/errors';
@@ -77,6 +78,65 @@ describe('parseWhere and parseListParams', () => {
   it('still names the first problem of a filter within the limit', () => {
     expect(() => parseWhere({ $or: [{ colour: 'red' }, ...wide(50).$or] }, DATASET)).toThrow(
       new InvalidParameterError("where.$or[0].colour: unknown field 'colour' in dataset 'orders'"),
+    );
+  });
+});
+
+describe('"did you mean" under readFields', () => {
+  const TYPES = ['string', 'integer', 'number', 'enum', 'date', 'boolean', 'text'] as const;
+  const fieldName = fc.stringMatching(/^[a-z][a-z_]{2,11}$/);
+
+  it('suggests only readable or system fields, whatever the caller sends', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(fieldName, { minLength: 2, maxLength: 12 }),
+        fc.array(fc.boolean(), { minLength: 12, maxLength: 12 }),
+        fc.nat(),
+        fc.constantFrom('filter', 'where', 'sort', 'select'),
+        fc.stringMatching(/^[a-z_]{0,3}$/),
+        (names, visible, pick, place, noise) => {
+          const fields: FieldConfig[] = names.map((name, i) => ({
+            name,
+            type: TYPES[i % TYPES.length] as FieldConfig['type'],
+            ...(TYPES[i % TYPES.length] === 'enum' ? { options: ['a'] } : {}),
+          }));
+          const dataset: Dataset = { ...DATASET, fields, fieldsByName: new Map(fields.map((f) => [f.name, f])) };
+          const readable = new Set(names.filter((_, i) => visible[i]));
+          // A slip of some field, hidden or not: the field's name with a few letters more.
+          const sent = `${names[pick % names.length]}${noise}`;
+          fc.pre(!readable.has(sent) && !['id', 'gmt_create', 'gmt_modified'].includes(sent));
+          const params =
+            place === 'filter'
+              ? { [sent]: 1 }
+              : place === 'where'
+                ? { where: { [sent]: 1 } }
+                : place === 'sort'
+                  ? { ytSortList: [{ [sent]: 'asc' }] }
+                  : { select: [sent] };
+          let message = '';
+          try {
+            parseListParams(params, dataset, { readable });
+          } catch (error) {
+            message = (error as Error).message;
+          }
+          const suggested = /; did you mean '([^']+)'\?$/.exec(message)?.[1];
+          if (suggested !== undefined) {
+            const field = suggested.replace(/(_like|_start|_end|_in|_is_null)$/, '');
+            const allowed = [
+              ...readable,
+              'id',
+              'gmt_create',
+              'gmt_modified',
+              'currentPage',
+              'pageSize',
+              'ytSortList',
+              'where',
+              'select',
+            ];
+            expect([suggested, allowed.includes(field) || allowed.includes(suggested)]).toEqual([suggested, true]);
+          }
+        },
+      ),
     );
   });
 });

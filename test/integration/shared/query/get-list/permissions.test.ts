@@ -98,9 +98,10 @@ describe('readFields', () => {
       'a _like',
       { note_like: 'x' },
       'note_like',
-      { nosuch_like: 'x' },
-      'nosuch_like',
-      ": unknown field or filter in dataset 'items'",
+      { nota_like: 'x' },
+      'nota_like',
+      // The nearest key this caller may use, for the hidden name and for the made-up one alike.
+      ": unknown field or filter in dataset 'items'; did you mean 'name_like'?",
     ],
     [
       'a where',
@@ -133,6 +134,49 @@ describe('readFields', () => {
     const other = await scoped(unknown);
     expect(other.status).toBe(400);
     expect(other.body).toEqual({ ...failureWith(1001), errorMsg: `${unknownStart}${rest}` });
+  });
+
+  // "Did you mean" chooses among the fields the caller may read: a slip of a hidden field gets no suggestion of it.
+  it.each([
+    ['a filter', { pric: 10 }, "pric: unknown field or filter in dataset 'items'", "; did you mean 'price'?"],
+    [
+      'a where',
+      { where: { prise: { $gt: 1 } } },
+      "where.prise: unknown field 'prise' in dataset 'items'",
+      "; did you mean 'price'?",
+    ],
+    [
+      'a sort',
+      { ytSortList: [{ nots: 'asc' }] },
+      "ytSortList[0].nots: unknown field 'nots' in dataset 'items'",
+      "; did you mean 'note'?",
+    ],
+    ['a select', { select: ['flg'] }, "select[0]: unknown field 'flg' in dataset 'items'", "; did you mean 'flag'?"],
+  ])('never suggests a hidden field: %s', async (_label, paramMap, message, ownersHint) => {
+    const res = await scoped(paramMap);
+    expect(res.body).toEqual({ ...failureWith(1001), errorMsg: message });
+    const owner = await harness.getList('items', paramMap);
+    expect(owner.body).toEqual({ ...failureWith(1001), errorMsg: `${message}${ownersHint}` });
+  });
+
+  it.each([
+    ['a filter', { regoin: 'EU' }, "regoin: unknown field or filter in dataset 'items'; did you mean 'region'?"],
+    ['a suffix', { qty_strat: 1 }, "qty_strat: unknown field or filter in dataset 'items'; did you mean 'qty_start'?"],
+    ['a paging key', { pagesize: 5 }, "pagesize: unknown field or filter in dataset 'items'; did you mean 'pageSize'?"],
+    [
+      'a where',
+      { where: { stauts: 'paid' } },
+      "where.stauts: unknown field 'stauts' in dataset 'items'; did you mean 'status'?",
+    ],
+    [
+      'a sort',
+      { ytSortList: [{ gmt_created: 'asc' }] },
+      "ytSortList[0].gmt_created: unknown field 'gmt_created' in dataset 'items'; did you mean 'gmt_create'?",
+    ],
+    ['a select', { select: ['nme'] }, "select[0]: unknown field 'nme' in dataset 'items'; did you mean 'name'?"],
+  ])('suggests the readable field a slip meant: %s', async (_label, paramMap, message) => {
+    const res = await scoped(paramMap);
+    expect(res.body).toEqual({ ...failureWith(1001), errorMsg: message });
   });
 
   it('still allows system fields and visible fields in filters, sorts and select', async () => {
