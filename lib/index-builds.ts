@@ -13,7 +13,7 @@
  * at the pace the deployment sets (writes a second, all segments together), so the API's own writes keep most of
  * a dataset partition's throughput.
  */
-import { ArnFormat, Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { ArnFormat, type CfnElement, Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
@@ -227,6 +227,8 @@ export class IndexBuilds extends Construct {
       },
     });
 
+    const functionId = stack.getLogicalId(this.function.node.defaultChild as CfnElement);
+    const machineId = stack.getLogicalId(this.stateMachine.node.defaultChild as CfnElement);
     acknowledge(this, [
       {
         id: 'AwsSolutions-IAM5[Resource::*]',
@@ -240,6 +242,16 @@ export class IndexBuilds extends Construct {
           "Executions of this stage's index state machine only: the function asks whether the run holding the " +
           'runner lease still runs, and the Distributed Map manages its child executions.',
       },
+      {
+        id: `AwsSolutions-IAM5[Resource::<${functionId}.Arn>:*]`,
+        reason: "The state machine invokes the index jobs' function and its versions: the Step Functions task's grant.",
+      },
+      ...[':*', '/*:*'].map((tail) => ({
+        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"${machineId}"}]}]}${tail}]`,
+        reason:
+          "The Distributed Map starts, reads and stops the child executions of this state machine's own runs only " +
+          '(the policy CDK writes for it).',
+      })),
       {
         id: 'AwsSolutions-L1',
         reason: 'Node.js 22 is the runtime the design fixes for every function of the service.',

@@ -190,8 +190,14 @@ export const indexStatusSchema = z.object({
   percent: z.int().min(0).max(100).describe('How far it has come: 100 once complete'),
   recordsDone: z.int().nullable().describe('Records its job has processed so far; null before its job starts'),
   recordsTotal: z.int().nullable().describe('Records the dataset held when its job started; null before it starts'),
-  startedAt: timestampText.nullable().describe('When its job started: YYYY-MM-DD HH:MM:SS'),
-  finishedAt: timestampText.nullable().describe('When it became complete: YYYY-MM-DD HH:MM:SS'),
+  startedAt: timestampText
+    .meta({ examples: ['2024-05-01 09:30:00'] })
+    .nullable()
+    .describe('When its job started: YYYY-MM-DD HH:MM:SS'),
+  finishedAt: timestampText
+    .meta({ examples: ['2024-05-01 09:31:12'] })
+    .nullable()
+    .describe('When it became complete: YYYY-MM-DD HH:MM:SS'),
 });
 
 export const indexesResultSchema = z.object({

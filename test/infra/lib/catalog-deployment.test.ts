@@ -53,7 +53,7 @@ describe('custom resource', () => {
     expect(deployed.datasets).toEqual(TEST_CONFIG.datasets);
   });
 
-  it('gives the deploy function GetItem and PutItem on the catalog table and nothing else of DynamoDB', () => {
+  it('gives the deploy function GetItem and PutItem on the catalog, reads of the records, and the start of index builds', () => {
     const roleId = logicalIdOf(template, 'AWS::IAM::Role', '/CatalogDeployment/Role/');
     template.hasResourceProperties('AWS::IAM::Policy', {
       Roles: [{ Ref: roleId }],
@@ -71,9 +71,47 @@ describe('custom resource', () => {
             Action: ['dynamodb:GetItem', 'dynamodb:PutItem'],
             Resource: arnOf('dynamodb', 'table/data-access-service-dev-catalog'),
           },
+          {
+            Effect: 'Allow',
+            Action: ['dynamodb:GetItem', 'dynamodb:Query'],
+            Resource: [
+              arnOf('dynamodb', 'table/data-access-service-dev-records'),
+              ...['counted', 'gsi1', 'gsi2', 'gsi3', 'gsi4', 'gsi5'].map((index) =>
+                arnOf('dynamodb', `table/data-access-service-dev-records/index/${index}`),
+              ),
+            ],
+          },
+          {
+            Effect: 'Allow',
+            Action: 'states:StartExecution',
+            Resource: arnOf('states', 'stateMachine:data-access-service-dev-index-builds'),
+          },
         ],
       },
     });
+  });
+
+  it('applies the configuration before any function of the stack is created or updated', () => {
+    // CloudFormation creates or updates a resource only after every resource in its DependsOn: a refused
+    // configuration fails the catalog resource, and the stack rolls back with every function as it was.
+    const catalogId = logicalIdOf(template, 'Custom::DeployedCatalog', '/CatalogDeployment/Catalog/');
+    const deployFunction = logicalIdOf(template, 'AWS::Lambda::Function', '/CatalogDeployment/Handler/');
+    const functions = Object.entries(template.findResources('AWS::Lambda::Function')).filter(
+      ([id, resource]) =>
+        id !== deployFunction && !String(resource.Metadata?.['aws:cdk:path']).includes('/CatalogDeployment/'),
+    );
+    const operations = functions.filter(([, resource]) => String(resource.Metadata?.['aws:cdk:path']).includes('/Op-'));
+    expect(operations.length).toBeGreaterThan(5);
+    const notAfter = functions
+      .filter(([, resource]) => !(resource.DependsOn ?? []).includes(catalogId))
+      .map(([, resource]) => resource.Metadata?.['aws:cdk:path']);
+    // Only CDK's own helpers (log retention, the provider's framework) may come before it.
+    expect(notAfter.filter((path) => /\/(Op-[^/]+|IndexBuilds)\//.test(String(path)))).toEqual([]);
+    const machine = logicalIdOf(template, 'AWS::StepFunctions::StateMachine', '/IndexBuilds/');
+    expect(template.toJSON().Resources[machine].DependsOn).toContain(catalogId);
+    const start = Object.values(template.findResources('Custom::IndexBuildStart'));
+    expect(start).toHaveLength(1);
+    expect(start[0]?.DependsOn).toEqual(expect.arrayContaining([catalogId, machine]));
   });
 
   it('refuses at synth a configuration too large for a custom resource event', () => {
