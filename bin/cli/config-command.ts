@@ -9,7 +9,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { tableNameFor } from '../../lib/stateful-stack';
 import { CommandFailure, type CommandIo, parseCommandArgs, UsageError } from '../../packages/client/src/cli/cli-io';
 import { createDocumentClient } from '../../shared/aws/dynamodb';
 import type { CatalogConfig } from '../../shared/catalog/schema';
@@ -17,7 +16,7 @@ import { applyConfiguration, type CatalogTables } from '../../shared/catalog-sto
 import { type ConfigurationPlan, describeConfigurationPlan } from '../../shared/catalog-store/configuration-change';
 import { ConfigError, loadConfigFile } from '../../shared/catalog-store/load-config';
 import { isCode } from '../../shared/contract/codes';
-import { CATALOG_TABLE, RECORDS_TABLE } from '../../shared/storage/table-definitions';
+import { CATALOG_TABLE, RECORDS_TABLE, tableNameFor } from '../../shared/storage/table-definitions';
 import { localTableNames } from '../../shared/storage/table-setup';
 import { startEmbeddedDynamo } from '../local/embedded-dynamo';
 

@@ -6,8 +6,16 @@
  * change stops `npm start` with every problem by path, and the configuration applied before keeps serving.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import dynalite from 'dynalite';
+import { createDocumentClient } from '../../../../shared/aws/dynamodb';
+import { applyConfiguration } from '../../../../shared/catalog-store/catalog-store';
+import { loadConfigFile } from '../../../../shared/catalog-store/load-config';
+import { CATALOG_TABLE, RECORDS_TABLE, tableNameFor } from '../../../../shared/storage/table-definitions';
+import { toCreateTableInput } from '../../../../shared/storage/table-setup';
 import { REPO_ROOT } from '../../../support/paths';
 import { runDas } from '../../../support/run-das';
 import {
@@ -161,4 +169,60 @@ describe('a configuration changed under stored records', () => {
     expect(service.output()).not.toContain('Changes from the configuration applied last');
     await expectExactAnswers();
   }, 120_000);
+});
+
+describe("das config plan --stage: a deployment's catalog, read with the caller's AWS credentials", () => {
+  // The deployment's tables on a DynamoDB endpoint of their own, reached through the SDK's default chain.
+  const store = dynalite({ createTableMs: 0 });
+  let endpoint = '';
+
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => store.listen(0, resolve));
+    endpoint = `http://127.0.0.1:${(store.address() as AddressInfo).port}`;
+    const raw = new DynamoDBClient({
+      endpoint,
+      region: 'eu-west-1',
+      credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
+    });
+    const tables = { catalog: tableNameFor('dev', CATALOG_TABLE), records: tableNameFor('dev', RECORDS_TABLE) };
+    await raw.send(new CreateTableCommand(toCreateTableInput(CATALOG_TABLE, tables.catalog)));
+    await raw.send(new CreateTableCommand(toCreateTableInput(RECORDS_TABLE, tables.records)));
+    // What the deploy's catalog step applied last.
+    await applyConfiguration(createDocumentClient(raw), tables, loadConfigFile(BEFORE), { settleMs: 0 });
+    raw.destroy();
+  });
+
+  afterAll(() => new Promise<void>((resolve) => store.close(() => resolve())));
+
+  const aws = () => ({
+    AWS_ENDPOINT_URL_DYNAMODB: endpoint,
+    AWS_REGION: 'eu-west-1',
+    AWS_ACCESS_KEY_ID: 'x',
+    AWS_SECRET_ACCESS_KEY: 'x',
+  });
+
+  it('prints the change against the stage, and refuses what the stage cannot take', async () => {
+    const plan = await runDas(['config', 'plan', '--config', AFTER, '--stage', 'dev'], { ...CHILD_ENV, ...aws() });
+    expect(plan.stderr).toBe('');
+    expect(plan.code).toBe(0);
+    expect(plan.stdout).toBe(
+      [
+        `${AFTER}, compared with the configuration applied last to stage 'dev' (table data-access-service-dev-catalog):`,
+        '  orders (changed)',
+        '    index to build: items (0 records to index)',
+        '    index to drop: region (0 records to clear)',
+        'Nothing refused: applying it starts what is listed above.',
+        '',
+      ].join('\n'),
+    );
+    const refused = await runDas(['config', 'plan', '--config', REFUSED, '--stage', 'dev'], { ...CHILD_ENV, ...aws() });
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain('Refused: 2 problems; the configuration applied last keeps serving');
+  }, 60_000);
+
+  it('says which stage it could not read', async () => {
+    const missing = await runDas(['config', 'plan', '--config', AFTER, '--stage', 'prod'], { ...CHILD_ENV, ...aws() });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("cannot read stage 'prod' (ResourceNotFoundException:");
+  }, 60_000);
 });
