@@ -22,7 +22,7 @@ import { createIndexJobs, INDEX_JOB_PAGE_SIZE, RECORDS_PER_SEGMENT } from '../sh
 import { operationRoutes } from '../shared/contract/client-routes';
 import { settleWindow } from '../shared/indexing/index-jobs';
 import { LocalIndexRunner } from '../shared/indexing/local-index-runner';
-import { logIndexJobWork, setLogSink } from '../shared/observability/request-log';
+import { indexJobWorkOf, logIndexJobWork, setLogSink } from '../shared/observability/request-log';
 import { endpointTarget } from '../shared/runtime/environment';
 import { startSandboxes } from '../shared/sandbox/sandbox';
 import { deleteTables, ensureTables, localTableNames } from '../shared/storage/table-setup';
@@ -172,14 +172,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
       onError: (error) =>
         logIndexJobWork(
           {
-            step: 'next',
-            records: 0,
-            written: 0,
-            conflicts: 0,
-            throttled: 0,
-            readUnits: 0,
-            writeUnits: 0,
-            durationMs: 0,
+            ...indexJobWorkOf('next'),
             error: error instanceof Error ? `${error.name}: ${error.message}` : 'unknown',
           },
           'DataAccessService/local',

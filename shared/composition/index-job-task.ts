@@ -10,7 +10,7 @@ import { indexJobDocumentClient } from '../aws/dynamodb';
 import { stepFunctionsClient } from '../aws/step-functions';
 import { CONFIGURATION_SETTLE_MS, IndexJobs, type NextStep, type SegmentRef } from '../indexing/index-jobs';
 import type { SegmentConsumer } from '../indexing/segment-consumer';
-import { type IndexJobWork, logIndexJobWork } from '../observability/request-log';
+import { type IndexJobWork, indexJobWorkOf, logIndexJobWork } from '../observability/request-log';
 import { readIndexJobEnvironment } from '../runtime/environment';
 import { DatasetBookkeeping } from '../storage/dataset-bookkeeping';
 import { IndexBuildStore } from '../storage/index-build-store';
@@ -105,16 +105,7 @@ export function indexJobTask(): (event: IndexJobEvent) => Promise<IndexJobResult
   return async (event) => {
     const { jobs, namespace } = setup();
     const started = Date.now();
-    const work: IndexJobWork = {
-      step: event.step,
-      records: 0,
-      written: 0,
-      conflicts: 0,
-      throttled: 0,
-      readUnits: 0,
-      writeUnits: 0,
-      durationMs: 0,
-    };
+    const work: IndexJobWork = indexJobWorkOf(event.step);
     try {
       if (event.step === 'next') {
         const step = await jobs.next(event.owner);

@@ -166,6 +166,11 @@ export interface IndexJobWork {
   pending?: number;
 }
 
+/** A step's record before it has done anything: every count at zero. */
+export function indexJobWorkOf(step: IndexJobWork['step']): IndexJobWork {
+  return { step, records: 0, written: 0, conflicts: 0, throttled: 0, readUnits: 0, writeUnits: 0, durationMs: 0 };
+}
+
 /** The metrics an index job step publishes (`logIndexJobWork`); the dashboard and the alarms read these names. */
 export const INDEX_BUILD_METRICS = {
   records: 'indexBuildRecords',
