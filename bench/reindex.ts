@@ -33,9 +33,9 @@ import { writeSection } from './report';
 import { putAll } from './seed';
 
 const APP = { appCode: 'app-bench', accessKey: 'ak-bench-reindex', secret: 'sk-bench-reindex-secret' };
-const DATASET = 'orders';
 
-function configuration(itemsIndexed: boolean): CatalogConfig {
+/** One dataset per size (`orders_<size>`); `indexed` names those whose `items` is indexed. */
+function configuration(sizes: readonly number[], indexed: ReadonlySet<number>): CatalogConfig {
   return {
     timeZone: 'UTC',
     applications: [
@@ -44,24 +44,24 @@ function configuration(itemsIndexed: boolean): CatalogConfig {
         accessKey: APP.accessKey,
         signingSecret: APP.secret,
         quota: { perMinute: 1_000_000, perHour: 10_000_000, perDay: 100_000_000, concurrent: 64 },
-        grants: [{ datasetCode: DATASET, operations: ['read', 'create', 'update'] }],
+        grants: sizes.map((size) => ({ datasetCode: datasetOf(size), operations: ['read', 'create', 'update'] })),
       },
     ],
-    datasets: [
-      {
-        appCode: APP.appCode,
-        datasetCode: DATASET,
-        fields: [
-          { name: 'customer', type: 'string', indexed: true },
-          { name: 'amount', type: 'number', indexed: true },
-          { name: 'status', type: 'enum', options: ['new', 'paid', 'shipped'], indexed: true },
-          { name: 'items', type: 'integer', ...(itemsIndexed ? { indexed: true } : {}) },
-          { name: 'note', type: 'text' },
-        ],
-      },
-    ],
+    datasets: sizes.map((size) => ({
+      appCode: APP.appCode,
+      datasetCode: datasetOf(size),
+      fields: [
+        { name: 'customer', type: 'string', indexed: true },
+        { name: 'amount', type: 'number', indexed: true },
+        { name: 'status', type: 'enum', options: ['new', 'paid', 'shipped'], indexed: true },
+        { name: 'items', type: 'integer', ...(indexed.has(size) ? { indexed: true } : {}) },
+        { name: 'note', type: 'text' },
+      ],
+    })),
   } as CatalogConfig;
 }
+
+const datasetOf = (size: number) => `orders_${size}`;
 
 /** `npm start`'s index job settings (bin/local-server.ts). */
 const LOCAL_SETTINGS = { writesPerSecond: 1_000, concurrency: 2, maxSegments: 8 };
@@ -69,14 +69,14 @@ const LOCAL_SETTINGS = { writesPerSecond: 1_000, concurrency: 2, maxSegments: 8 
 /** The get-list the API keeps answering while the index builds: an indexed filter sorted by an indexed field. */
 const LIST_BODY = { status: 'paid', ytSortList: [{ amount: 'desc' }], pageSize: 20 };
 
-function signedHeaders(): Record<string, string> {
+function signedHeaders(datasetCode: string): Record<string, string> {
   const timeStamp = String(Date.now());
   return {
     'Content-Type': 'application/json',
     'X-Time-Stamp': timeStamp,
     'X-App-Code': APP.appCode,
-    'X-Dataset-Code': DATASET,
-    'X-Token': signRequest({ ...APP, datasetCode: DATASET, timeStamp }, APP.secret),
+    'X-Dataset-Code': datasetCode,
+    'X-Token': signRequest({ ...APP, datasetCode, timeStamp }, APP.secret),
   };
 }
 
@@ -94,16 +94,23 @@ export async function run(): Promise<void> {
   const sizes = (process.env.BENCH_SIZES ?? '10000,100000').split(',').map(Number);
   const rows: string[] = [];
   const lists: string[] = [];
-  for (const size of sizes) {
-    const figures = await measure(size);
-    rows.push(
-      `| ${size.toLocaleString('en-US')} | ${figures.seconds.toFixed(1)} | ${Math.round(size / figures.seconds)} | ` +
-        `${(figures.readUnits / size).toFixed(3)} | ${(figures.writeUnits / size).toFixed(2)} (+1 index entry) |`,
-    );
-    const line = (label: string, f: ListFigures) =>
-      `| ${size.toLocaleString('en-US')} | ${label} | ${f.requests} | ${f.p50.toFixed(1)} | ${f.p99.toFixed(1)} | ${f.unitsPerRequest.toFixed(1)} |`;
-    lists.push(line('no build', figures.idle), line('during the build', figures.building));
-    process.stdout.write(`${rows.at(-1)}\n${lists.at(-2)}\n${lists.at(-1)}\n`);
+  // One server for every size (a process is one container: a second server in it would reuse the first one's
+  // clients), one dataset per size, each indexed in turn.
+  const bench = await startBench(sizes);
+  try {
+    for (const size of sizes) {
+      const figures = await bench.measure(size);
+      rows.push(
+        `| ${size.toLocaleString('en-US')} | ${figures.seconds.toFixed(1)} | ${Math.round(size / figures.seconds)} | ` +
+          `${(figures.readUnits / size).toFixed(3)} | ${(figures.writeUnits / size).toFixed(2)} (+1 index entry) |`,
+      );
+      const line = (label: string, f: ListFigures) =>
+        `| ${size.toLocaleString('en-US')} | ${label} | ${f.requests} | ${f.p50.toFixed(1)} | ${f.p99.toFixed(1)} | ${f.unitsPerRequest.toFixed(1)} |`;
+      lists.push(line('no build', figures.idle), line('during the build', figures.building));
+      process.stdout.write(`${rows.at(-1)}\n${lists.at(-2)}\n${lists.at(-1)}\n`);
+    }
+  } finally {
+    await bench.close();
   }
   writeSection(
     'reindex',
@@ -127,13 +134,13 @@ ${lists.join('\n')}`,
   );
 }
 
-async function measure(size: number) {
+async function startBench(sizes: readonly number[]) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'das-bench-reindex-'));
-  const before = path.join(dir, 'before.json');
-  writeFileSync(before, JSON.stringify(configuration(false)));
+  const configFile = path.join(dir, 'config.json');
+  writeFileSync(configFile, JSON.stringify(configuration(sizes, new Set())));
   const units = new Map<string, number>();
   const server = await startLocalServer({
-    configFile: before,
+    configFile,
     dataDir: dir,
     port: 0,
     runIndexJobs: false,
@@ -142,16 +149,19 @@ async function measure(size: number) {
       if (entry.operation === 'get-list' && entry.requestId) units.set(entry.requestId, entry.readUnits ?? 0);
     },
   });
-  try {
-    const env = environment();
-    const client = createDocumentClient(
-      new DynamoDBClient(endpointClientConfig(env.dynamodbEndpoint as string, 'local', false)),
-    );
-    const tables = { catalog: env.catalogTable, records: env.recordsTable };
+  const env = environment();
+  const client = createDocumentClient(
+    new DynamoDBClient(endpointClientConfig(env.dynamodbEndpoint as string, 'local', false)),
+  );
+  const tables = { catalog: env.catalogTable, records: env.recordsTable };
+  const indexed = new Set<number>();
+
+  const measure = async (size: number) => {
+    const datasetCode = datasetOf(size);
     const applied = await readDeployedCatalog(client, tables.catalog);
     if (!applied) throw new Error('the local server applied no configuration');
-    const dataset = new Catalog(applied.config, applied.functionVersions, applied.indexes).dataset(DATASET);
-    if (!dataset) throw new Error(`no dataset ${DATASET}`);
+    const dataset = new Catalog(applied.config, applied.functionVersions, applied.indexes).dataset(datasetCode);
+    if (!dataset) throw new Error(`no dataset ${datasetCode}`);
     await putAll(client, tables.records, seedItems(dataset, size));
 
     const list = async (until: () => boolean, minimum: number): Promise<ListFigures> => {
@@ -161,8 +171,8 @@ async function measure(size: number) {
         const t0 = performance.now();
         const response = await fetch(`${server.url}/openapi/data/get-list`, {
           method: 'POST',
-          headers: signedHeaders(),
-          body: JSON.stringify({ appCode: APP.appCode, datasetCode: DATASET, paramMap: LIST_BODY }),
+          headers: signedHeaders(datasetCode),
+          body: JSON.stringify({ appCode: APP.appCode, datasetCode, paramMap: LIST_BODY }),
         });
         const answer = (await response.json()) as { success: boolean };
         times.push(performance.now() - t0);
@@ -184,7 +194,8 @@ async function measure(size: number) {
     await list(() => true, 20);
     const idle = await list(() => true, 300);
 
-    await applyConfiguration(client, tables, configuration(true), { settleMs: 0 });
+    indexed.add(size);
+    await applyConfiguration(client, tables, configuration(sizes, indexed), { settleMs: 0 });
     const jobs = createIndexJobs(client, tables, {
       ...LOCAL_SETTINGS,
       recordsPerSegment: RECORDS_PER_SEGMENT,
@@ -219,10 +230,16 @@ async function measure(size: number) {
     await build;
     const seconds = (performance.now() - t0) / 1000;
     return { seconds, readUnits, writeUnits, idle, building };
-  } finally {
-    await server.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
+  };
+
+  return {
+    measure,
+    close: async () => {
+      client.destroy();
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** Records of about 200 bytes, ids one millisecond apart from 30 days ago (settled for the count checkpoint). */
@@ -245,7 +262,7 @@ function seedItems(dataset: NonNullable<ReturnType<Catalog['dataset']>>, size: n
       ...changes.set,
       gmt_create: stamp,
       gmt_modified: stamp,
-      [RecordAttr.partitionKey]: datasetPartitionKey(DATASET),
+      [RecordAttr.partitionKey]: datasetPartitionKey(dataset.datasetCode),
       [RecordAttr.sortKey]: id,
     });
   }
