@@ -160,7 +160,12 @@ async function startBench(sizes: readonly number[]) {
     const datasetCode = datasetOf(size);
     const applied = await readDeployedCatalog(client, tables.catalog);
     if (!applied) throw new Error('the local server applied no configuration');
-    const dataset = new Catalog(applied.config, applied.functionVersions, applied.indexes).dataset(datasetCode);
+    const dataset = new Catalog(
+      applied.config,
+      applied.functionVersions,
+      applied.deployedAt ?? 0,
+      applied.indexes,
+    ).dataset(datasetCode);
     if (!dataset) throw new Error(`no dataset ${datasetCode}`);
     await putAll(client, tables.records, seedItems(dataset, size));
 

@@ -25,12 +25,13 @@ import {
 } from './configuration-change';
 import { ConfigError, parseConfig } from './load-config';
 
-/** The configuration without key material (access keys, secrets). */
+/** The configuration without key material (access keys, signing secrets, webhook secrets). */
 export function withoutSecrets(config: CatalogConfig): CatalogConfig {
   const { defaultSigningSecret: _default, ...rest } = config;
   return {
     ...rest,
     applications: config.applications.map(({ accessKey: _key, signingSecret: _secret, ...app }) => app),
+    ...(config.webhooks ? { webhooks: config.webhooks.map(({ secret: _secret, ...webhook }) => webhook) } : {}),
   };
 }
 
@@ -65,6 +66,7 @@ export async function readAppliedCatalog(
     retired: item.retired === undefined ? NO_RETIRED_DEFINITIONS : parseRetired(item.retired),
     revision: item.revision,
     runner: item.runner,
+    ...(item.writtenAt === undefined ? {} : { deployedAt: item.writtenAt }),
   };
 }
 
@@ -74,7 +76,9 @@ export async function readDeployedCatalog(
   table: string,
 ): Promise<DeployedCatalog | undefined> {
   const applied = await readAppliedCatalog(client, table);
-  return applied && { config: applied.config, functionVersions: applied.functionVersions, indexes: applied.indexes };
+  if (!applied) return undefined;
+  const { config, functionVersions, indexes, deployedAt } = applied;
+  return { config, functionVersions, indexes, ...(deployedAt === undefined ? {} : { deployedAt }) };
 }
 
 /** Read the current configuration; `undefined` when none has been applied. */

@@ -12,6 +12,8 @@ export interface DeployedCatalog {
   config: CatalogConfig;
   functionVersions: FunctionVersions;
   indexes: IndexRegistry;
+  /** When it was deployed (epoch ms): a webhook a receiver disabled stays disabled until a later deploy. */
+  deployedAt?: number;
 }
 
 /** How long a container serves its copy of the catalog before reading it again. */
@@ -70,7 +72,7 @@ export class CachedCatalogProvider implements CatalogProvider {
         if (!loaded) throw new Error('no catalog has been deployed');
         const catalog =
           'config' in loaded
-            ? new Catalog(loaded.config, loaded.functionVersions, loaded.indexes)
+            ? new Catalog(loaded.config, loaded.functionVersions, loaded.deployedAt, loaded.indexes)
             : new Catalog(loaded);
         this.cached = { catalog, loadedAt: this.now() };
         return catalog;

@@ -13,6 +13,7 @@ import { readDeployedCatalog } from '../catalog-store/catalog-store';
 import { loadConfigFile } from '../catalog-store/load-config';
 import { environment } from '../runtime/environment';
 import { DatasetBookkeeping } from '../storage/dataset-bookkeeping';
+import { EventStore } from '../storage/event-store';
 import { IdempotencyStore } from '../storage/idempotency-store';
 import { IndexBuildStore } from '../storage/index-build-store';
 import { ListReader } from '../storage/list-reader';
@@ -34,6 +35,8 @@ export interface RuntimePorts {
   /** Index builds' progress (kept in the catalog table). */
   indexBuilds: IndexBuildStore;
   quota: QuotaStore;
+  /** The change log, read by the feed (docs/interface.md §18); absent where EVENTS_TABLE is not set. */
+  changeLog?: EventStore;
   /** Single-use nonces of signature version 2; without it, version-2 requests cannot be verified (3001). */
   nonces?: NonceStore;
   metricNamespace: string;
@@ -75,6 +78,7 @@ export function runtimePorts(): RuntimePorts {
     idempotency: new IdempotencyStore(client, env.recordsTable),
     indexBuilds: new IndexBuildStore(client, { records: env.recordsTable, catalog: env.catalogTable }),
     quota: new QuotaStore(dynamoClient(), env.quotaTable),
+    ...(env.eventsTable ? { changeLog: new EventStore(client, env.eventsTable, env.changeSettleMs) } : {}),
     nonces: new DynamoNonceStore(client, env.quotaTable),
     metricNamespace: env.metricNamespace,
     responseHeaders: env.corsAllowOrigin

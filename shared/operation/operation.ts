@@ -10,6 +10,7 @@ import type { GrantConfig } from '../catalog/schema';
 import type { OperationName } from '../contract/routes';
 import type { Telemetry } from '../observability/telemetry';
 import type { DatasetBookkeeping } from '../storage/dataset-bookkeeping';
+import type { EventStore } from '../storage/event-store';
 import type { IdBlock } from '../storage/id-blocks';
 import type { IdempotencyStore } from '../storage/idempotency-store';
 import type { IndexBuildStore } from '../storage/index-build-store';
@@ -41,6 +42,8 @@ export interface OperationPorts {
   idempotency: IdempotencyStore;
   /** How far index builds have come (a 2001 names it, `das indexes` shows it). */
   indexBuilds: IndexBuildStore;
+  /** The change log, for the feed (docs/interface.md §18); absent where none is configured. */
+  changeLog?: EventStore;
 }
 
 export interface OperationContext {

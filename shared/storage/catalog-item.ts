@@ -25,6 +25,8 @@ export interface StoredCatalog {
   runner: unknown;
   /** 0 for an item written before revisions. */
   revision: number;
+  /** When the item was written (epoch ms); absent on an item older than this attribute. */
+  writtenAt?: number;
 }
 
 /** A stored revision to write over: `undefined` when there is no item yet. */
@@ -159,6 +161,7 @@ export async function readCatalogItem(
   const result = await client.send(new GetCommand({ TableName: table, Key: catalogKey(), ConsistentRead: true }));
   const item = result.Item;
   if (!item?.config) return undefined;
+  const writtenAt = Date.parse(String(item.writtenAt));
   return {
     config: gunzipJson(item.config),
     functionVersions: item.functionVersions,
@@ -166,5 +169,6 @@ export async function readCatalogItem(
     retired: gunzipJson(item.retired),
     runner: item.runner,
     revision: typeof item.revision === 'number' ? item.revision : 0,
+    ...(Number.isNaN(writtenAt) ? {} : { writtenAt }),
   };
 }

@@ -71,6 +71,9 @@ export interface HarnessOptions {
   sources?: boolean;
   /** Run the local server's index jobs (default); a test that drives them step by step turns them off. */
   indexJobs?: boolean;
+  /** The local server's change settle time and webhook retry scale (bin/local-server.ts). */
+  changeSettleMs?: number;
+  webhookRetryScale?: number;
 }
 
 /** The DynamoDB endpoint the integration tests run against instead of the embedded store, if any. */
@@ -109,6 +112,8 @@ export class ServiceHarness {
       port: 0,
       logSink: sink,
       ...(this.options.indexJobs === false ? { runIndexJobs: false } : {}),
+      ...(this.options.changeSettleMs === undefined ? {} : { changeSettleMs: this.options.changeSettleMs }),
+      ...(this.options.webhookRetryScale === undefined ? {} : { webhookRetryScale: this.options.webhookRetryScale }),
       loadHandler:
         this.options.loadHandler ??
         (bundles ? bundleLoader(bundles, (file) => this.loadedBundles.push(file)) : undefined),
@@ -145,6 +150,12 @@ export class ServiceHarness {
       client: this.store,
       tables: { quota: env.quotaTable, records: env.recordsTable, catalog: env.catalogTable },
     };
+  }
+
+  /** Resolves once every change made so far is in the change log and every webhook delivery due now is made. */
+  changesSettled(): Promise<void> {
+    if (!this.server) throw new Error('harness not started');
+    return this.server.changesSettled();
   }
 
   get url(): string {
@@ -196,6 +207,10 @@ export class ServiceHarness {
   }
   update(datasetCode: string, paramMap: Record<string, unknown>, options?: CallOptions) {
     return this.call('/openapi/data/update', { datasetCode, paramMap }, options);
+  }
+  /** A page of the change feed; `datasetCode` null: every dataset the caller may read. */
+  changes(paramMap?: Record<string, unknown>, options?: CallOptions) {
+    return this.call('/openapi/data/changes', paramMap ? { paramMap } : {}, { datasetCode: null, ...options });
   }
   getList(datasetCode: string, paramMap?: Record<string, unknown>, options?: CallOptions) {
     return this.call('/openapi/data/get-list', paramMap ? { datasetCode, paramMap } : { datasetCode }, options);

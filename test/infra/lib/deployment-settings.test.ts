@@ -33,7 +33,7 @@ beforeAll(() => {
 describe('production data survives mistakes', () => {
   it('retains every table and protects it from deletion', () => {
     const tables = Object.values(stateful.findResources('AWS::DynamoDB::Table'));
-    expect(tables).toHaveLength(3);
+    expect(tables).toHaveLength(4);
     for (const table of tables) {
       expect(table.DeletionPolicy).toBe('Retain');
       expect(table.UpdateReplacePolicy).toBe('Retain');
@@ -49,6 +49,8 @@ describe('production data survives mistakes', () => {
       ['data-access-service-dev-records', 'Retain', false],
       ['data-access-service-dev-catalog', 'Delete', false],
       ['data-access-service-dev-quota', 'Delete', false],
+      // The change log is the datasets' audit trail for its retention window: kept like the records.
+      ['data-access-service-dev-events', 'Retain', false],
     ]);
   });
 
@@ -74,7 +76,7 @@ describe('production data survives mistakes', () => {
   it('keeps logs 180 days by default, and retains them when the stack goes', () => {
     const groups = Object.values(stateless.findResources('AWS::Logs::LogGroup'));
     // Nine operation functions, the API's access log, the catalog deployment's function and provider, and the
-    // index builds' function and state machine.
+    // change log's stream and delivery functions, and the index builds' function and state machine.
     expect(groups.length).toBe(14);
     for (const group of groups) {
       expect(group.Properties.RetentionInDays).toBe(180);
@@ -93,7 +95,7 @@ describe('production alarms reach someone', () => {
   it('gives every alarm the e-mail topic as its alarm and OK action', () => {
     const topicId = logicalIdOf(stateless, 'AWS::SNS::Topic', '/AlarmTopic/');
     const alarms = Object.values(stateless.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(9);
+    expect(alarms).toHaveLength(12);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
       expect(alarm.Properties.OKActions).toEqual([{ Ref: topicId }]);
@@ -176,8 +178,8 @@ describe('edge protection in production', () => {
     const others = Object.values(stateless.findResources('AWS::Lambda::Function')).filter(
       (fn) => !String(fn.Properties.Description ?? '').includes('(execute-sql)'),
     );
-    // The eight other operation functions, the catalog deployment's two and the index builds' one.
-    expect(others.length).toBe(11);
+    // The nine other operation functions, the catalog deployment's two, the change log's two and the index builds' one.
+    expect(others.length).toBe(14);
     for (const fn of others) expect(fn.Properties.ReservedConcurrentExecutions).toBeUndefined();
   });
 

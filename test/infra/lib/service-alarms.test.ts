@@ -11,7 +11,7 @@ beforeAll(() => {
 });
 
 describe('alarms', () => {
-  it('creates the nine alarms of the stage', () => {
+  it('creates the twelve alarms of the stage', () => {
     const names = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties.AlarmName);
     expect(names).toEqual([
       'data-access-service-dev-api-5xx-rate',
@@ -23,6 +23,10 @@ describe('alarms', () => {
       'data-access-service-dev-index-build-stalled',
       'data-access-service-dev-index-build-failed',
       'data-access-service-dev-api-latency-p99',
+      // The change log and webhooks (lib/change-log-functions.ts).
+      'data-access-service-dev-webhooks-parked',
+      'data-access-service-dev-change-log-lag',
+      'data-access-service-dev-change-stream-failures',
     ]);
   });
 
@@ -135,7 +139,7 @@ describe('alarms', () => {
       Endpoint: 'oncall@example.com',
     });
     const alarms = Object.values(withEmail.statelessTemplate.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(9);
+    expect(alarms).toHaveLength(12);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toHaveLength(1);
       expect(alarm.Properties.OKActions).toEqual(alarm.Properties.AlarmActions);

@@ -96,7 +96,7 @@ describe('routes', () => {
   });
 
   it('lets API Gateway invoke each function on the deployed stage only (no console test-invoke)', () => {
-    // One per method: seven signed, nine client-key.
+    // One per method: eight signed, ten client-key.
     template.resourceCountIs('AWS::Lambda::Permission', 16);
   });
 });
@@ -226,6 +226,7 @@ describe('stage', () => {
       { ResourcePath: '/~1openapi~1data~1batch-create', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
       { ResourcePath: '/~1openapi~1data~1update', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
       { ResourcePath: '/~1api~1custom~1executeSql', ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 },
+      { ResourcePath: '/~1openapi~1data~1changes', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
       { ResourcePath: '/~1openapi~1data~1indexes', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
     ]);
   });
@@ -297,9 +298,10 @@ describe('gateway responses', () => {
       envelope(
         1001,
         '"no operation at this path and method; the operations are POST /openapi/data/get-list, POST /openapi/data/get-one, ' +
-          'POST /openapi/data/create, POST /openapi/data/batch-create, POST /openapi/data/update, POST /api/custom/executeSql, POST /openapi/data/indexes, POST /client/data/get-list, ' +
+          'POST /openapi/data/create, POST /openapi/data/batch-create, POST /openapi/data/update, POST /api/custom/executeSql, ' +
+          'POST /openapi/data/changes, POST /openapi/data/indexes, POST /client/data/get-list, ' +
           'POST /client/data/get-one, POST /client/data/create, POST /client/data/batch-create, POST /client/data/update, POST /client/custom/executeSql, ' +
-          'POST /client/data/indexes, ' +
+          'POST /client/data/changes, POST /client/data/indexes, ' +
           'GET /client/user/loginUserInfo, GET /client/bff/endpoint/{appCode}/{functionName}"',
       ),
     ],

@@ -80,8 +80,8 @@ const SHARED_STATEMENTS = [
 ];
 
 describe('one function per operation', () => {
-  it('deploys nine operation functions plus the catalog deployer, the provider framework and the index jobs', () => {
-    template.resourceCountIs('AWS::Lambda::Function', 12);
+  it('deploys ten operation functions, the catalog deployer, the provider framework, the change log two and the index jobs', () => {
+    template.resourceCountIs('AWS::Lambda::Function', 15);
   });
 
   it.each(OPERATIONS)('%s runs on Node.js 22, arm64, with tracing and a JSON log format', (operation) => {

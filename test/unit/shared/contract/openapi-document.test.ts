@@ -20,6 +20,7 @@ describe('OpenAPI document', () => {
       '/client/bff/endpoint/{appCode}/{functionName}',
       '/client/custom/executeSql',
       '/client/data/batch-create',
+      '/client/data/changes',
       '/client/data/create',
       '/client/data/get-list',
       '/client/data/get-one',
@@ -27,6 +28,7 @@ describe('OpenAPI document', () => {
       '/client/data/update',
       '/client/user/loginUserInfo',
       '/openapi/data/batch-create',
+      '/openapi/data/changes',
       '/openapi/data/create',
       '/openapi/data/get-list',
       '/openapi/data/get-one',
@@ -128,6 +130,7 @@ describe('OpenAPI document', () => {
     expect(signedPaths.sort()).toEqual([
       '/api/custom/executeSql',
       '/openapi/data/batch-create',
+      '/openapi/data/changes',
       '/openapi/data/create',
       '/openapi/data/get-list',
       '/openapi/data/get-one',
