@@ -75,9 +75,9 @@ describe('production data survives mistakes', () => {
 
   it('keeps logs 180 days by default, and retains them when the stack goes', () => {
     const groups = Object.values(stateless.findResources('AWS::Logs::LogGroup'));
-    // Nine operation functions, the API's access log, the catalog deployment's function and provider, and the
+    // Ten operation functions, the API's access log, the catalog deployment's function and provider, and the
     // change log's stream and delivery functions, and the index builds' function and state machine.
-    expect(groups.length).toBe(14);
+    expect(groups.length).toBe(17);
     for (const group of groups) {
       expect(group.Properties.RetentionInDays).toBe(180);
       expect(group.DeletionPolicy).toBe('Retain');
@@ -184,8 +184,8 @@ describe('edge protection in production', () => {
   });
 
   it('allows no cross-origin request unless an origin is configured', () => {
-    // Seven signed POSTs, their seven /client/ twins, GET loginUserInfo and GET bff endpoint: no OPTIONS preflight.
-    stateless.resourceCountIs('AWS::ApiGateway::Method', 16);
+    // Eight signed POSTs, their eight /client/ twins, GET loginUserInfo and GET bff endpoint: no OPTIONS preflight.
+    stateless.resourceCountIs('AWS::ApiGateway::Method', 18);
     for (const fn of Object.values(stateless.findResources('AWS::Lambda::Function'))) {
       expect(fn.Properties.Environment?.Variables?.CORS_ALLOW_ORIGIN).toBeUndefined();
     }
@@ -246,7 +246,7 @@ describe('customer-managed key', () => {
     expect(imported).toBeDefined();
     const keyImport = { 'Fn::ImportValue': imported };
     const groups = Object.values(withKey.statelessTemplate.findResources('AWS::Logs::LogGroup'));
-    expect(groups).toHaveLength(14);
+    expect(groups).toHaveLength(17);
     for (const group of groups) expect(group.Properties.KmsKeyId).toEqual(keyImport);
     withKey.statelessTemplate.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: keyImport });
     withKey.statelessTemplate.hasResourceProperties('AWS::IAM::Policy', {

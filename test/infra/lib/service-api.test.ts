@@ -49,15 +49,15 @@ function resourceIdForPath(path: string, from: Template = template): string {
 describe('routes', () => {
   it('has one POST method per operation and its /client/ twin, GET loginUserInfo and bff endpoint, and nothing else', () => {
     const methods = Object.values(template.findResources('AWS::ApiGateway::Method'));
-    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(14);
+    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(16);
     expect(methods.filter((m) => m.Properties.HttpMethod === 'GET')).toHaveLength(2);
     expect(methods.filter((m) => !['POST', 'GET'].includes(m.Properties.HttpMethod))).toHaveLength(0);
   });
 
   it('adds a CORS preflight (OPTIONS) per resource when an origin is allowed', () => {
     const methods = Object.values(corsTemplate.findResources('AWS::ApiGateway::Method'));
-    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(14);
-    expect(methods.filter((m) => m.Properties.HttpMethod === 'OPTIONS').length).toBeGreaterThanOrEqual(16);
+    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(16);
+    expect(methods.filter((m) => m.Properties.HttpMethod === 'OPTIONS').length).toBeGreaterThanOrEqual(18);
     expect(methods.filter((m) => !['POST', 'GET', 'OPTIONS'].includes(m.Properties.HttpMethod))).toHaveLength(0);
   });
 
@@ -97,7 +97,7 @@ describe('routes', () => {
 
   it('lets API Gateway invoke each function on the deployed stage only (no console test-invoke)', () => {
     // One per method: eight signed, ten client-key.
-    template.resourceCountIs('AWS::Lambda::Permission', 16);
+    template.resourceCountIs('AWS::Lambda::Permission', 18);
   });
 });
 

@@ -101,7 +101,7 @@ describe('dashboard', () => {
 
   it('draws one invocation line per operation function', () => {
     const rows = widget('Invocations by operation').metrics as unknown[][];
-    expect(rows.map((row) => row[0])).toEqual(Array(9).fill('AWS/Lambda'));
+    expect(rows.map((row) => row[0])).toEqual(Array(10).fill('AWS/Lambda'));
     expect(rows.map((row) => (row.at(-1) as { label: string }).label)).toEqual([
       'get-list',
       'get-one',
@@ -225,8 +225,8 @@ describe('dashboard', () => {
       }),
     ]);
     const sources = rows.filter((row) => row[0] === 'DataAccessService/dev');
-    // Three codes, nine operation functions.
-    expect(sources).toHaveLength(27);
+    // Three codes, ten operation functions.
+    expect(sources).toHaveLength(30);
     expect(sources).toContainEqual([
       'DataAccessService/dev',
       'errors',
