@@ -102,7 +102,7 @@ describe('alarms', () => {
       AlarmName: 'data-access-service-dev-lambda-throttles',
       Threshold: 1,
       EvaluationPeriods: 1,
-      Metrics: Match.arrayWith([Match.objectLike({ Expression: 'm0 + m1 + m2 + m3 + m4 + m5 + m6 + m7 + m8' })]),
+      Metrics: Match.arrayWith([Match.objectLike({ Expression: 'm0 + m1 + m2 + m3 + m4 + m5 + m6 + m7 + m8 + m9' })]),
     });
   });
 
