@@ -22,6 +22,7 @@ const BENCHMARKS: Record<string, string> = {
   hooks: './hooks',
   'hook-limits': './hook-limits',
   webhooks: './webhooks',
+  reindex: './reindex',
 };
 
 interface BenchmarkModule {

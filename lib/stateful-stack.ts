@@ -79,7 +79,7 @@ function attribute(key: KeyAttribute): { name: string; type: AttributeType } {
   return { name: key.name, type: ATTRIBUTE_TYPES[key.type] };
 }
 
-/** The physical table name of a definition in a stage (also what `das webhooks --stage` reads). */
+/** The physical table name of a definition in a stage (storage's rule, which the tools share). */
 export { tableNameFor };
 
 /** The secret name prefix of a stage; the runtime reads it from SECRET_PREFIX. */

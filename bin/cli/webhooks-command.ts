@@ -161,7 +161,7 @@ async function connect(stage: string | undefined, now: number): Promise<Target> 
   const deployed = await readDeployedCatalog(documents, tables.catalog);
   if (!deployed) throw new CommandFailure(`das webhooks: no configuration is deployed (table ${tables.catalog})`);
   return {
-    catalog: new Catalog(deployed.config, deployed.functionVersions, deployed.deployedAt),
+    catalog: new Catalog(deployed.config, deployed.functionVersions, deployed.deployedAt, deployed.indexes),
     events: new EventStore(documents, tables.events),
     state: new WebhookStateStore(documents, tables.events),
     queue,

@@ -15,7 +15,8 @@ import { allOf, filterFields, type ListQuery, MATCH_ALL } from '../records/list-
 import { type ApiRecord, toApiRecord } from '../records/record-codec';
 import { assertEvaluable } from '../storage/filter-expression';
 import { indexLayout } from '../storage/index-attributes';
-import { executeListPlan } from './list-executor';
+import { buildingIndexAdvice } from './building-indexes';
+import { executeListPlan, ListBudgetExceeded } from './list-executor';
 import { parseListParams } from './list-params';
 import { pageStartCache } from './page-start-cache';
 import { planListQuery } from './query-planner';
@@ -85,6 +86,10 @@ export const getListOperation: Operation = {
       readBudget: ports.lists.listReadBudget,
       pageStarts: pageStartCache,
       nameable: new Set([...filterFields(parsed.filter), ...parsed.sort.map((key) => key.field.name)]),
+    }).catch(async (error: unknown) => {
+      // A field whose index is being built is named with how far the build has come (docs/interface.md §17).
+      if (!(error instanceof ListBudgetExceeded)) throw error;
+      throw await buildingIndexAdvice(error, dataset, ports.indexBuilds, telemetry.capacity);
     });
     const selected = parsed.select ? new Set(['id', ...parsed.select]) : undefined;
     const narrow = (record: ApiRecord): ApiRecord =>

@@ -14,7 +14,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { type EmbeddedDynamo, startEmbeddedDynamo } from '../../../bin/local/embedded-dynamo';
 import { createDocumentClient } from '../../../shared/aws/dynamodb';
 import type { CatalogConfig } from '../../../shared/catalog/schema';
-import { writeCatalog } from '../../../shared/catalog-store/catalog-store';
+import { applyConfiguration } from '../../../shared/catalog-store/catalog-store';
 import { CapacityMeter } from '../../../shared/observability/capacity-meter';
 import { setLogSink } from '../../../shared/observability/request-log';
 import { EventStore } from '../../../shared/storage/event-store';
@@ -42,7 +42,9 @@ beforeAll(async () => {
   const names = localTableNames('stream-function');
   await ensureTables(dynamo.client, names);
   const documents = createDocumentClient(dynamo.client);
-  await writeCatalog(documents, names.Catalog as string, config);
+  await applyConfiguration(documents, { catalog: names.Catalog as string, records: names.Records as string }, config, {
+    settleMs: 0,
+  });
   events = new EventStore(documents, names.Events as string);
   const keyFile = path.join(mkdtempSync(path.join(tmpdir(), 'stream-function-')), 'config.json');
   writeFileSync(keyFile, JSON.stringify(config));
