@@ -21,6 +21,7 @@ const BENCHMARKS: Record<string, string> = {
   batch: './batch',
   hooks: './hooks',
   'hook-limits': './hook-limits',
+  webhooks: './webhooks',
   reindex: './reindex',
 };
 

@@ -32,6 +32,11 @@ const COMMANDS: Record<string, CommandEntry> = {
     summary: 'print the OpenAPI document (--write: refresh docs/openapi.json, docs/config.schema.json)',
     run: async (args, io) => (await import('./cli/openapi-command')).runOpenApi(args, io),
   },
+  webhooks: {
+    synopsis: 'webhooks status|replay',
+    summary: "webhook subscriptions' deliveries, failures and parked events; send events again (--stage: a deployment)",
+    run: async (args, io) => (await import('./cli/webhooks-command')).runWebhooks(args, io),
+  },
   'user-key': {
     synopsis: 'user-key create',
     summary: 'make a personal access key for a user; shows the key once, and its digest',
@@ -47,6 +52,7 @@ const EXAMPLES = [
   'das sign --app app-demo --dataset orders --key ak-7f3c9a1b2d4e --secret sk-demo-secret',
   'das call get-list --dataset orders --param pageSize:=5',
   'das user-key create --app app-demo --user alice',
+  'das webhooks replay --id orders-to-crm --since 2h',
 ];
 
 /** The repository's defaults: the demo configuration's keys, validated as the service loads them. */

@@ -33,7 +33,7 @@ import { docsPages } from './local/docs-pages';
 import { connectDynamo, type ExternalDynamoOptions, startEmbeddedDynamo } from './local/embedded-dynamo';
 import { createLambdaHttpServer, type ProxyHandler } from './local/lambda-http';
 import { type LocalChangeLog, startLocalChangeLog } from './local/local-change-log';
-import { recordLocalServiceUrl } from './local/service-address';
+import { type LocalStoreAddress, recordLocalServiceUrl } from './local/service-address';
 import { createTerminalLog } from './local/terminal-log';
 
 export { DEFAULT_CONFIG };
@@ -86,6 +86,8 @@ export interface LocalServer {
   port: number;
   config: CatalogConfig;
   configFile: string;
+  /** Where its data is (the store's endpoint and the tables `das webhooks` reads). */
+  store: LocalStoreAddress;
   /** What applying the configuration to the store did. */
   plan: ConfigurationPlan;
   /** Resolves when the index jobs have nothing left to do (or the server stopped). */
@@ -256,6 +258,12 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     port,
     config,
     configFile,
+    store: {
+      endpoint: dynamo.endpoint,
+      region: options.dynamodb?.region ?? 'local',
+      credentialsConfigured: options.dynamodb?.credentialsConfigured ?? false,
+      tables: { catalog: tables.Catalog as string, events: tables.Events as string },
+    },
     plan,
     indexJobs: () => indexJobs,
     changesSettled: () => startedChangeLog.settled(),
@@ -356,7 +364,7 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
     ...(log === 'text' ? { textLog: writeLine } : {}),
     ...(retryScale === undefined ? {} : { webhookRetryScale: retryScale }),
   });
-  const forgetAddress = recordLocalServiceUrl(server.url);
+  const forgetAddress = recordLocalServiceUrl(server.url, server.store);
   // Ctrl-C signals the terminal's whole process group, and npm passes the same signal on to this process once more:
   // the second must not take the default action (dying mid-stop, with the store unclosed), so every signal after
   // the first is ignored while the stop, bounded, completes. Set before the banner: whoever reads it may stop us.

@@ -25,6 +25,7 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import { deliveryQueueNameFor } from '../shared/changes/sqs-deliveries';
 import { FEED_INDEX } from '../shared/storage/table-definitions';
 import { acknowledge } from './nag-acknowledgements';
 import { FUNCTION_BUNDLING } from './operation-function';
@@ -74,6 +75,8 @@ export class ChangeLogFunctions extends Construct {
       ...encryption,
     });
     this.deliveryQueue = new Queue(this, 'Deliveries', {
+      // Named: `das webhooks replay --stage` finds the queue by it.
+      queueName: deliveryQueueNameFor(props.stage),
       fifo: true,
       retentionPeriod: QUEUE_RETENTION,
       // Lambda's guidance: six times the function's timeout, so a message is not handed out twice while in hand.

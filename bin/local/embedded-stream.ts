@@ -13,7 +13,7 @@
  *
  * It is read through the port of the stream poller (shared/changes/stream-poller.ts), as one shard per table.
  * It reaches into dynalite's store (the `dynalite/db` module's `create` and `getItemDb`), which the pinned version
- * has; a test of its own checks those parts are there.
+ * has; test/integration/bin/local/embedded-stream.test.ts checks those parts are there.
  */
 import { EventEmitter } from 'node:events';
 import type { ItemChangeRecord } from '../../shared/changes/change-stream';

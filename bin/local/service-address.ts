@@ -15,12 +15,27 @@ export function serviceAddressFile(): string {
   );
 }
 
-export function recordLocalServiceUrl(url: string): () => void {
+/** Where the local service keeps its data: `das webhooks` reads and writes it there. */
+export interface LocalStoreAddress {
+  endpoint: string;
+  region: string;
+  /** Whether the endpoint takes the environment's credentials (another endpoint), or placeholder ones. */
+  credentialsConfigured: boolean;
+  tables: { catalog: string; events: string };
+}
+
+interface ServiceRecord {
+  url: string;
+  pid: number;
+  store?: LocalStoreAddress;
+}
+
+export function recordLocalServiceUrl(url: string, store?: LocalStoreAddress): () => void {
   const file = serviceAddressFile();
   const replaced = readRecord(file);
   try {
     mkdirSync(path.dirname(file), { recursive: true });
-    writeFileSync(file, `${JSON.stringify({ url, pid: process.pid })}\n`);
+    writeFileSync(file, `${JSON.stringify({ url, pid: process.pid, ...(store ? { store } : {}) })}\n`);
   } catch {
     // A read-only checkout: the banner's `export DAS_URL=…` line still says where the service is.
     return () => undefined;
@@ -35,10 +50,18 @@ export function recordLocalServiceUrl(url: string): () => void {
   };
 }
 
-function readRecord(file: string): { url: string; pid: number } | undefined {
+function readRecord(file: string): ServiceRecord | undefined {
   try {
-    const record = JSON.parse(readFileSync(file, 'utf8')) as { url?: unknown; pid?: unknown };
-    if (typeof record.url === 'string' && typeof record.pid === 'number') return { url: record.url, pid: record.pid };
+    const record = JSON.parse(readFileSync(file, 'utf8')) as { url?: unknown; pid?: unknown; store?: unknown };
+    if (typeof record.url === 'string' && typeof record.pid === 'number') {
+      const store = record.store as Partial<LocalStoreAddress> | undefined;
+      const valid =
+        typeof store?.endpoint === 'string' &&
+        typeof store.region === 'string' &&
+        typeof store.tables?.catalog === 'string' &&
+        typeof store.tables.events === 'string';
+      return { url: record.url, pid: record.pid, ...(valid ? { store: store as LocalStoreAddress } : {}) };
+    }
   } catch {
     // No record, or a half-written one: no local service to point at.
   }
@@ -59,4 +82,10 @@ function isRunning(pid: number): boolean {
 export function readLocalServiceUrl(): string | undefined {
   const record = readRecord(serviceAddressFile());
   return record && isRunning(record.pid) ? record.url : undefined;
+}
+
+/** Where the running local service keeps its data, if one recorded itself and is still alive. */
+export function readLocalStore(): LocalStoreAddress | undefined {
+  const record = readRecord(serviceAddressFile());
+  return record && isRunning(record.pid) ? record.store : undefined;
 }

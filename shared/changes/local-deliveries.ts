@@ -4,6 +4,8 @@
  * group per subscription and record, handed out one message at a time and in order; a failed attempt handed out
  * again after the schedule's wait; a parked event recorded for status and replay. The deliveries themselves are
  * the deployment's code (webhook-delivery.ts), schedule included (a local run may scale it down for tests).
+ * Another process may put messages in the store too (`das webhooks replay`, through `StoredDeliveryQueue`): the
+ * consumer looks for them every `rescanMs`.
  */
 import type { CapacityMeter } from '../observability/capacity-meter';
 import { type LocalDeliveryQueueItems, type LocalQueueItem, localQueueSlot } from '../storage/local-delivery-queue';
@@ -23,6 +25,29 @@ export interface LocalDeliveryOptions {
   meter: () => CapacityMeter;
   /** Groups delivered at once (default 16). */
   concurrency?: number;
+  /** How often the store is read for messages another process put there (ms, default 1000). */
+  rescanMs?: number;
+}
+
+/** A message as the local queue keeps it: its slot orders it within its group. */
+export function localQueueItemOf(message: DeliveryMessage): LocalQueueItem {
+  const group = deliveryGroupOf(message);
+  return {
+    slot: localQueueSlot(group, message.revision),
+    group,
+    body: encodeDeliveryMessage(message),
+    visibleAt: 0,
+    tries: 0,
+  };
+}
+
+/** The local queue as another process puts messages on it: into the store, where `npm start`'s consumer finds them. */
+export class StoredDeliveryQueue implements DeliveryQueue {
+  constructor(private readonly items: LocalDeliveryQueueItems) {}
+
+  async enqueue(messages: readonly DeliveryMessage[]): Promise<void> {
+    for (const message of messages) await this.items.add(localQueueItemOf(message));
+  }
 }
 
 /** The longest the consumer sleeps without looking at the queue. */
@@ -33,6 +58,9 @@ export class LocalDeliveries implements DeliveryQueue {
   private readonly busy = new Set<string>();
   private readonly running = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
+  private rescanTimer: NodeJS.Timeout | undefined;
+  /** Slots finished while a rescan reads the store: what it read of them is stale. */
+  private finishedDuringRescan: Set<string> | undefined;
   private stopped = true;
   private idleWaiters: (() => void)[] = [];
 
@@ -43,27 +71,50 @@ export class LocalDeliveries implements DeliveryQueue {
     for (const item of await this.options.items.all()) this.keep({ ...item, tries: Math.max(item.tries, 1) });
     this.stopped = false;
     this.pump();
+    this.scheduleRescan();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.rescanTimer) clearTimeout(this.rescanTimer);
     await Promise.all(this.running);
   }
 
   async enqueue(messages: readonly DeliveryMessage[]): Promise<void> {
     for (const message of messages) {
-      const group = deliveryGroupOf(message);
-      const item: LocalQueueItem = {
-        slot: localQueueSlot(group, message.revision),
-        group,
-        body: encodeDeliveryMessage(message),
-        visibleAt: 0,
-        tries: 0,
-      };
+      const item = localQueueItemOf(message);
       if (await this.options.items.add(item)) this.keep(item);
     }
     this.pump();
+  }
+
+  private scheduleRescan(): void {
+    if (this.stopped) return;
+    this.rescanTimer = setTimeout(() => {
+      this.rescan()
+        .catch(() => undefined) // the store out of reach: the next rescan tries again
+        .finally(() => this.scheduleRescan());
+    }, this.options.rescanMs ?? 1_000);
+    this.rescanTimer.unref();
+  }
+
+  /** Keep the messages another process put in the store since the last look. */
+  private async rescan(): Promise<void> {
+    const finished = new Set<string>();
+    this.finishedDuringRescan = finished;
+    try {
+      const items = await this.options.items.all();
+      let found = false;
+      for (const item of items) {
+        if (finished.has(item.slot) || this.groups.get(item.group)?.some((kept) => kept.slot === item.slot)) continue;
+        this.keep(item);
+        found = true;
+      }
+      if (found) this.pump();
+    } finally {
+      this.finishedDuringRescan = undefined;
+    }
   }
 
   /** How many messages wait (delivering, or for their next attempt). */
@@ -130,6 +181,7 @@ export class LocalDeliveries implements DeliveryQueue {
     const message = decodeDeliveryMessage(head.body);
     const done = async () => {
       await this.options.items.remove(head.slot);
+      this.finishedDuringRescan?.add(head.slot);
       const items = this.groups.get(group) ?? [];
       items.shift();
       if (items.length === 0) this.groups.delete(group);

@@ -30,6 +30,11 @@ import {
 } from './delivery-queue';
 import { type DeliveryOutcome, type DeliveryPorts, deliver, reportOutcome } from './webhook-delivery';
 
+/** The delivery queue's name in a deployed stage (`das webhooks replay --stage` looks its URL up by it). */
+export function deliveryQueueNameFor(stage: string): string {
+  return `data-access-service-${stage}-deliveries.fifo`;
+}
+
 /** SQS's longest visibility timeout: a longer wait is taken in steps of this. */
 export const MAX_VISIBILITY_SECONDS = 12 * 60 * 60;
 /** SendMessageBatch's most messages per call. */
@@ -39,6 +44,11 @@ export class SqsDeliveryQueue implements DeliveryQueue {
   constructor(
     private readonly client: SQSClient,
     private readonly queueUrl: string,
+    /**
+     * Set for a replay (`das webhooks replay`): part of each deduplication id, so a replay is not taken for the
+     * change log queueing the same event again within SQS's five minutes.
+     */
+    private readonly replayId?: string,
   ) {}
 
   async enqueue(messages: readonly DeliveryMessage[]): Promise<void> {
@@ -51,7 +61,7 @@ export class SqsDeliveryQueue implements DeliveryQueue {
             Id: String(index),
             MessageBody: encodeDeliveryMessage(message),
             MessageGroupId: deliveryGroupOf(message),
-            MessageDeduplicationId: `${message.subscriptionId}:${message.eventId}`,
+            MessageDeduplicationId: `${this.replayId ? `${this.replayId}:` : ''}${message.subscriptionId}:${message.eventId}`,
           })),
         }),
       );

@@ -4,7 +4,7 @@
  * is now (the same narrowing as the feed, change-events.ts), signed per Standard Webhooks with the subscription's
  * secret (the `standardwebhooks` package) and POSTed. The answer decides:
  *
- * - 2xx: delivered (a retry's state is cleared); nothing is written for a first-time success;
+ * - 2xx: delivered (a retry's state is cleared; the subscription's delivery counter, which status shows, goes up);
  * - 410: the receiver asked to stop: the subscription is disabled until the configuration is deployed again, and
  *   this event is parked (a replay sends it once the subscription is back);
  * - anything else (or no answer in 15 s): tried again on the schedule (retry-schedule.ts), honouring a longer
@@ -126,6 +126,7 @@ export async function deliver(
   const status = answer.status;
   if (status !== undefined && status >= 200 && status < 300) {
     if (previous) await ports.state.clearAttempt(subscription.id, message.eventId, meter);
+    await ports.state.noteDelivered(subscription.id, meter);
     return { kind: 'delivered', status, attempt, lagMs: ports.now() - event.occurredAt };
   }
   const reason = status === undefined ? (answer.error ?? 'no answer') : `the receiver answered ${status}`;
@@ -155,6 +156,7 @@ export async function deliver(
     subscription.id,
     message.eventId,
     { failures: attempt, nextAt: now + delay },
+    message.position,
     now + retention,
     meter,
   );

@@ -2,9 +2,10 @@
  * What the webhook deliveries remember per subscription (docs/interface.md §18), in the events table beside the
  * events, so a deployment and a local run keep the same state the same way:
  *
- * - the subscription's state item: disabled by a receiver's 410 (and when), and its last failure;
- * - per event being retried: how many attempts failed and when the next is due (written only when one fails,
- *   removed when it is delivered or parked: a delivery that succeeds the first time writes nothing here);
+ * - the subscription's state item: disabled by a receiver's 410 (and when), its last failure, and two counters:
+ *   deliveries made and attempts failed (one update per delivery, for `das webhooks status`);
+ * - per event being retried: how many attempts failed, when the next is due and the event's position (written
+ *   only when one fails, removed when it is delivered or parked);
  * - per event parked after its last attempt: which event, when, why (`das webhooks status` counts them, a replay
  *   re-sends them).
  *
@@ -20,6 +21,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { CapacityMeter } from '../observability/capacity-meter';
 import {
+  WEBHOOK_ATTEMPT_PREFIX,
   WEBHOOK_PARKED_PREFIX,
   webhookAttemptKey,
   webhookParkedKey,
@@ -49,6 +51,20 @@ export interface AttemptState {
   nextAt: number;
 }
 
+/** Everything kept about one subscription, read in one query: what `das webhooks status` shows. */
+export interface SubscriptionSummary extends SubscriptionState {
+  /** Deliveries the receiver accepted (2xx). */
+  deliveries: number;
+  /** Attempts that failed (any answer but 2xx, or none). */
+  failures: number;
+  /** Events waiting for their next attempt. */
+  retrying: number;
+  /** Events parked after their last attempt (or by a 410). */
+  parked: number;
+  /** The least change-log position among the events retrying or parked (the oldest undelivered event). */
+  oldestUndelivered?: string;
+}
+
 /** An event parked for a subscription after its last attempt failed. */
 export interface ParkedEvent {
   eventId: string;
@@ -58,6 +74,20 @@ export interface ParkedEvent {
   revision: number;
   parkedAt: number;
   reason: string;
+}
+
+/** The state a subscription's state item holds. */
+function stateOf(item: Record<string, unknown>): SubscriptionState {
+  const state: SubscriptionState = {};
+  if (typeof item.disabledAt === 'number') state.disabledAt = item.disabledAt;
+  if (typeof item.failedAt === 'number') {
+    state.lastFailure = {
+      at: item.failedAt,
+      error: String(item.failure ?? ''),
+      ...(typeof item.failedStatus === 'number' ? { status: item.failedStatus } : {}),
+    };
+  }
+  return state;
 }
 
 export class WebhookStateStore {
@@ -76,17 +106,7 @@ export class WebhookStateStore {
       }),
     );
     meter.addRead(result.ConsumedCapacity);
-    const item = result.Item ?? {};
-    const state: SubscriptionState = {};
-    if (typeof item.disabledAt === 'number') state.disabledAt = item.disabledAt;
-    if (typeof item.failedAt === 'number') {
-      state.lastFailure = {
-        at: item.failedAt,
-        error: String(item.failure ?? ''),
-        ...(typeof item.failedStatus === 'number' ? { status: item.failedStatus } : {}),
-      };
-    }
-    return state;
+    return stateOf(result.Item ?? {});
   }
 
   /** A receiver answered 410: send nothing more until the configuration is deployed again. */
@@ -94,16 +114,28 @@ export class WebhookStateStore {
     await this.setState(subscriptionId, { disabledAt: at }, meter);
   }
 
-  /** Remember a subscription's latest failure, for status. */
+  /** Remember a subscription's latest failure, for status, and count it. */
   async noteFailure(subscriptionId: string, failure: DeliveryFailure, meter: CapacityMeter): Promise<void> {
     await this.setState(
       subscriptionId,
       { failedAt: failure.at, failure: failure.error, failedStatus: failure.status ?? null },
       meter,
+      'failures',
     );
   }
 
-  private async setState(subscriptionId: string, values: Record<string, unknown>, meter: CapacityMeter) {
+  /** Count a delivery the receiver accepted. */
+  async noteDelivered(subscriptionId: string, meter: CapacityMeter): Promise<void> {
+    await this.setState(subscriptionId, {}, meter, 'deliveries');
+  }
+
+  /** Set `values` on the state item, and add one to `counter` when given. */
+  private async setState(
+    subscriptionId: string,
+    values: Record<string, unknown>,
+    meter: CapacityMeter,
+    counter?: 'deliveries' | 'failures',
+  ) {
     const names: Record<string, string> = {};
     const bound: Record<string, unknown> = {};
     const sets = Object.entries(values).map(([name, value], i) => {
@@ -111,17 +143,65 @@ export class WebhookStateStore {
       bound[`:a${i}`] = value;
       return `#a${i} = :a${i}`;
     });
+    let expression = sets.length > 0 ? `SET ${sets.join(', ')}` : '';
+    if (counter) {
+      names['#count'] = counter;
+      bound[':one'] = 1;
+      expression = `${expression} ADD #count :one`.trim();
+    }
     const result = await this.client.send(
       new UpdateCommand({
         TableName: this.table,
         Key: webhookStateKey(subscriptionId),
-        UpdateExpression: `SET ${sets.join(', ')}`,
+        UpdateExpression: expression,
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: bound,
         ReturnConsumedCapacity: 'TOTAL',
       }),
     );
     meter.addWrite(result.ConsumedCapacity);
+  }
+
+  /** The subscription's state, counters, retrying and parked events: its whole partition, in one query. */
+  async summary(subscriptionId: string, meter: CapacityMeter): Promise<SubscriptionSummary> {
+    const summary: SubscriptionSummary = { deliveries: 0, failures: 0, retrying: 0, parked: 0 };
+    const older = (position: unknown) => {
+      if (typeof position !== 'string') return;
+      if (summary.oldestUndelivered === undefined || position < summary.oldestUndelivered) {
+        summary.oldestUndelivered = position;
+      }
+    };
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const result = await this.client.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: '#pk = :pk',
+          ExpressionAttributeNames: { '#pk': EventAttr.partitionKey },
+          ExpressionAttributeValues: { ':pk': webhookPartition(subscriptionId) },
+          ConsistentRead: true,
+          ExclusiveStartKey: startKey,
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      meter.addRead(result.ConsumedCapacity);
+      for (const item of result.Items ?? []) {
+        const sortKey = String(item[EventAttr.sortKey]);
+        if (sortKey === webhookStateKey(subscriptionId)[EventAttr.sortKey]) {
+          Object.assign(summary, stateOf(item));
+          if (typeof item.deliveries === 'number') summary.deliveries = item.deliveries;
+          if (typeof item.failures === 'number') summary.failures = item.failures;
+        } else if (sortKey.startsWith(WEBHOOK_ATTEMPT_PREFIX)) {
+          summary.retrying += 1;
+          older(item.position);
+        } else if (sortKey.startsWith(WEBHOOK_PARKED_PREFIX)) {
+          summary.parked += 1;
+          older(item.position);
+        }
+      }
+      startKey = result.LastEvaluatedKey;
+    } while (startKey);
+    return summary;
   }
 
   async attempt(subscriptionId: string, eventId: string, meter: CapacityMeter): Promise<AttemptState | undefined> {
@@ -143,6 +223,8 @@ export class WebhookStateStore {
     subscriptionId: string,
     eventId: string,
     state: AttemptState,
+    /** The event's change-log position (status reports the oldest event not delivered yet). */
+    position: string,
     expiresAt: number,
     meter: CapacityMeter,
   ): Promise<void> {
@@ -153,6 +235,7 @@ export class WebhookStateStore {
           ...webhookAttemptKey(subscriptionId, eventId),
           failures: state.failures,
           nextAt: state.nextAt,
+          position,
           [EventAttr.expires]: Math.ceil(expiresAt / 1000),
         },
         ReturnConsumedCapacity: 'TOTAL',

@@ -41,12 +41,22 @@ afterAll(async () => {
 it('a second server that stops gives the record back to the first, which das still reaches', async () => {
   const checkoutBefore = checkoutRecord();
   const first = await serve('first');
-  expect(readRecord()).toEqual({ url: first.url, pid: first.pid });
+  // With where its data is, for das webhooks.
+  expect(readRecord()).toEqual({
+    url: first.url,
+    pid: first.pid,
+    store: {
+      endpoint: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+      region: 'local',
+      credentialsConfigured: false,
+      tables: { catalog: 'das-local-catalog', events: 'das-local-events' },
+    },
+  });
 
   const second = await serve('second');
-  expect(readRecord()).toEqual({ url: second.url, pid: second.pid });
+  expect(readRecord()).toMatchObject({ url: second.url, pid: second.pid });
   expect(await second.stop()).toBe(0);
-  expect(readRecord()).toEqual({ url: first.url, pid: first.pid });
+  expect(readRecord()).toMatchObject({ url: first.url, pid: first.pid });
 
   const call = await runDas(['call', 'get-list', '--dataset', 'typed', ...KEYS], { DAS_LOCAL_SERVICE_FILE: record });
   expect([call.code, JSON.parse(call.stdout).success]).toEqual([0, true]);

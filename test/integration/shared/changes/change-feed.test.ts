@@ -192,4 +192,23 @@ describe('the change feed', () => {
     expectFailure(await harness.changes({ limit: 501 }, { app: FULL }), 1001, /paramMap\.limit/);
     expectFailure(await harness.changes({ since: 'yesterday' }, { app: FULL }), 1001, /paramMap\.since/);
   });
+
+  it('answers 1005 for a named dataset that does not exist, 1006 for one the caller holds no read grant for', async () => {
+    const unknown = await harness.changes({ limit: 5 }, { app: FULL, datasetCode: 'invoices' });
+    expect(unknown.status).toBe(404);
+    expectFailure(unknown, 1005, /invoices/);
+    // app-owner owns orders but holds no grant for it: owning grants nothing (§3).
+    const OWNER: AppCredentials = { appCode: 'app-owner', accessKey: 'ak-owner-00000001', secret: 'sk-owner-secret' };
+    const notGranted = await harness.changes({ limit: 5 }, { app: OWNER, datasetCode: 'orders' });
+    expect([notGranted.status, notGranted.body]).toEqual([
+      403,
+      {
+        success: false,
+        msg: null,
+        data: null,
+        errorCode: 1006,
+        errorMsg: "application 'app-owner' has no access to dataset 'orders'",
+      },
+    ]);
+  });
 });
