@@ -20,6 +20,7 @@ import {
   APP_CODE_HEADER,
   DATASET_CODE_HEADER,
   IDEMPOTENCY_KEY_HEADER,
+  IF_MATCH_HEADER,
   NONCE_HEADER,
   SIGN_VERSION_HEADER,
   TIME_STAMP_HEADER,
@@ -30,7 +31,7 @@ import { addGatewayRefusals, EXPOSED_HEADERS } from './gateway-responses';
 import { acknowledge } from './nag-acknowledgements';
 import type { OperationFunction } from './operation-function';
 
-/** Headers a browser sends on a signed request (docs/interface.md §3, §13, §16), besides Content-Type. */
+/** Headers a browser sends on a signed request (docs/interface.md §3, §13, §16, §18), besides Content-Type. */
 export const SIGNED_REQUEST_HEADERS = [
   TIME_STAMP_HEADER,
   APP_CODE_HEADER,
@@ -40,6 +41,7 @@ export const SIGNED_REQUEST_HEADERS = [
   SIGN_VERSION_HEADER,
   NONCE_HEADER,
   IDEMPOTENCY_KEY_HEADER,
+  IF_MATCH_HEADER,
 ];
 
 /** A per-method throttle (requests per second, steady and burst). */

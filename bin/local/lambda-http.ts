@@ -16,7 +16,7 @@ export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Pr
 const MAX_REQUEST_BYTES = 6 * 1024 * 1024;
 /** Request headers a browser caller sends (the signed headers). */
 export const CORS_ALLOW_HEADERS =
-  'Content-Type, X-Time-Stamp, X-App-Code, X-Dataset-Code, X-Token, X-Sign-Version, X-Nonce, Idempotency-Key';
+  'Content-Type, X-Time-Stamp, X-App-Code, X-Dataset-Code, X-Token, X-Sign-Version, X-Nonce, Idempotency-Key, If-Match';
 
 /** The deployed functions' timeout. */
 const FUNCTION_TIMEOUT_MS = 28_000;

@@ -8,7 +8,12 @@
  */
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER } from '../../packages/client/src/headers';
+import {
+  ETAG_HEADER,
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENT_REPLAYED_HEADER,
+  IF_MATCH_HEADER,
+} from '../../packages/client/src/headers';
 import { checkDatasetAccess } from '../access/dataset-access';
 import { type AuthenticationStep, authenticate } from '../auth/auth-middleware';
 import { authenticateClientKey } from '../auth/client-key-middleware';
@@ -126,6 +131,9 @@ function pipelineFor(
       const { records, lists, bookkeeping, recordBatches, idempotency } = lazy();
       const ports = { records, lists, bookkeeping, recordBatches, idempotency };
       const remaining = typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 0;
+      // The revision of the record answered, as the ETag of a successful answer only (docs/interface.md §18).
+      let revision: number | undefined;
+      const ifMatch = route.conditional ? request.headers[IF_MATCH_HEADER.toLowerCase()] : undefined;
       const work = (ports: OperationPorts) =>
         run.run(
           {
@@ -140,6 +148,10 @@ function pipelineFor(
             telemetry: outcome.telemetry(),
             now,
             ...(remaining > 0 ? { deadline: now() + remaining - TIMEOUT_MARGIN_MS } : {}),
+            ...(ifMatch === undefined ? {} : { ifMatch }),
+            answerRevision: (answered: number) => {
+              revision = answered;
+            },
             ...(route.idempotent
               ? {
                   idempotencyKey: request.headers[IDEMPOTENCY_KEY_HEADER.toLowerCase()],
@@ -157,6 +169,7 @@ function pipelineFor(
       const data = admission
         ? await admission.run(ports, operation.readsBesideAdmission === true, work)
         : await work(ports);
+      if (revision !== undefined) outcome.responseHeaders[ETAG_HEADER] = `"${revision}"`;
       return data as ApiResult;
     });
   return handler as unknown as ApiHandler;

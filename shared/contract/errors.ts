@@ -35,6 +35,11 @@ export class ServiceError extends Error {
     super(message, options);
     this.name = new.target.name;
   }
+
+  /** The HTTP status of the answer: the code's, unless the error says otherwise. */
+  get httpStatus(): number {
+    return httpStatusFor(this.code);
+  }
 }
 
 export class InvalidParameterError extends ServiceError {
@@ -42,6 +47,19 @@ export class InvalidParameterError extends ServiceError {
     super(ErrorCode.InvalidParameter, message, options);
   }
 }
+
+/**
+ * An update sent with `If-Match` for a revision the record is no longer at (docs/interface.md §18): nothing was
+ * written. A 1001 like any refused parameter, answered with HTTP 412, the one 1001 not answered with 400.
+ */
+export class RevisionMismatchError extends InvalidParameterError {
+  override get httpStatus(): number {
+    return PRECONDITION_FAILED;
+  }
+}
+
+/** The status of `RevisionMismatchError`. */
+export const PRECONDITION_FAILED = 412;
 
 export class SignatureMismatchError extends ServiceError {
   constructor(message = 'signature verification failed: X-Token does not match the signed headers') {

@@ -9,8 +9,10 @@ import * as z from 'zod';
 import {
   APP_CODE_HEADER,
   DATASET_CODE_HEADER,
+  ETAG_HEADER,
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENT_REPLAYED_HEADER,
+  IF_MATCH_HEADER,
   NONCE_HEADER,
   RATE_LIMIT_LIMIT_HEADER,
   RATE_LIMIT_REMAINING_HEADER,
@@ -25,7 +27,7 @@ import {
 } from '../../packages/client/src/headers';
 import { NONCE_PATTERN } from '../../packages/client/src/signature-v2';
 import { operationRoutes, serviceRoutes } from './client-routes';
-import { type ErrorCodeValue, httpStatusFor } from './errors';
+import { type ErrorCodeValue, httpStatusFor, PRECONDITION_FAILED } from './errors';
 import {
   dataRecordSchema,
   errorCodesByStatus,
@@ -234,11 +236,12 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
     const responses: Record<string, unknown> = {
       200: {
         description: 'Success envelope',
-        headers: headerRefs(
-          route.idempotent
+        headers: headerRefs({
+          ...(route.idempotent
             ? { [IDEMPOTENT_REPLAYED_HEADER]: { $ref: `#/components/headers/${IDEMPOTENT_REPLAYED_HEADER}` } }
-            : {},
-        ),
+            : {}),
+          ...(route.answersRevision ? { [ETAG_HEADER]: { $ref: `#/components/headers/${ETAG_HEADER}` } } : {}),
+        }),
         content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}Success` } } },
       },
     };
@@ -246,12 +249,14 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
     for (const status of errorCodesByStatus(errorCodes).keys()) {
       responses[status] = { $ref: `#/components/responses/Failure${status}` };
     }
+    if (route.conditional) responses[PRECONDITION_FAILED] = { $ref: '#/components/responses/PreconditionFailed' };
     const signed = { timeStamp: [], appCode: [], token: [] };
     const parameters = [
       ...(client
         ? []
         : Object.keys(SIGNATURE_V2_PARAMETERS).map((key) => ({ $ref: `#/components/parameters/${key}` }))),
       ...(route.idempotent ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
+      ...(route.conditional ? [{ $ref: '#/components/parameters/IfMatch' }] : []),
       ...pathParameters(route, operation.request),
     ];
     paths[route.path] = {
@@ -301,6 +306,14 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
       content: { 'application/json': { schema: { $ref: `#/components/schemas/Failure${status}` } } },
     };
   }
+
+  responses.PreconditionFailed = {
+    description:
+      'Precondition Failed: 1001 with HTTP 412, the record is no longer at the revision If-Match names; nothing was ' +
+      'written. Read it again (its ETag is its revision) and decide whether to send the update again.',
+    headers: headerRefs(),
+    content: { 'application/json': { schema: { $ref: '#/components/schemas/Failure400' } } },
+  };
 
   const securitySchemes: Record<string, unknown> = {};
   for (const [key, scheme] of Object.entries(SECURITY_SCHEMES)) {
@@ -352,9 +365,25 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
           description: 'true when this is the kept answer of an earlier request with the same Idempotency-Key',
           schema: { type: 'string', enum: ['true'] },
         },
+        [ETAG_HEADER]: {
+          description:
+            'The revision of the record answered, in quotes: 1 when created, one more on each update that changes ' +
+            'it. Send it back as If-Match to update only that revision.',
+          schema: { type: 'string', pattern: '^"[1-9][0-9]*"$', examples: ['"3"'] },
+        },
       },
       parameters: {
         ...SIGNATURE_V2_PARAMETERS,
+        IfMatch: {
+          name: IF_MATCH_HEADER,
+          in: 'header',
+          required: false,
+          description:
+            'Optional: the revision the update was decided on, as an ETag gave it ("3"). When the record is at ' +
+            'another revision nothing is written and the answer is 1001 with HTTP 412. Without it, the update ' +
+            'applies to whatever revision the record is at.',
+          schema: { type: 'string', examples: ['"3"'] },
+        },
         IdempotencyKey: {
           name: IDEMPOTENCY_KEY_HEADER,
           in: 'header',

@@ -37,6 +37,10 @@ export interface RouteDefinition extends OperationRoute {
   writesDatasetMeta?: boolean;
   /** Whether it writes new records with BatchWriteItem (batch create). */
   batchWrites?: boolean;
+  /** Whether it answers one record with its revision as `ETag` (docs/interface.md §18). */
+  answersRevision?: boolean;
+  /** Whether it accepts an `If-Match` header (docs/interface.md §18): the write applies only at that revision. */
+  conditional?: boolean;
   /** Whether it accepts an `Idempotency-Key` header (docs/interface.md §13): a retry answers the first outcome again. */
   idempotent?: boolean;
 }
@@ -54,6 +58,7 @@ export const ROUTES: readonly RouteDefinition[] = [
     functionFile: 'get-one',
     grantOperation: 'read',
     writes: false,
+    answersRevision: true,
   },
   {
     ...wireRoute('create'),
@@ -61,6 +66,7 @@ export const ROUTES: readonly RouteDefinition[] = [
     grantOperation: 'create',
     writes: true,
     idempotent: true,
+    answersRevision: true,
   },
   {
     ...wireRoute('batch-create'),
@@ -76,6 +82,8 @@ export const ROUTES: readonly RouteDefinition[] = [
     grantOperation: 'update',
     writes: true,
     idempotent: true,
+    answersRevision: true,
+    conditional: true,
   },
   {
     ...wireRoute('execute-sql'),

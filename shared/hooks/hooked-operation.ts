@@ -135,7 +135,9 @@ async function readAsCaller(
       body,
     );
   }
-  const readContext = { ...context, ...readAccess(context.catalog, context.caller, target) };
+  // A read's record is not the answer's: its revision must not become the request's ETag.
+  const { answerRevision: _answersElsewhere, ...reader } = context;
+  const readContext = { ...reader, ...readAccess(context.catalog, context.caller, target) };
   if (kind === 'getOne') {
     return getOneOperation.run({ ...readContext, operation: 'get-one' }, { paramMap: { id: args[0] } });
   }

@@ -68,6 +68,7 @@ export function envelope(options: EnvelopeOptions): middy.MiddlewareObj<ApiEvent
 function failure(outcome: RequestOutcome, error: Error): ApiResult {
   const known = error instanceof ServiceError && error.code !== ErrorCode.Internal;
   const code = known ? (error as ServiceError).code : ErrorCode.Internal;
+  const status = known ? (error as ServiceError).httpStatus : httpStatusFor(code);
   const message = known
     ? error.message
     : error instanceof ServiceUnavailableError
@@ -78,7 +79,7 @@ function failure(outcome: RequestOutcome, error: Error): ApiResult {
   outcome.errorCode = code;
   if (!known) outcome.cause = error;
   return {
-    statusCode: httpStatusFor(code),
+    statusCode: status,
     headers: jsonHeaders(headers),
     body: JSON.stringify({ success: false, msg: null, data: null, errorCode: code, errorMsg: message }),
   };

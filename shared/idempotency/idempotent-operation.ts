@@ -4,8 +4,8 @@
  * application), and the operation inside sees the id blocks its attempt must use (`context.attempt`). The
  * transport hands it the header (`context.idempotencyKey`) and adds `Idempotent-Replayed` when told to.
  *
- * - first request with a key: runs; its success is kept for 24 h and answered again, byte for byte, with
- *   `Idempotent-Replayed: true`, writing nothing;
+ * - first request with a key: runs; its success is kept for 24 h and answered again, byte for byte (and with
+ *   the same `ETag`), with `Idempotent-Replayed: true`, writing nothing;
  * - same key, other operation, dataset or body: 1001; same key while an attempt runs: 4001, `Retry-After: 1`;
  * - refused (1001–1006, 2002, 4001): forgotten, a retry runs afresh;
  * - failed (3001, 2001) or never answered (the function stopped; its lease runs out): the next attempt completes
@@ -101,6 +101,7 @@ export function withIdempotency(operation: Operation): Operation {
         case 'replay':
           context.markReplayed?.();
           context.telemetry.detail('idempotency', 'replayed');
+          if (claim.revision !== undefined) context.answerRevision?.(claim.revision);
           return claim.data;
       }
       const blocks = [...claim.blocks];
@@ -116,8 +117,14 @@ export function withIdempotency(operation: Operation): Operation {
       };
       if (claim.resumed) context.telemetry.detail('idempotency', 'resumed');
       let data: unknown;
+      // The revision the answer holds is kept with it, so a replay answers the same ETag.
+      let revision: number | undefined;
+      const answerRevision = (answered: number) => {
+        revision = answered;
+        context.answerRevision?.(answered);
+      };
       try {
-        data = await operation.run({ ...context, attempt }, body);
+        data = await operation.run({ ...context, attempt, answerRevision }, body);
       } catch (error) {
         const refused = error instanceof ServiceError && REFUSED.has(error.code);
         await settle(context, () =>
@@ -125,7 +132,7 @@ export function withIdempotency(operation: Operation): Operation {
         );
         throw error;
       }
-      await settle(context, () => store.complete(appCode, key, owner, data, capacity));
+      await settle(context, () => store.complete(appCode, key, owner, { data, revision }, capacity));
       return data;
     },
   };

@@ -14,6 +14,7 @@ import type { IdBlock } from '../storage/id-blocks';
 import type { IdempotencyStore } from '../storage/idempotency-store';
 import type { ListReader } from '../storage/list-reader';
 import type { RecordBatchStore } from '../storage/record-batch-store';
+import type { WriteOrigin } from '../storage/record-revisions';
 import type { RecordStore } from '../storage/record-store';
 
 /** What an operation run under an idempotency key knows and may do. */
@@ -63,6 +64,13 @@ export interface OperationContext {
   markReplayed?: () => void;
   /** Set when the request carries an `Idempotency-Key`: the ids this attempt writes with. */
   attempt?: IdempotentAttempt;
+  /** The request's `If-Match`, for the operations that take one (update, docs/interface.md §18). */
+  ifMatch?: string;
+  /**
+   * Tells the transport the revision of the record the answer holds (get-one, create, update): it answers it as
+   * `ETag`. Absent where no header can follow (a hook's reads).
+   */
+  answerRevision?: (revision: number) => void;
 }
 
 /** A data operation's context, where dataset and grant are always resolved. */
@@ -80,6 +88,16 @@ export interface Operation {
    */
   readsBesideAdmission?: boolean;
   run(context: OperationContext, body: Record<string, unknown>): Promise<unknown>;
+}
+
+/** Who makes a write, for the record's origin (`storage/record-revisions.ts`): the caller, in this request. */
+export function writeOrigin(context: OperationContext, occurredAt: number): WriteOrigin {
+  return {
+    appCode: context.caller.application.appCode,
+    userId: context.caller.user?.userId ?? null,
+    requestId: context.requestId,
+    occurredAt,
+  };
 }
 
 /** Narrow a context to a data operation's; the pipeline guarantees it for routes that require a dataset. */

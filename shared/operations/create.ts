@@ -1,19 +1,18 @@
-/** create: one new record with generated id and timestamps (docs/interface.md §4). */
-import { visibleFields } from '../access/permissions';
+/** create: one new record with generated id and timestamps (docs/interface.md §4), at revision 1 (§18). */
 import { recordDatasetWrite } from '../changes/change-log';
 import { initialBlock, planIds } from '../idempotency/id-plan';
 import { dataContext, type Operation } from '../operation/operation';
 import { readParamMap } from '../operation/param-map';
-import { toApiRecord } from '../records/record-codec';
 import { newRecordId } from '../records/record-ids';
 import { idInBlock } from '../storage/id-blocks';
 import { newRecordFields } from './new-record';
+import { answerRecord } from './record-answer';
 
 export const createOperation: Operation = {
   name: 'create',
   async run(context, body) {
     const data = dataContext(context);
-    const { dataset, grant, ports, telemetry, now } = data;
+    const { dataset, ports, telemetry, now } = data;
     const capacity = telemetry.capacity;
     const params = readParamMap(body);
     if (!data.attempt) {
@@ -27,7 +26,7 @@ export const createOperation: Operation = {
         capacity,
       );
       await recordDatasetWrite(data, [id]);
-      return toApiRecord(dataset, item, visibleFields(grant));
+      return answerRecord(data, item);
     }
     // Under an Idempotency-Key the id comes from the request's remembered block, so a retry of an attempt that
     // wrote the record and then failed finds it instead of writing it again.
@@ -40,7 +39,7 @@ export const createOperation: Operation = {
       if (stored) {
         // The attempt that wrote it may have stopped before saying so to custom SQL's copies.
         await recordDatasetWrite(data, [writtenId]);
-        return toApiRecord(dataset, stored, visibleFields(grant));
+        return answerRecord(data, stored);
       }
     }
     const id = idInBlock(plan.block, 0);
@@ -51,6 +50,6 @@ export const createOperation: Operation = {
       capacity,
     );
     await recordDatasetWrite(data, [id]);
-    return toApiRecord(dataset, item, visibleFields(grant));
+    return answerRecord(data, item);
   },
 };

@@ -1,10 +1,11 @@
 /**
  * A new record as create and batch create build it (docs/interface.md §4): the caller's fields checked against the dataset
- * and the grant (`writeFields`, `rowFilter`), with the derived index and lower-case attributes and both timestamps.
+ * and the grant (`writeFields`, `rowFilter`), with the derived index and lower-case attributes, both timestamps,
+ * and its first revision with the write's origin (docs/interface.md §18).
  * Pure: it throws the contract's error before anything is written.
  */
 import { assertCreateInScope, assertWritable, rowScope, visibleFields } from '../access/permissions';
-import type { DataOperationContext } from '../operation/operation';
+import { type DataOperationContext, writeOrigin } from '../operation/operation';
 import {
   itemSize,
   MAX_RECORD_BYTES,
@@ -14,6 +15,7 @@ import {
 } from '../records/record-codec';
 import { formatTimestamp } from '../records/timestamps';
 import { withDerivedAttributes } from '../storage/index-attributes';
+import { firstRevisionAttributes } from '../storage/record-revisions';
 
 /** The item attributes (besides the key) of a new record with id `id`, created at `createdAt` (ms). */
 export function newRecordFields(
@@ -32,5 +34,6 @@ export function newRecordFields(
   const fields = { ...derived.set, gmt_create: timestamp, gmt_modified: timestamp };
   if (itemSize(fields) > MAX_RECORD_BYTES) throw recordTooLargeError();
   assertCreateInScope(rowScope(grant, dataset), { ...fields, id }, appCode, dataset.datasetCode);
-  return fields;
+  // Revision 1, and who wrote it: the change stream's event comes from this same write.
+  return { ...fields, ...firstRevisionAttributes(writeOrigin(context, createdAt)) };
 }

@@ -96,3 +96,21 @@ export function toApiRecord(dataset: Dataset, item: RecordItem, visible?: Readon
   record.gmt_modified = item.gmt_modified;
   return record;
 }
+
+/**
+ * What an update really changes in a stored record: the fields sent with a value other than the stored one, and
+ * the fields cleared that hold a value. Empty when the update would leave the record as it is (docs/interface.md
+ * §18: no write, no revision, no event).
+ */
+export function effectiveChanges(stored: RecordItem, changes: RecordChanges): RecordChanges {
+  const set: Record<string, StoredValue> = {};
+  for (const [name, value] of Object.entries(changes.set)) {
+    if (stored[name] !== value) set[name] = value;
+  }
+  return { set, remove: changes.remove.filter((name) => stored[name] !== undefined && stored[name] !== null) };
+}
+
+/** Whether a change changes nothing. */
+export function isEmptyChange(changes: RecordChanges): boolean {
+  return Object.keys(changes.set).length === 0 && changes.remove.length === 0;
+}

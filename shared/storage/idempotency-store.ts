@@ -47,8 +47,8 @@ export interface ClaimRequest {
 export type Claim =
   /** This attempt runs: the first one, or one completing an interrupted attempt (`blocks` from it). */
   | { kind: 'run'; resumed: boolean; blocks: IdBlock[] }
-  /** The same request already finished: its data, to answer again. */
-  | { kind: 'replay'; data: unknown }
+  /** The same request already finished: its data (and the revision it held, for the ETag), to answer again. */
+  | { kind: 'replay'; data: unknown; revision?: number }
   /** Another attempt of the same request holds the lease. */
   | { kind: 'busy' }
   /** The key was used for a different request. */
@@ -73,7 +73,10 @@ export class IdempotencyStore {
       // Released or expired in between: claim it afresh.
       if (!item || item.state === 'released' || (item.expiresAt as number) < request.now) continue;
       if (item.fingerprint !== request.fingerprint) return { kind: 'mismatch' };
-      if (item.state === 'done') return { kind: 'replay', data: readResponse(item) };
+      if (item.state === 'done') {
+        const revision = typeof item.revision === 'number' ? { revision: item.revision } : {};
+        return { kind: 'replay', data: readResponse(item), ...revision };
+      }
       if (item.state === 'running' && (item.leaseUntil as number) >= request.now) return { kind: 'busy' };
       // Interrupted, or running past its lease (the function stopped): this attempt completes it.
       if (await this.takeOver(request, item, meter)) {
@@ -137,10 +140,22 @@ export class IdempotencyStore {
    * Keep the answer for replay. An answer too large to keep leaves the request interrupted: a retry then
    * completes it from what was written, which writes nothing twice.
    */
-  async complete(appCode: string, key: string, owner: string, data: unknown, meter: CapacityMeter): Promise<boolean> {
-    const stored = storeResponse(data);
+  async complete(
+    appCode: string,
+    key: string,
+    owner: string,
+    answer: { data: unknown; revision?: number | undefined },
+    meter: CapacityMeter,
+  ): Promise<boolean> {
+    const stored = storeResponse(answer.data);
     if (!stored) return this.interrupt(appCode, key, owner, meter);
-    return this.update(appCode, key, { set: { state: 'done' satisfies State, ...stored }, ...ownedBy(owner) }, meter);
+    const revision = answer.revision === undefined ? {} : { revision: answer.revision };
+    return this.update(
+      appCode,
+      key,
+      { set: { state: 'done' satisfies State, ...stored, ...revision }, ...ownedBy(owner) },
+      meter,
+    );
   }
 
   /** Forget a refused request: the next one with the key runs afresh. */

@@ -1,8 +1,10 @@
 /**
  * The record store: one record at a time (create, read, partial update), each call asking for its consumed
- * capacity, which goes to the request's meter. Writes are single conditional calls (no read-modify-write), so
- * concurrent updates of different fields of one record all survive. Reads for lists are in `list-reader.ts`,
- * a dataset's bookkeeping items in `dataset-bookkeeping.ts`.
+ * capacity, which goes to the request's meter. Every write is one conditional call: a create on the id being
+ * new, an update on the revision it was read at (`record-revisions.ts`), so an update never overwrites a change
+ * it did not see, and concurrent updates of different fields of one record all survive (the update flow reads
+ * again and retries, operations/update.ts). Reads for lists are in `list-reader.ts`, a dataset's bookkeeping
+ * items in `dataset-bookkeeping.ts`.
  */
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { CapacityMeter } from '../observability/capacity-meter';
@@ -12,6 +14,7 @@ import { conditionalWrite } from './conditional-write';
 import type { CompiledExpression } from './filter-expression';
 import { recordKey } from './item-keys';
 import { countedRecordAttributes } from './record-counter';
+import { originAttribute, revisionCondition, type WriteOrigin } from './record-revisions';
 import { RecordAttr } from './table-definitions';
 
 export class RecordStore {
@@ -56,31 +59,44 @@ export class RecordStore {
   }
 
   /**
-   * Apply a partial update as one conditional UpdateItem: SET the fields sent, REMOVE the ones sent as null,
-   * refresh gmt_modified, on the condition that the record exists (and matches `scope`, a caller's row filter).
-   * `undefined` when it does not.
+   * Write an update read at `revision` as one conditional UpdateItem: SET the changed fields, REMOVE the cleared
+   * ones, refresh gmt_modified, move to the next revision with this write's origin, on the condition that the
+   * record is still at `revision` (and matches `scope`, a caller's row filter). `undefined` when it is not: a
+   * concurrent write came first, or the record left the scope (the update flow reads it again and decides).
    */
-  async update(
+  async updateAtRevision(
     datasetCode: string,
     id: string,
-    changes: RecordChanges,
-    modifiedAt: string,
+    update: RevisionUpdate,
     meter: CapacityMeter,
     scope?: CompiledExpression,
   ): Promise<RecordItem | undefined> {
-    const names: Record<string, string> = { '#sk': RecordAttr.sortKey, '#modified': 'gmt_modified', ...scope?.names };
-    const values: Record<string, unknown> = { ':modified': modifiedAt, ...scope?.values };
-    const sets = ['#modified = :modified'];
+    const names: Record<string, string> = {
+      '#sk': RecordAttr.sortKey,
+      '#modified': 'gmt_modified',
+      '#rev': RecordAttr.revision,
+      '#origin': RecordAttr.origin,
+      ...scope?.names,
+    };
+    const values: Record<string, unknown> = {
+      ':modified': update.modifiedAt,
+      ':rev': update.revision,
+      ':next': update.revision + 1,
+      ':origin': originAttribute(update.origin),
+      ...scope?.values,
+    };
+    const sets = ['#modified = :modified', '#rev = :next', '#origin = :origin'];
     const removes: string[] = [];
-    Object.entries(changes.set).forEach(([name, value], i) => {
+    Object.entries(update.changes.set).forEach(([name, value], i) => {
       names[`#s${i}`] = name;
       values[`:s${i}`] = value;
       sets.push(`#s${i} = :s${i}`);
     });
-    changes.remove.forEach((name, i) => {
+    update.changes.remove.forEach((name, i) => {
       names[`#r${i}`] = name;
       removes.push(`#r${i}`);
     });
+    const condition = `attribute_exists(#sk) AND ${revisionCondition(update.revision)}`;
     try {
       const result = await conditionalWrite(meter, () =>
         this.client.send(
@@ -88,9 +104,7 @@ export class RecordStore {
             TableName: this.table,
             Key: recordKey(datasetCode, id),
             UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
-            ConditionExpression: scope?.expression
-              ? `attribute_exists(#sk) AND (${scope.expression})`
-              : 'attribute_exists(#sk)',
+            ConditionExpression: scope?.expression ? `${condition} AND (${scope.expression})` : condition,
             ExpressionAttributeNames: names,
             ExpressionAttributeValues: values,
             ReturnValues: 'ALL_NEW',
@@ -103,6 +117,16 @@ export class RecordStore {
       throw translateWriteError(error);
     }
   }
+}
+
+/** An update as the record store writes it: what changes, from which revision, by whom. */
+export interface RevisionUpdate {
+  /** The fields that really change (and their derived attributes); never empty. */
+  changes: RecordChanges;
+  modifiedAt: string;
+  /** The revision the update was read at; the write applies only while the record is still at it. */
+  revision: number;
+  origin: WriteOrigin;
 }
 
 /** DynamoDB's refusal of an oversized item is the caller's problem (1001); anything else is ours. */

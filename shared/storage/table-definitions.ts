@@ -39,6 +39,16 @@ export const RecordAttr = {
   partitionKey: '@pk',
   /** The record's id (record-codec.ts names it: the record model reads its id from there). */
   sortKey: ID_ATTRIBUTE,
+  /**
+   * The record's revision (docs/interface.md §18): 1 when created, one more on each update that changes it.
+   * Records written before revisions existed have none and are at revision 1 (`record-revisions.ts`).
+   */
+  revision: '@rev',
+  /**
+   * What the change stream needs to describe the record's latest write and cannot read from the images: who
+   * wrote it, in which request, when (`record-revisions.ts`).
+   */
+  origin: '@ev',
   /** Prefix of a string field's lower-cased shadow (`@lc:name`), written only when it differs from the value. */
   lowerCasePrefix: '@lc:',
   /** Record-count checkpoint item: the weight of the count entries whose key is at most `counterThrough`. */

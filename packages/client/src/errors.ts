@@ -39,6 +39,11 @@ export class ServiceCallError extends Error {
 
 /** 1001: a parameter is missing or malformed; fix the request. */
 export class InvalidParameterError extends ServiceCallError {}
+/**
+ * 1001 with HTTP 412: an update sent with `ifMatch` found the record at another revision and wrote nothing. Read
+ * the record again and decide whether the change still applies.
+ */
+export class PreconditionFailedError extends InvalidParameterError {}
 /** 1002, 1003: the signature does not match, or the token is older than 10 minutes. */
 export class AuthenticationError extends ServiceCallError {}
 /** 1004, 1005, 2002: the application, dataset or record does not exist (for this caller). */
@@ -79,6 +84,9 @@ export class TransportError extends Error {
   }
 }
 
+/** The one HTTP status a 1001 can have besides 400: an update's `If-Match` was not met (docs/interface.md §18). */
+export const PRECONDITION_FAILED_STATUS = 412;
+
 const FAMILIES: Record<ErrorCodeValue, new (details: ServiceCallErrorDetails) => ServiceCallError> = {
   [ErrorCode.InvalidParameter]: InvalidParameterError,
   [ErrorCode.SignatureMismatch]: AuthenticationError,
@@ -94,6 +102,9 @@ const FAMILIES: Record<ErrorCodeValue, new (details: ServiceCallErrorDetails) =>
 
 /** The error of a failure envelope; a code the client does not know yet stays a plain `ServiceCallError`. */
 export function serviceCallError(details: ServiceCallErrorDetails): ServiceCallError {
+  if (details.errorCode === ErrorCode.InvalidParameter && details.httpStatus === PRECONDITION_FAILED_STATUS) {
+    return new PreconditionFailedError(details);
+  }
   const family = FAMILIES[details.errorCode as ErrorCodeValue] ?? ServiceCallError;
   return new family(details);
 }

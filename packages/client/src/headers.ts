@@ -1,6 +1,6 @@
 /**
  * The headers of the wire protocol, named once: the client and `das` send them, the service reads them and
- * answers with them (docs/interface.md §2, §3, §13, §14, §16). The service imports these names from here.
+ * answers with them (docs/interface.md §2, §3, §13, §14, §16, §18). The service imports these names from here.
  */
 
 /** A signed request's headers (§3). */
@@ -24,6 +24,13 @@ export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 /** ...and say so when they answer with the kept one. */
 export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
 
+/**
+ * A record's revision (§18): get-one, create and update answer it as `ETag: "<revision>"`; update takes
+ * `If-Match: "<revision>"` and changes nothing when the record is at another revision (1001, HTTP 412).
+ */
+export const ETAG_HEADER = 'ETag';
+export const IF_MATCH_HEADER = 'If-Match';
+
 /** Every response's request id (§2). */
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 /** The tightest quota window of the application (§2, §7): its limit, what is left, seconds until it resets. */
@@ -41,4 +48,5 @@ export const READABLE_RESPONSE_HEADERS: readonly string[] = [
   RATE_LIMIT_RESET_HEADER,
   RETRY_AFTER_HEADER,
   IDEMPOTENT_REPLAYED_HEADER,
+  ETAG_HEADER,
 ];

@@ -22,7 +22,9 @@ import { RequestTimeoutError, serviceCallError, TransportError } from './errors.
 import {
   APP_CODE_HEADER,
   DATASET_CODE_HEADER,
+  ETAG_HEADER,
   IDEMPOTENCY_KEY_HEADER,
+  IF_MATCH_HEADER,
   NONCE_HEADER,
   SIGN_VERSION_HEADER,
   TIME_STAMP_HEADER,
@@ -139,6 +141,11 @@ export interface CallOptions {
    * answers a repeat of the same request with the first answer for 24 hours, so the call can be retried safely.
    */
   idempotencyKey?: string;
+  /**
+   * Sent as `If-Match: "<revision>"` (update): the update applies only while the record is at this revision (its
+   * `ETag`, see `getOneWithRevision`); otherwise nothing is written and the call throws `PreconditionFailedError`.
+   */
+  ifMatch?: number;
 }
 
 /** The system fields every record has, with the dataset's fields `F`. */
@@ -181,6 +188,12 @@ export interface DataAccessClient {
     id: string | number,
     options?: CallOptions,
   ): Promise<RecordOf<F>>;
+  /** get-one with the record's revision (its `ETag`), for an update sent with `ifMatch`. */
+  getOneWithRevision<F extends object = Record<string, unknown>>(
+    datasetCode: string,
+    id: string | number,
+    options?: CallOptions,
+  ): Promise<{ record: RecordOf<F>; revision: number }>;
   create<F extends object = Record<string, unknown>>(
     datasetCode: string,
     fields: Partial<F>,
@@ -222,6 +235,13 @@ export interface DataAccessClient {
    * `NotFoundError` (2002).
    */
   bffEndpoint(functionName: string, options?: CallOptions): Promise<BffEndpoint>;
+}
+
+/** The revision an `ETag` header holds (`"3"` → 3). */
+function revisionOf(etag: string | null): number {
+  const match = /^(?:W\/)?"?(\d+)"?$/.exec(etag?.trim() ?? '');
+  if (!match) throw new Error(`the service answered no record revision (ETag: ${etag ?? 'absent'})`);
+  return Number(match[1]);
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -400,6 +420,7 @@ export function createClient(options: ClientOptions): DataAccessClient {
       // Signed afresh each time: a retry may come minutes later, and the token is bound to its timestamp.
       const headers: Record<string, string> = await signedHeaders(operation, datasetCode, payload);
       if (idempotent) headers[IDEMPOTENCY_KEY_HEADER] = callOptions.idempotencyKey as string;
+      if (callOptions.ifMatch !== undefined) headers[IF_MATCH_HEADER] = `"${callOptions.ifMatch}"`;
       let response: ServiceResponse;
       try {
         response = await attempt(
@@ -452,6 +473,11 @@ export function createClient(options: ClientOptions): DataAccessClient {
   return {
     getList: (datasetCode, params, callOptions) => dataCall('get-list', datasetCode, params ?? {}, callOptions),
     getOne: (datasetCode, id, callOptions) => dataCall('get-one', datasetCode, { id }, callOptions),
+    async getOneWithRevision(datasetCode, id, callOptions) {
+      const response = await send('get-one', { datasetCode, paramMap: { id } }, { ...callOptions, datasetCode });
+      const record = unwrap<RecordOf>(response);
+      return { record: record as never, revision: revisionOf(response.headers.get(ETAG_HEADER)) };
+    },
     create: (datasetCode, fields, callOptions) => dataCall('create', datasetCode, fields, callOptions),
     update: (datasetCode, id, changes, callOptions) => dataCall('update', datasetCode, { ...changes, id }, callOptions),
     batchCreate: async (datasetCode, records, callOptions) =>

@@ -122,7 +122,7 @@ describe('CORS', () => {
           Match.objectLike({
             ResponseParameters: Match.objectLike({
               'method.response.header.Access-Control-Allow-Headers':
-                "'X-Time-Stamp,X-App-Code,X-Dataset-Code,X-Token,Content-Type,X-Sign-Version,X-Nonce,Idempotency-Key'",
+                "'X-Time-Stamp,X-App-Code,X-Dataset-Code,X-Token,Content-Type,X-Sign-Version,X-Nonce,Idempotency-Key,If-Match'",
             }),
           }),
         ],
@@ -140,11 +140,11 @@ describe('CORS', () => {
             StatusCode: '204',
             ResponseParameters: {
               'method.response.header.Access-Control-Allow-Headers':
-                "'X-Time-Stamp,X-App-Code,X-Dataset-Code,X-Token,Content-Type,X-Sign-Version,X-Nonce,Idempotency-Key'",
+                "'X-Time-Stamp,X-App-Code,X-Dataset-Code,X-Token,Content-Type,X-Sign-Version,X-Nonce,Idempotency-Key,If-Match'",
               'method.response.header.Access-Control-Allow-Origin': "'*'",
               'method.response.header.Access-Control-Allow-Methods': "'POST,OPTIONS'",
               'method.response.header.Access-Control-Expose-Headers':
-                "'X-Request-Id,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After,Idempotent-Replayed'",
+                "'X-Request-Id,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After,Idempotent-Replayed,ETag'",
             },
           }),
         ],
@@ -161,6 +161,7 @@ describe('CORS', () => {
       'RateLimit-Reset',
       'Retry-After',
       'Idempotent-Replayed',
+      'ETag',
     ]);
   });
 
@@ -277,7 +278,7 @@ describe('gateway responses', () => {
   const CORS_HEADERS = {
     'gatewayresponse.header.Access-Control-Allow-Origin': "'*'",
     'gatewayresponse.header.Access-Control-Expose-Headers':
-      "'X-Request-Id,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After,Idempotent-Replayed'",
+      "'X-Request-Id,RateLimit-Limit,RateLimit-Remaining,RateLimit-Reset,Retry-After,Idempotent-Replayed,ETag'",
   };
 
   it('adds the CORS headers to every refusal when an origin is allowed', () => {

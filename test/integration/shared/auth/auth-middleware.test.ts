@@ -256,12 +256,12 @@ describe('the local gateway', () => {
     const preflight = await fetch(`${harness.url}${LIST}`, { method: 'OPTIONS' });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-headers')).toBe(
-      'Content-Type, X-Time-Stamp, X-App-Code, X-Dataset-Code, X-Token, X-Sign-Version, X-Nonce, Idempotency-Key',
+      'Content-Type, X-Time-Stamp, X-App-Code, X-Dataset-Code, X-Token, X-Sign-Version, X-Nonce, Idempotency-Key, If-Match',
     );
     const res = await harness.call(LIST, listBody);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
     expect(res.headers.get('access-control-expose-headers')).toBe(
-      'X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, Idempotent-Replayed',
+      'X-Request-Id, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, Idempotent-Replayed, ETag',
     );
   });
 

@@ -9,6 +9,7 @@ import {
   type DataAccessClient,
   InvalidParameterError,
   NotFoundError,
+  PreconditionFailedError,
   type TokenRequest,
 } from '../../../../../../packages/client/src';
 import { mintBrowserToken } from '../../../../../../packages/client/src/browser-token';
@@ -54,6 +55,19 @@ describe('data operations', () => {
     expect(list.paging.totalCount).toBeGreaterThanOrEqual(1);
     expect(list.tableData).toEqual([updated]);
     expect(list.tableColumns[0]).toEqual({ title: 'id', dataIndex: 'id' });
+  });
+
+  it('getOneWithRevision answers the revision, and update with ifMatch applies only at that revision', async () => {
+    const created = await client.create<Typed>('typed', { s: 'revised', i: 1 });
+    const first = await client.getOneWithRevision<Typed>('typed', created.id);
+    expect(first).toEqual({ record: created, revision: 1 });
+    const updated = await client.update<Typed>('typed', created.id, { i: 2 }, { ifMatch: first.revision });
+    expect(updated.i).toBe(2);
+    const stale = client.update<Typed>('typed', created.id, { i: 3 }, { ifMatch: first.revision });
+    await expect(stale).rejects.toBeInstanceOf(PreconditionFailedError);
+    await expect(stale).rejects.toMatchObject({ errorCode: 1001, httpStatus: 412 });
+    await expect(stale).rejects.toBeInstanceOf(InvalidParameterError);
+    expect(await client.getOneWithRevision<Typed>('typed', created.id)).toEqual({ record: updated, revision: 2 });
   });
 
   it('getList without parameters uses the defaults', async () => {
