@@ -13,12 +13,15 @@
  * The slot of an indexed field is its position among the dataset's indexed fields. Changing which fields are
  * indexed therefore needs a backfill of existing records, which is not built yet (docs/interface.md §17; index
  * builds have their place in shared/indexing/).
+ *
+ * Per-value totals (value-counter.ts) are kept per index slot under `countSlotKey`, and the change items of
+ * writes carry each slot's count key (`slotCountKeys`).
  */
 import type { Dataset } from '../catalog/catalog';
 import type { FieldType } from '../catalog/schema';
 import type { StoredValue } from '../records/field-values';
 import type { RecordChanges } from '../records/record-codec';
-import { encodeIndexKey } from '../records/value-encoding';
+import { countKeyOfIndexKey, encodeIndexKey } from '../records/value-encoding';
 import { genericIndex, indexAttribute, RecordAttr } from './table-definitions';
 
 export interface IndexSlot {
@@ -83,4 +86,27 @@ export function withDerivedAttributes(
     else if (mode === 'update' && (value !== undefined || changes.remove.includes(field.name))) remove.push(shadow);
   }
   return { set, remove };
+}
+
+/**
+ * The key per-value totals of an index slot are kept under. The one place that says which index entries a
+ * total counts: the slot's attribute and the field it holds, so that a slot given to another field starts
+ * totals of its own.
+ */
+export function countSlotKey(slot: IndexSlot): string {
+  return `${slot.attribute}.${slot.field}`;
+}
+
+/** Per index slot of the dataset (`countSlotKey`), the count key of a stored item's value. */
+export function slotCountKeys(
+  dataset: Dataset,
+  item: Readonly<Record<string, unknown>>,
+  id: string,
+): Record<string, string> {
+  const keys: Record<string, string> = {};
+  for (const slot of indexLayout(dataset).values()) {
+    const key = item[slot.attribute];
+    if (typeof key === 'string') keys[countSlotKey(slot)] = countKeyOfIndexKey(key, id);
+  }
+  return keys;
 }
