@@ -14,7 +14,8 @@ import { readParamMap } from '../operation/param-map';
 import { allOf, filterFields, type ListQuery, MATCH_ALL } from '../records/list-query';
 import { type ApiRecord, toApiRecord } from '../records/record-codec';
 import { assertEvaluable } from '../storage/filter-expression';
-import { indexLayout } from '../storage/index-attributes';
+import { countSlotKey, indexLayout } from '../storage/index-attributes';
+import { countSlotValues } from '../storage/value-counter';
 import { executeListPlan } from './list-executor';
 import { parseListParams } from './list-params';
 import { pageStartCache } from './page-start-cache';
@@ -75,16 +76,29 @@ export const getListOperation: Operation = {
     };
     // A filter the store could not evaluate is refused before anything is read (docs/interface.md §7).
     assertEvaluable(query.filter);
-    const plan = planListQuery(query, indexLayout(dataset));
+    const layout = indexLayout(dataset);
+    const plan = planListQuery(query, layout);
+    const at = now();
     const result = await executeListPlan(plan, query, {
       store: ports.lists,
       bookkeeping: ports.bookkeeping,
       datasetCode: dataset.datasetCode,
       meter: telemetry.capacity,
-      now: now(),
+      now: at,
       readBudget: ports.lists.listReadBudget,
       pageStarts: pageStartCache,
       nameable: new Set([...filterFields(parsed.filter), ...parsed.sort.map((key) => key.field.name)]),
+      countPath: async (path) => {
+        const slot = layout.get(path.field);
+        if (!slot) return undefined;
+        return countSlotValues(ports.bookkeeping, {
+          datasetCode: dataset.datasetCode,
+          slot: countSlotKey(slot),
+          intervals: path.intervals,
+          now: at,
+          meter: telemetry.capacity,
+        });
+      },
     });
     const selected = parsed.select ? new Set(['id', ...parsed.select]) : undefined;
     const narrow = (record: ApiRecord): ApiRecord =>

@@ -69,6 +69,8 @@ export interface Intersection {
 
 export interface ListPlan {
   path: AccessPath;
+  /** The conditions the access path answers exactly (left out of the residual). */
+  served: Filter[];
   /** Index path only: other indexes whose keys narrow the candidates. */
   intersections: Intersection[];
   /** What the items must still satisfy after the access path (MATCH_ALL when nothing). */
@@ -151,7 +153,6 @@ export function planListQuery(query: ListQuery, layout: ReadonlyMap<string, Inde
   if (chosen.path.kind === 'index') {
     for (const other of candidates) {
       if (other === chosen || other.path.kind !== 'index' || other.served.size === 0) continue;
-      if (other.score > SCORE.between) continue;
       intersections.push({ path: other.path, served: [...other.served] });
     }
   }
@@ -164,6 +165,7 @@ export function planListQuery(query: ListQuery, layout: ReadonlyMap<string, Inde
   else orderSource = 'items';
   return {
     path: chosen.path,
+    served: [...chosen.served],
     intersections,
     residual,
     order: orderSource,
