@@ -20,6 +20,7 @@ const BENCHMARKS: Record<string, string> = {
   hardening: './hardening',
   batch: './batch',
   hooks: './hooks',
+  'hook-limits': './hook-limits',
 };
 
 interface BenchmarkModule {

@@ -20,6 +20,7 @@ import { ConfigError, loadConfigFile } from '../shared/catalog-store/load-config
 import { operationRoutes } from '../shared/contract/client-routes';
 import { setLogSink } from '../shared/observability/request-log';
 import { endpointTarget } from '../shared/runtime/environment';
+import { startSandboxes } from '../shared/sandbox/sandbox';
 import { deleteTables, ensureTables, localTableNames } from '../shared/storage/table-setup';
 import { DEFAULT_CONFIG } from './local/default-config';
 import { docsPages } from './local/docs-pages';
@@ -113,6 +114,9 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     await dynamo.close();
     throw error;
   }
+  // A deployed hooked function starts its sandbox at init; here the server's start stands for every init (the
+  // handlers from source share this process's sandbox; bundles start their own as they load).
+  if (!options.loadHandler && (config.hooks?.length ?? 0) > 0) await startSandboxes();
   const health = JSON.stringify({ status: 'ok', operations: [...handlers.keys()] });
   let url = '';
   const server = createLambdaHttpServer({

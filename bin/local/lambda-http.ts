@@ -2,7 +2,8 @@
  * Serves Lambda handlers over plain HTTP the way API Gateway's REST proxy integration calls them: each request
  * becomes an APIGatewayProxyEvent, the handler's result becomes the response. Refusals that API Gateway itself
  * makes (unknown route, body beyond its limit) answer with the contract's envelope, as the deployed gateway
- * responses do.
+ * responses do, and with an `X-Request-Id` like every answer (docs/interface.md §2). Header names are the
+ * caller's: any name (`__proto__`, `constructor`) is a plain entry of the event's header maps.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -14,6 +15,11 @@ export type ProxyHandler = (event: APIGatewayProxyEvent, context: Context) => Pr
 
 /** Lambda's synchronous invocation payload limit: a larger body never reaches a function. */
 const MAX_REQUEST_BYTES = 6 * 1024 * 1024;
+/**
+ * API Gateway's own limit: a larger body is read to its end (so that the caller gets the answer) and refused; past
+ * this the connection is closed after the answer, as the gateway does.
+ */
+const MAX_READ_BYTES = 10 * 1024 * 1024;
 /** Request headers a browser caller sends (the signed headers). */
 export const CORS_ALLOW_HEADERS =
   'Content-Type, X-Time-Stamp, X-App-Code, X-Dataset-Code, X-Token, X-Sign-Version, X-Nonce, Idempotency-Key, If-Match';
@@ -34,27 +40,28 @@ export interface AnsweredRequest {
   path: string;
   status: number;
   durationMs: number;
-  /** Set when an operation's handler ran. */
+  /** Set for every answer but the local pages (health, documents). */
   requestId?: string;
 }
 
-function envelope(status: number, errorCode: number, errorMsg: string) {
+function envelope(status: number, errorCode: number, errorMsg: string, requestId: string): APIGatewayProxyResult {
   return {
     statusCode: status,
-    headers: { 'Content-Type': 'application/json; charset=utf-8' },
+    headers: { 'Content-Type': 'application/json; charset=utf-8', 'X-Request-Id': requestId },
     body: JSON.stringify({ success: false, msg: null, data: null, errorCode, errorMsg }),
   };
 }
 
-async function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+/** The body, or why not: larger than a function takes (read to its end up to `MAX_READ_BYTES`, then left). */
+async function readBody(req: IncomingMessage): Promise<Buffer | 'too large' | 'too large, unread'> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_REQUEST_BYTES) return undefined;
-    chunks.push(chunk);
+    if (size > MAX_READ_BYTES) return 'too large, unread';
+    if (size <= MAX_REQUEST_BYTES) chunks.push(chunk);
   }
-  return Buffer.concat(chunks);
+  return size > MAX_REQUEST_BYTES ? 'too large' : Buffer.concat(chunks);
 }
 
 /** A request path matched to a route: the route, and the values of its `{name}` segments (URL-decoded). */
@@ -106,20 +113,22 @@ function toEvent(
   requestId: string,
 ): APIGatewayProxyEvent {
   const route = matched.route;
-  const headers: Record<string, string> = {};
-  const multiValueHeaders: Record<string, string[]> = {};
+  // Maps, then own properties: a name such as `__proto__` or `constructor` is an entry like any other, never a
+  // lookup on Object.prototype (as API Gateway's event, parsed from JSON, has it).
+  const headers = new Map<string, string>();
+  const multiValueHeaders = new Map<string, string[]>();
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i] as string;
     const value = req.rawHeaders[i + 1] as string;
-    headers[name] = value;
-    multiValueHeaders[name] = [...(multiValueHeaders[name] ?? []), value];
+    headers.set(name, value);
+    multiValueHeaders.set(name, [...(multiValueHeaders.get(name) ?? []), value]);
   }
   return {
     httpMethod: req.method ?? 'POST',
     path,
     resource: route.path,
-    headers,
-    multiValueHeaders,
+    headers: Object.fromEntries(headers),
+    multiValueHeaders: Object.fromEntries(multiValueHeaders),
     body: body.length ? body.toString('utf8') : null,
     isBase64Encoded: false,
     pathParameters: matched.pathParameters,
@@ -165,6 +174,7 @@ export function createLambdaHttpServer(options: LambdaHttpOptions): Server {
   return createServer(async (req, res) => {
     const started = Date.now();
     const path = (req.url ?? '/').split('?')[0] as string;
+    // Every answer but the local pages carries a request id, the server's own refusals included.
     let requestId: string | undefined;
     if (options.onResponse) {
       const report = options.onResponse;
@@ -186,10 +196,11 @@ export function createLambdaHttpServer(options: LambdaHttpOptions): Server {
         res.end(body);
         return;
       }
+      requestId = randomUUID();
       const matched = matchRoute(path);
       const handler = matched && options.handlers.get(matched.route.operation);
       if (!matched || !handler) {
-        send(res, envelope(400, 1001, `no operation at ${req.method} ${path}`));
+        send(res, envelope(400, 1001, `no operation at ${req.method} ${path}`, requestId));
         return;
       }
       const route = matched.route;
@@ -201,26 +212,30 @@ export function createLambdaHttpServer(options: LambdaHttpOptions): Server {
           'Access-Control-Allow-Methods': 'POST, OPTIONS',
           'Access-Control-Allow-Headers': CORS_ALLOW_HEADERS,
           'Access-Control-Max-Age': '600',
+          'X-Request-Id': requestId,
         });
         res.end();
         return;
       }
       if (req.method !== route.method) {
-        send(res, envelope(400, 1001, `${path} accepts ${route.method} only`));
+        send(res, envelope(400, 1001, `${path} accepts ${route.method} only`, requestId));
         return;
       }
       const body = await readBody(req);
-      if (!body) {
-        send(res, envelope(400, 1001, 'request body is larger than 1 MB (1048576 bytes)'));
+      if (!Buffer.isBuffer(body)) {
+        const refused = envelope(400, 1001, 'request body is larger than 1 MB (1048576 bytes)', requestId);
+        if (body === 'too large, unread') refused.headers = { ...refused.headers, Connection: 'close' };
+        send(res, refused);
         return;
       }
-      requestId = randomUUID();
       send(res, await handler(toEvent(req, matched, path, body, requestId), toContext(route, requestId)));
     } catch (error) {
       // A handler never throws (the envelope answers every error); this is the server's own failure.
       process.stderr.write(`local server error: ${(error as Error).stack ?? String(error)}\n`);
-      if (!res.headersSent) send(res, envelope(500, 3001, 'internal error of the local server'));
-      else res.end();
+      requestId ??= randomUUID();
+      if (!res.headersSent) {
+        send(res, envelope(500, 3001, `internal error of the local server; quote request id ${requestId}`, requestId));
+      } else res.end();
     }
   });
 }

@@ -88,7 +88,14 @@ export function authenticate(options: AuthOptions): AuthenticationStep {
     const appCode = header(headers, APP_CODE_HEADER, true, CODE_PATTERN) as string;
     const token = header(headers, TOKEN_HEADER, true, BASE64) as string;
     const datasetCode = header(headers, DATASET_CODE_HEADER, route.requiresDataset, CODE_PATTERN);
-    header(headers, NONCE_HEADER, false, NONCE_PATTERN);
+    // X-Nonce is a header of signature version 2 (docs/interface.md §16): well formed for an application on version
+    // 2, in this step as always; any value, or none, for one on version 1, which reads neither it nor X-Sign-Version.
+    if (
+      headers[NONCE_HEADER.toLowerCase()] &&
+      (await options.catalog.current()).application(appCode)?.config.signatureVersion === 2
+    ) {
+      header(headers, NONCE_HEADER, false, NONCE_PATTERN);
+    }
     bodyCode(body, 'appCode', APP_CODE_HEADER, appCode);
     if (route.requiresDataset) bodyCode(body, 'datasetCode', DATASET_CODE_HEADER, datasetCode as string);
 
@@ -116,7 +123,8 @@ export function authenticate(options: AuthOptions): AuthenticationStep {
       );
     }
     if (!keys) throw new SignatureMismatchError();
-    // ---- Signature version 2, opt-in per application (docs/interface.md §16); version 1 below is unchanged.
+    // ---- Signature version 2, opt-in per application (docs/interface.md §16); version 1 below is unchanged, and
+    // ignores the version-2 headers.
     if (application.config.signatureVersion === 2) {
       await verifyVersionTwo(
         {

@@ -50,7 +50,7 @@ export interface OpenApiOptions {
 }
 
 const ERROR_MEANING: Record<ErrorCodeValue, string> = {
-  1001: 'parameter error: missing or malformed parameter, wrong field type, body not JSON or over 1 MB',
+  1001: 'parameter error: missing or malformed parameter, wrong field type, body not JSON, over 1 MB or nested deeper than 64 levels',
   1002:
     'signature verification failed: a wrong token, a version-1 token where version 2 is required, or a reused ' +
     'X-Nonce (client-key mode: no active personal access key)',
@@ -106,7 +106,7 @@ const SIGNATURE_V2_PARAMETERS = {
     description:
       'Signature version 2: "2". Required, with X-Nonce, by an application configured with signatureVersion 2, ' +
       'whose X-Token then signs the body digest, method, nonce and path too; any other token is 1002. ' +
-      'Applications on version 1 leave it out.',
+      'Applications on version 1 ignore it, whatever its value.',
     schema: { type: 'string', enum: ['2'] },
   },
   Nonce: {
@@ -116,7 +116,8 @@ const SIGNATURE_V2_PARAMETERS = {
     description:
       'Signature version 2: a new value for every request, 16 to 64 letters, digits, "_" or "-", signed as the ' +
       `nonce pair. A nonce already used within the timestamp window (${TIMESTAMP_WINDOW_MS / 60_000} minutes) is ` +
-      '1002, so a captured request cannot be replayed. Sent with X-Sign-Version: 2.',
+      '1002, so a captured request cannot be replayed; a malformed one is 1001. Sent with X-Sign-Version: 2. ' +
+      'Applications on version 1 ignore it, whatever its value.',
     schema: {
       type: 'string',
       minLength: 16,

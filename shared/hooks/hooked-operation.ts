@@ -3,18 +3,25 @@
  * request's `paramMap` (batch create: `paramList`) into what the operation runs with, and its `after` functions
  * turn the operation's `data` into what the caller receives. Several hooks on one node run in declared order.
  *
- * A `before` hook cannot widen access: its result becomes the request body the operation validates and checks
- * against the caller's grant, exactly as a caller's own request. Its `context.client` reads run the same
- * operations (get-one, get-list, custom SQL) as the caller, through the same permission code.
+ * A `before` hook sees only what the operation would take: `paramMap` (absent: get-list's empty object, a 1001
+ * for the others) or batch create's `paramList` (1 to 1000 objects), read by the operation's own rules, inside a
+ * body already bounded in depth (`MAX_BODY_DEPTH`); a request the operation would refuse for its shape never
+ * reaches a function. A `before` hook cannot widen access: its result becomes the request body the operation
+ * validates and checks against the caller's grant, exactly as a caller's own request (a result nested deeper than
+ * a body may be is refused as that body would be). Its `context.client` reads run the same operations (get-one,
+ * get-list, custom SQL) as the caller, through the same permission code.
  *
  * An operation with no hook configured runs untouched, and the sandbox is never loaded or started.
  */
 import { readAccess } from '../access/dataset-access';
 import type { Catalog } from '../catalog/catalog';
 import type { FunctionConfig, HookConfig } from '../catalog/schema';
+import { MAX_BODY_DEPTH, nestsDeeperThan } from '../contract/body-schemas';
 import { InternalError, InvalidParameterError } from '../contract/errors';
 import type { OperationName } from '../contract/routes';
 import type { Operation, OperationContext } from '../operation/operation';
+import { readParamMap } from '../operation/param-map';
+import { readParamList } from '../operations/batch-create';
 import { executeSqlOperation } from '../operations/execute-sql';
 import { getOneOperation } from '../operations/get-one';
 import { getListOperation } from '../query/get-list';
@@ -67,10 +74,22 @@ export function withHooks(operation: Operation): Operation {
       prewarmSandbox();
 
       let request = body;
-      const key = 'paramList' in body ? 'paramList' : 'paramMap';
-      for (const fn of before) {
-        const next = await runHook(fn, 'before', context, request[key] ?? {});
-        request = { ...request, [key]: next };
+      if (before.length > 0) {
+        // What the operation would run with, read by its own rules: a request it would refuse for its shape is
+        // refused before any function sees it.
+        const key = operation.name === 'batch-create' ? 'paramList' : 'paramMap';
+        let input: unknown =
+          key === 'paramList' ? readParamList(body) : readParamMap(body, operation.name === 'get-list');
+        for (const fn of before) {
+          input = await runHook(fn, 'before', context, input);
+          // The result is checked as a caller's request: no deeper than a body may be (the body holds it 1 deep).
+          if (nestsDeeperThan(input, MAX_BODY_DEPTH - 1)) {
+            throw new InvalidParameterError(
+              `the request as a before hook returned it nests deeper than ${MAX_BODY_DEPTH} levels`,
+            );
+          }
+        }
+        request = { ...body, [key]: input };
       }
       let data = await operation.run(context, request);
       for (const fn of after) data = await runHook(fn, 'after', context, data);

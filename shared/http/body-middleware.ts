@@ -1,9 +1,12 @@
 /**
  * Reads the request: header names lower-cased, body size limit (checked before any parsing work), JSON
- * parsing and the object check (docs/interface.md §2, §7). A GET has no body: its request is its path parameters.
- * What it reads becomes the request every later step shares, read-only (`ServiceRequest`, request.ts).
+ * parsing, the object check and the nesting limit (docs/interface.md §2, §7): whatever walks the body later
+ * (the idempotency fingerprint, hooks, the operation) walks at most `MAX_BODY_DEPTH` levels. A GET has no body: its
+ * request is its path parameters. What it reads becomes the request every later step shares, read-only
+ * (`ServiceRequest`, request.ts).
  */
 import type middy from '@middy/core';
+import { MAX_BODY_DEPTH, MAX_JSON_DEPTH, nestsDeeperThan } from '../contract/body-schemas';
 import { InvalidParameterError } from '../contract/errors';
 import { pathParametersOf } from '../contract/routes';
 import type { ApiEvent, ApiResult, ServiceContext } from './request';
@@ -46,6 +49,11 @@ export function parseBody(): middy.MiddlewareObj<ApiEvent, ApiResult, Error, Ser
     }
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
       throw new InvalidParameterError('request body must be a JSON object');
+    }
+    if (nestsDeeperThan(parsed, MAX_BODY_DEPTH)) {
+      throw new InvalidParameterError(
+        `request body nests deeper than ${MAX_BODY_DEPTH} levels; a json field may hold at most ${MAX_JSON_DEPTH} levels`,
+      );
     }
     request.context.request = { requestId, route, headers, body: parsed as Record<string, unknown>, rawBody: bytes };
   };

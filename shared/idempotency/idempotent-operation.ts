@@ -48,7 +48,10 @@ export function readIdempotencyKey(value: string | undefined): string | undefine
   return value;
 }
 
-/** Same operation, dataset and body (key order aside) give the same digest. */
+/**
+ * Same operation, dataset and body (key order aside) give the same digest. The walk recurses: it is bounded by
+ * the body's nesting limit, which the transport checks before anything reads the body (`MAX_BODY_DEPTH`).
+ */
 export function requestFingerprint(operation: string, datasetCode: string | undefined, body: unknown): string {
   return createHash('sha256')
     .update(JSON.stringify([operation, datasetCode ?? null, canonical(body)]))

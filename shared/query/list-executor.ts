@@ -13,7 +13,9 @@
  *   matches more than the budget reads.
  * - index path otherwise: every matching key is read (keys only, which is what an exact total costs anyway),
  *   then BatchGetItem of the page's records only; of all candidates only when a residual filter or an
- *   in-memory sort needs their values.
+ *   in-memory sort needs their values. A sort on another indexed field (`sortPath`) reads that index in order,
+ *   keeping the keys whose ids matched, until the page is complete, under a cap of what reading the candidates'
+ *   items would cost (past it, the items are read after all).
  * - partition path: the partition (or an id range of it) with the residual as a FilterExpression.
  *
  * Every read that can grow with the dataset runs under the read budget; crossing it answers 2001 and names
@@ -209,6 +211,10 @@ class PlanExecutor {
     if (!residual && ordered) {
       return { items: await this.fetchInOrder(this.page(keys).map((k) => k.id)), totalCount: keys.length };
     }
+    if (!residual && this.plan.sortPath && !ordered) {
+      const page = await this.pageInSortOrder(this.plan.sortPath, keys);
+      if (page) return { items: await this.fetchInOrder(page), totalCount: keys.length };
+    }
     if (!residual && this.plan.order === 'ids') {
       // The order is the id alone: the last key of the complete sort.
       const idDirection = this.plan.sort[this.plan.sort.length - 1]?.direction === 'asc' ? 1 : -1;
@@ -373,6 +379,37 @@ class PlanExecutor {
       }
     }
     return remaining;
+  }
+
+  /**
+   * The page's ids in the list's order: the sort field's index read in order, keeping the ids the filter found,
+   * until the page is complete. Undefined when that would cost more than reading every candidate's item (0.5
+   * units each), or when long values share a truncated key (their group is not in value order).
+   */
+  private async pageInSortOrder(sortPath: IndexPath, keys: IndexKey[]): Promise<string[] | undefined> {
+    const matching = new Set(keys.map((k) => k.id));
+    const wanted = Math.min(this.query.offset + this.query.limit, matching.size);
+    if (wanted <= this.query.offset) return [];
+    try {
+      const ordered = await this.run.store.queryIndexKeys(
+        this.run.datasetCode,
+        sortPath,
+        fullInterval(),
+        sortPath.direction,
+        {
+          keep: (id) => matching.has(id),
+          limit: wanted,
+          guard: this.guard,
+          maxUnits: matching.size * ITEM_READ_UNITS,
+        },
+        this.run.meter,
+      );
+      if (ordered.some((k) => isTruncatedKey(k.key, k.id))) return undefined;
+      return this.page(ordered).map((k) => k.id);
+    } catch (error) {
+      if (error instanceof ReadCapExceeded) return undefined;
+      throw error;
+    }
   }
 
   /** All keys of the index path's intervals, in the path's order; the intervals are read in parallel. */

@@ -18,6 +18,10 @@
  * Order: `path` when the access path's own order is the list order (a single-key sort on the index's field
  * or on id/gmt_create, ties by id in the same direction); `ids` when only the ids decide the order (keys are
  * enough, no item reads); `items` otherwise (all matching items are read and sorted in memory).
+ *
+ * A list filtered through one index and sorted by another indexed field (`status=new` by `amount` desc) has
+ * `items` order, but also a `sortPath`: the sort field's index read in the list's order, keeping only the ids the
+ * filter's keys found, gives the page in order without reading any item but the page's (`list-executor.ts`).
  */
 import {
   conjuncts,
@@ -71,6 +75,11 @@ export interface ListPlan {
   path: AccessPath;
   /** The conditions the access path answers exactly (left out of the residual). */
   served: Filter[];
+  /**
+   * Index path with `items` order only: the index of the sort's one field, whose keys in order, kept when the
+   * filter's keys hold their id, are the list's order (ties by id in the same direction).
+   */
+  sortPath?: IndexPath;
   /** Index path only: other indexes whose keys narrow the candidates. */
   intersections: Intersection[];
   /** What the items must still satisfy after the access path (MATCH_ALL when nothing). */
@@ -83,6 +92,9 @@ export interface ListPlan {
   /** Fields whose conditions or sort no index serves: named when a read exceeds its budget. */
   unindexedFields: string[];
 }
+
+/** Fields no configuration can index (an id range or the default order is served by the partition). */
+const SYSTEM_FIELDS: ReadonlySet<string> = new Set(['id', 'gmt_create', 'gmt_modified']);
 
 /** How selective a condition kind usually is: lower is better. */
 const SCORE = { ids: 0, eq: 1, null: 1, in: 2, between: 3, bound: 4, notNull: 6, sortOnly: 7 } as const;
@@ -163,9 +175,25 @@ export function planListQuery(query: ListQuery, layout: ReadonlyMap<string, Inde
   if (chosen.path.kind !== 'ids' && pathOrder(chosen.path, order, fixed)) orderSource = 'path';
   else if (order.length === 1) orderSource = 'ids';
   else orderSource = 'items';
+  // A sort no index lists in order: all the matches are read and sorted, and a 2001 names the sort's field.
+  const sortSlot = layout.get(lead.field.name);
+  const sortPath =
+    orderSource === 'items' && chosen.path.kind === 'index' && sortSlot && sortIndexServes(order)
+      ? (indexPath(sortSlot, [fullInterval()], lead.direction) as IndexPath)
+      : undefined;
+  if (
+    orderSource === 'items' &&
+    !sortPath &&
+    !partitionServes(order) &&
+    !sortSlot &&
+    !SYSTEM_FIELDS.has(lead.field.name)
+  ) {
+    unindexedFields.add(lead.field.name);
+  }
   return {
     path: chosen.path,
     served: [...chosen.served],
+    ...(sortPath ? { sortPath } : {}),
     intersections,
     residual,
     order: orderSource,
@@ -188,6 +216,17 @@ function fixedFields(parts: Filter[]): Set<string> {
     if (part.op === 'in' && part.values.length === 1) fixed.add(part.field.name);
   }
   return fixed;
+}
+
+/** Whether an index of the sort's first field lists records in the whole order: one key, then ties by id alike. */
+function sortIndexServes(order: SortKey[]): boolean {
+  const [first, second] = order;
+  return (
+    order.length === 2 &&
+    first?.field.name !== 'id' &&
+    second?.field.name === 'id' &&
+    second.direction === first?.direction
+  );
 }
 
 /** The base table is in id order; gmt_create is the id's creation time, so it orders the same way. */

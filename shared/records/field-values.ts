@@ -3,13 +3,11 @@
  * returned in its stored form; one that does not is a 1001 naming the field.
  */
 import type { FieldConfig, FieldType } from '../catalog/schema';
+import { MAX_JSON_DEPTH } from '../contract/body-schemas';
 import { InvalidParameterError } from '../contract/errors';
 
 /** A value as stored in a record item (json values are stored as their JSON text). */
 export type StoredValue = string | number | boolean;
-
-/** How deep a `json` value may nest (DynamoDB allows 32 levels; the contract promises 30). */
-export const MAX_JSON_DEPTH = 30;
 
 const INTEGER_TEXT = /^\s*[-+]?\d+\s*$/;
 const NUMBER_TEXT = /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/;

@@ -150,7 +150,9 @@ async function run(
       typeof error === 'object' && error !== null ? String(error.message ?? error.name ?? 'error') : String(error);
     if (guard.interrupted) return fail('timeout', cpuLimitMessage(fn.timeoutMs));
     if (/out of memory/i.test(message)) return fail('memory', `exceeded its memory limit of ${fn.memoryMb} MiB`);
-    if (typeof error === 'object' && error?.name === 'RangeError' && /stack/i.test(message)) {
+    // QuickJS reports its stack limit as `InternalError: stack overflow` (V8 as a RangeError): a limit, which fails
+    // closed with the function's name, never the function's own throw (which a before hook's caller would see).
+    if (typeof error === 'object' && /^(InternalError|RangeError)$/.test(error?.name ?? '') && /stack/i.test(message)) {
       return fail('memory', 'exceeded its stack limit');
     }
     return fail('threw', message);

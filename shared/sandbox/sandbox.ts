@@ -8,16 +8,24 @@
  *
  * - **One warm worker per container, started lazily.** The first hook run starts it (or `prewarmSandbox`, when
  *   an operation with hooks starts, so that the start overlaps the operation); later runs reuse it while it is
- *   healthy. A worker that passed its deadline, crashed or ran out of memory is terminated and the next run
- *   starts a new one. Runs at the same time (only the local server has several requests in flight) each get a
- *   worker of their own, so one runaway never delays another's run; at most `MAX_IDLE_WORKERS` are kept. A
+ *   healthy. A worker that passed its deadline, crashed or ran out of memory is terminated and a new one starts
+ *   at once, for the next run. Runs at the same time (only the local server has several requests in flight) each
+ *   get a worker of their own, so one runaway never delays another's run; at most `MAX_IDLE_WORKERS` are kept,
+ *   or as many as the local server keeps warm (`LOCAL_WARM_WORKERS`, started as it starts). A
  *   provisioned container's init blocks until its worker has started (`readySandboxIfProvisioned`), through a
  *   shared-memory signal, since a blocked thread receives no message.
  * - **Each worker loads the engine itself** from the .wasm beside its file, as soon as it starts: nothing waits
  *   for this thread, which is busy with the function's init when a hooked function starts its worker.
+ * - **A run's wall time is bounded from the moment it is asked for.** Its deadline is `timeoutMs` + 100 ms on its
+ *   worker, and a run that must wait for a worker to start (a container's first, or requests overlapping in the
+ *   local server) waits at most `START_ALLOWANCE_MS` of its own before the wait comes out of that time: the host
+ *   ends a run by `timeoutMs` + 500 ms after it was asked for, its reads aside, and the documented bound keeps
+ *   `HOST_LATENCY_MS` more for the host's own timer, which fires late when runs saturate the CPU (the worker runs
+ *   below the host's priority to keep that short: `sandbox-worker.ts`). So: `timeoutMs` + 600 ms at most.
  * - **Reads are the host's.** A `context.client` read arrives as a message; the host performs it (as the
  *   caller, with the caller's grant) and answers with its JSON. The deadline does not run while the host
- *   performs reads, as the engine's CPU limit counts only the guest's own time.
+ *   performs reads, as the engine's CPU limit counts only the guest's own time; the reads of one run have a
+ *   wall-clock limit of their own (`READS_LIMIT_MS` together), past which the run fails closed.
  * - **Memory.** The guest's runtime has its allocation limit (`memoryMb`); the worker's own heap is capped too
  *   (`resourceLimits`), so a result too big to handle ends that worker, not the process.
  *
@@ -46,10 +54,24 @@ export {
 
 /** What the host allows past a function's CPU limit before it terminates the worker (messages, setup). */
 export const HARD_DEADLINE_MARGIN_MS = 100;
-/** Time a new worker may take to load the engine before the run fails (3001) and the worker is dropped. */
+/**
+ * How long a run may wait for a worker to start before the wait is taken from its own time. A worker started
+ * ahead of the run (at init, or left warm by an earlier run) costs nothing here.
+ */
+export const START_ALLOWANCE_MS = 400;
+/** What the documented bound keeps beyond the host's deadlines for the host to end a run on a saturated CPU. */
+export const HOST_LATENCY_MS = 100;
+/** The wall-clock time the `context.client` reads of one run may take together (they pause its deadline). */
+export const READS_LIMIT_MS = 5_000;
+/** Time a new worker may take to load the engine before it is dropped (a run stops waiting for it sooner). */
 const START_LIMIT_MS = 10_000;
 /** Warm workers kept between runs; in Lambda (one request at a time per container) only one is ever used. */
 const MAX_IDLE_WORKERS = 2;
+/**
+ * Workers the local server keeps warm, for hooked requests at the same time: a worker's start costs about 130 ms
+ * of CPU, which on a busy machine a run would otherwise spend waiting, within its time.
+ */
+export const LOCAL_WARM_WORKERS = 8;
 /** The worker's own JavaScript heap (results and reads as JSON); the guest's memory is the engine's, apart. */
 const WORKER_RESOURCE_LIMITS: ResourceLimits = { maxOldGenerationSizeMb: 192, maxYoungGenerationSizeMb: 16 };
 
@@ -57,7 +79,12 @@ export interface SandboxHostOptions {
   /** Where the worker and the .wasm are; found beside the running code, or from source, by default. */
   assets?: SandboxAssetPaths;
   resourceLimits?: ResourceLimits;
+  /** @default HARD_DEADLINE_MARGIN_MS */
   marginMs?: number;
+  /** @default START_ALLOWANCE_MS */
+  startAllowanceMs?: number;
+  /** @default READS_LIMIT_MS */
+  readsLimitMs?: number;
 }
 
 /** A worker being started or ready: `ready` settles once its engine is loaded. */
@@ -81,6 +108,8 @@ require(${JSON.stringify(tsx)}).require(workerData.entry, workerData.entry);`;
 
 export class SandboxHost {
   private readonly idle: Slot[] = [];
+  /** Workers to keep warm: one once any has started; more for a process serving runs at the same time. */
+  private warm = 1;
   private assetPaths: SandboxAssetPaths | undefined;
   private started = 0;
 
@@ -97,6 +126,16 @@ export class SandboxHost {
   }
 
   /**
+   * Keep `count` workers warm from now on: start them now, keep that many when runs end, and start the
+   * replacement of one that was terminated at once. Settles once they have started (or failed to).
+   */
+  async keepWarm(count: number): Promise<void> {
+    this.warm = Math.max(this.warm, count);
+    while (this.idle.length < this.warm) this.idle.push(this.start());
+    await Promise.allSettled(this.idle.map((slot) => slot.ready));
+  }
+
+  /**
    * Blocks this thread until the warm worker has started (its engine loaded and its warm-up run done), for at
    * most `timeoutMs`: for a container whose init is not on a request's path (provisioned concurrency), so that
    * its first request finds the sandbox ready. Returns at once when no worker is starting; false when the worker
@@ -107,20 +146,56 @@ export class SandboxHost {
     return !slot || Atomics.wait(slot.startSignal, 0, 0, timeoutMs) !== 'timed-out';
   }
 
-  /** Run `fn(params, context)` in the sandbox; its JSON result, or `SandboxFailure`. */
+  /**
+   * Run `fn(params, context)` in the sandbox; its JSON result, or `SandboxFailure`. It ends within `timeoutMs` +
+   * the margin + `START_ALLOWANCE_MS` of this call, the time its reads take aside.
+   */
   async run(fn: SandboxFunction, input: RunInput): Promise<unknown> {
-    const slot = this.idle.pop() ?? this.start();
+    const askedAt = performance.now();
+    const limitMs = fn.timeoutMs + (this.options.marginMs ?? HARD_DEADLINE_MARGIN_MS);
+    const boundMs = limitMs + (this.options.startAllowanceMs ?? START_ALLOWANCE_MS);
+    const slot = this.take();
     if (!slot.started && !slot.awaited) {
       slot.awaited = true;
       slot.worker.postMessage({ type: 'awaited' } satisfies ToWorker);
     }
-    try {
-      await slot.ready;
-    } catch (error) {
-      throw new SandboxFailure('engine', fn.name, `the sandbox did not start: ${(error as Error).message}`);
+    if (!slot.started) {
+      let timer: NodeJS.Timeout | undefined;
+      const outcome = await Promise.race([
+        slot.ready.then(
+          () => 'ready' as const,
+          (error: Error) => error,
+        ),
+        new Promise<'late'>((resolve) => {
+          timer = setTimeout(() => resolve('late'), boundMs);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      if (outcome instanceof Error) {
+        throw new SandboxFailure('engine', fn.name, `the sandbox did not start: ${outcome.message}`);
+      }
+      if (outcome === 'late') {
+        // The worker goes on starting, for a later run.
+        slot.ready.then(
+          () => this.release(slot),
+          () => undefined,
+        );
+        throw new SandboxFailure(
+          'timeout',
+          fn.name,
+          `exceeded its time limit of ${fn.timeoutMs} ms waiting for its sandbox to start`,
+        );
+      }
     }
     slot.worker.ref();
-    return this.runOn(slot, fn, input);
+    // The wait for the worker is free up to the allowance; past it, it comes out of the run's own time.
+    return this.runOn(slot, fn, input, Math.min(limitMs, boundMs - (performance.now() - askedAt)));
+  }
+
+  /** A warm worker for a run: a started one if any, else one still starting, else a new one. */
+  private take(): Slot {
+    const started = this.idle.findLastIndex((slot) => slot.started);
+    const index = started >= 0 ? started : this.idle.length - 1;
+    return index >= 0 ? (this.idle.splice(index, 1)[0] as Slot) : this.start();
   }
 
   /** Terminates every warm worker (tests, and a server that stops). */
@@ -129,37 +204,61 @@ export class SandboxHost {
     await Promise.all(slots.map((slot) => slot.worker.terminate()));
   }
 
-  private runOn(slot: Slot, fn: SandboxFunction, input: RunInput): Promise<unknown> {
+  /** Run on a started worker, which must end within `remainingMs` (reads aside) or is terminated. */
+  private runOn(slot: Slot, fn: SandboxFunction, input: RunInput, remainingMs: number): Promise<unknown> {
     const { worker } = slot;
-    const margin = this.options.marginMs ?? HARD_DEADLINE_MARGIN_MS;
+    const readsLimitMs = this.options.readsLimitMs ?? READS_LIMIT_MS;
     return new Promise<unknown>((resolve, reject) => {
       let settled = false;
-      let remaining = fn.timeoutMs + margin;
+      let remaining = remainingMs;
+      let readsRemaining = readsLimitMs;
       let armedAt = 0;
       let timer: NodeJS.Timeout | undefined;
+      let readsTimer: NodeJS.Timeout | undefined;
+      let readsSince = 0;
       let readsInFlight = 0;
       let reads = 0;
 
+      // The run's deadline runs while no read is in flight; the reads' own limit while one is.
       const arm = () => {
         armedAt = performance.now();
         timer = setTimeout(
           () => end(false, new SandboxFailure('timeout', fn.name, cpuLimitMessage(fn.timeoutMs))),
-          remaining,
+          Math.max(0, remaining),
         );
       };
       const disarm = () => {
         clearTimeout(timer);
         remaining -= performance.now() - armedAt;
+        readsSince = performance.now();
+        readsTimer = setTimeout(
+          () =>
+            end(
+              false,
+              new SandboxFailure('timeout', fn.name, `its context.client reads took longer than ${readsLimitMs} ms`),
+            ),
+          Math.max(0, readsRemaining),
+        );
+      };
+      const readsDone = () => {
+        clearTimeout(readsTimer);
+        readsRemaining -= performance.now() - readsSince;
+        arm();
       };
       const end = (healthy: boolean, failure: SandboxFailure | undefined, value?: unknown) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        clearTimeout(readsTimer);
         worker.off('message', onMessage);
         worker.off('error', onError);
         worker.off('exit', onExit);
         if (healthy) this.release(slot);
-        else void worker.terminate();
+        else {
+          void worker.terminate();
+          // Its replacement starts now, not inside the next run's time.
+          while (this.idle.length < this.warm) this.idle.push(this.start());
+        }
         if (failure) reject(failure);
         else resolve(value);
       };
@@ -191,7 +290,7 @@ export class SandboxHost {
             )
             .finally(() => {
               readsInFlight -= 1;
-              if (readsInFlight === 0 && !settled) arm();
+              if (readsInFlight === 0 && !settled) readsDone();
             });
         }
       };
@@ -211,13 +310,19 @@ export class SandboxHost {
       worker.on('message', onMessage);
       worker.on('error', onError);
       worker.on('exit', onExit);
-      worker.postMessage({
-        type: 'run',
-        fn,
-        params: input.params,
-        context: input.context,
-        maxReads: input.maxReads,
-      } satisfies ToWorker);
+      try {
+        worker.postMessage({
+          type: 'run',
+          fn,
+          params: input.params,
+          context: input.context,
+          maxReads: input.maxReads,
+        } satisfies ToWorker);
+      } catch (error) {
+        // The input could not be copied to the worker (it is JSON from a bounded body: this is a defect).
+        end(true, new SandboxFailure('engine', fn.name, `its input could not be sent: ${(error as Error).message}`));
+        return;
+      }
       arm();
     });
   }
@@ -273,7 +378,7 @@ export class SandboxHost {
 
   private release(slot: Slot): void {
     slot.worker.unref();
-    if (this.idle.length < MAX_IDLE_WORKERS) this.idle.push(slot);
+    if (this.idle.length < Math.max(MAX_IDLE_WORKERS, this.warm)) this.idle.push(slot);
     else void slot.worker.terminate();
   }
 
@@ -302,6 +407,14 @@ export function prewarmSandbox(): void {
  */
 export function prewarmSandboxIfShipped(): void {
   if (sandboxShippedBeside()) sandbox.prewarm();
+}
+
+/**
+ * The local server's start (`npm start`), which stands for every function's init and serves many requests at
+ * once: `LOCAL_WARM_WORKERS` kept warm from now on, started before it answers.
+ */
+export function startSandboxes(): Promise<void> {
+  return sandbox.keepWarm(LOCAL_WARM_WORKERS);
 }
 
 /** How long a provisioned container's init waits for its sandbox at most (it starts in well under a second). */

@@ -1,10 +1,11 @@
 /**
  * A query's text uses something the dialect does not accept (docs/interface.md §19). `kind` says what: a
- * construct outside the accepted list (the message names it), a syntax error, or a name that does not resolve
- * (an unknown or hidden table or column). `position` is where in the text it starts, when known. Every kind is
- * refused when the configuration loads; only a name the caller may not see is ever met at run time.
+ * construct outside the accepted list (the message names it), a syntax error, a name that does not resolve
+ * (an unknown or hidden table or column), or a query MySQL 8 itself refuses (the message is MySQL's, such as
+ * its ONLY_FULL_GROUP_BY refusal). `position` is where in the text it starts, when known. Every kind is refused
+ * when the configuration loads; only a name the caller may not see is ever met at run time.
  */
-export type DialectErrorKind = 'construct' | 'syntax' | 'name';
+export type DialectErrorKind = 'construct' | 'syntax' | 'name' | 'mysql';
 
 export class DialectError extends Error {
   constructor(

@@ -98,7 +98,8 @@ export interface QueryProblem {
 
 /**
  * Every query checked as it will run: read, and rendered against every dataset with every field, at a fixed
- * moment (what a query answers never decides whether it is accepted). One problem per query that fails.
+ * moment (what a query answers never decides whether it is accepted), with MySQL 8's ONLY_FULL_GROUP_BY checked
+ * (it depends on the text alone, so it is not checked again per caller). One problem per query that fails.
  */
 export function queryProblems(config: CatalogConfig): QueryProblem[] {
   const tables = new Map(config.datasets.map((dataset) => [dataset.datasetCode, datasetTable(dataset)]));
@@ -107,7 +108,13 @@ export function queryProblems(config: CatalogConfig): QueryProblem[] {
     // A `${...}` query is refused with its own message (the schema's); reading it again would say less.
     if (/\$\{[^}]*\}/.test(query.sql)) return;
     try {
-      renderQuery(query, { table: (name) => tables.get(name), timeZone: config.timeZone ?? 'UTC', now: LOAD_CLOCK });
+      renderSqlite(readQuery(query.sql), {
+        table: (name) => tables.get(name),
+        params: paramTypes(query),
+        timeZone: config.timeZone ?? 'UTC',
+        now: LOAD_CLOCK,
+        onlyFullGroupBy: true,
+      });
     } catch (error) {
       if (!(error instanceof DialectError)) throw error;
       problems.push({ index, message: describeProblem(query, error) });

@@ -96,6 +96,10 @@ export type FromItem =
       left: FromItem;
       right: FromItem;
       on?: Expr;
+      /** `USING (a, b)`: the columns both sides share, merged into one each (names as written). */
+      using?: { names: string[]; position: number };
+      /** `NATURAL JOIN`: USING every column name the two sides have in common. */
+      natural?: boolean;
     };
 
 export interface SelectCore {
@@ -120,7 +124,9 @@ export type QueryBody = SelectCore | SetOperation | SelectStatement;
 
 export interface SelectStatement {
   kind: 'statement';
-  with: { name: string; columns?: string[]; select: SelectStatement }[];
+  /** `WITH RECURSIVE`: each WITH query may read itself. */
+  recursive?: boolean;
+  with: { name: string; columns?: string[]; select: SelectStatement; position: number }[];
   body: QueryBody;
   orderBy: OrderItem[];
   limit?: { count: Expr; offset?: Expr };

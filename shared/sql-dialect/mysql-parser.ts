@@ -1,7 +1,7 @@
 /**
  * Reads one registered query as MySQL 8 reads it (operator precedence, keywords, literals) into the syntax tree of
  * mysql-ast.ts. Only what docs/interface.md §19 accepts is read: a statement other than SELECT/WITH, a function
- * outside the list or a construct MySQL has but the list does not (variables, `WITH RECURSIVE`, bit operators,
+ * outside the list or a construct MySQL has but the list does not (variables, bit operators, `STRAIGHT_JOIN`,
  * `GROUP BY ... WITH ROLLUP`, locking clauses, ...) stops the reading with a DialectError that names it.
  */
 import { DialectError } from './dialect-error';
@@ -236,9 +236,11 @@ class Parser {
 
   private selectStatement(): SelectStatement {
     const withs: SelectStatement['with'] = [];
+    let recursive = false;
     if (this.acceptWord('WITH')) {
-      if (this.isWord('RECURSIVE')) throw this.refuse('WITH RECURSIVE');
+      recursive = this.acceptWord('RECURSIVE');
       do {
+        const position = this.token.start;
         const name = this.identifier('a name for the WITH query');
         let columns: string[] | undefined;
         if (this.acceptOp('(')) {
@@ -251,11 +253,17 @@ class Parser {
         this.expectOp('(');
         const select = this.selectStatement();
         this.expectOp(')');
-        withs.push({ name, ...(columns ? { columns } : {}), select });
+        withs.push({ name, ...(columns ? { columns } : {}), select, position });
       } while (this.acceptOp(','));
     }
     const body = this.unionBody();
-    const statement: SelectStatement = { kind: 'statement', with: withs, body, orderBy: [] };
+    const statement: SelectStatement = {
+      kind: 'statement',
+      ...(recursive ? { recursive } : {}),
+      with: withs,
+      body,
+      orderBy: [],
+    };
     if (this.acceptWord('ORDER')) {
       this.expectWord('BY');
       statement.orderBy = this.orderList();
@@ -387,26 +395,35 @@ class Parser {
     let left = this.tableFactor();
     for (;;) {
       let type: 'INNER' | 'LEFT' | 'RIGHT' | 'CROSS';
-      if (this.isWord('NATURAL', 'STRAIGHT_JOIN', 'FULL')) throw this.refuse(`${this.token.value} JOIN`);
+      if (this.isWord('STRAIGHT_JOIN', 'FULL')) throw this.refuse(`${this.token.value} JOIN`);
+      const natural = this.acceptWord('NATURAL');
       if (this.acceptWord('JOIN')) type = 'INNER';
       else if (this.acceptWord('INNER')) {
         this.expectWord('JOIN');
         type = 'INNER';
-      } else if (this.acceptWord('CROSS')) {
+      } else if (!natural && this.acceptWord('CROSS')) {
         this.expectWord('JOIN');
         type = 'CROSS';
       } else if (this.isWord('LEFT', 'RIGHT')) {
         type = this.next().value as 'LEFT' | 'RIGHT';
         this.acceptWord('OUTER');
         this.expectWord('JOIN');
-      } else return left;
+      } else if (natural) throw this.unexpected('JOIN expected after NATURAL');
+      else return left;
       const right = this.tableFactor();
-      const join: FromItem = { kind: 'join', type, left, right };
-      if (this.acceptWord('ON')) join.on = this.expr();
+      const join: FromItem = { kind: 'join', type, left, right, ...(natural ? { natural } : {}) };
+      if (natural) {
+        if (this.isWord('ON', 'USING')) throw this.unexpected(`NATURAL JOIN takes no ${this.token.value}`);
+      } else if (this.acceptWord('ON')) join.on = this.expr();
       else if (this.isWord('USING')) {
-        // MySQL merges the USING columns into one, in `*` too; the same join written with ON is accepted.
-        throw this.refuse('JOIN ... USING (write the join condition with ON)');
-      } else if (type === 'LEFT' || type === 'RIGHT') throw this.unexpected(`${type} JOIN needs ON`);
+        const position = this.next().start;
+        this.expectOp('(');
+        const names: string[] = [];
+        do names.push(this.identifier('a column name'));
+        while (this.acceptOp(','));
+        this.expectOp(')');
+        join.using = { names, position };
+      } else if (type === 'LEFT' || type === 'RIGHT') throw this.unexpected(`${type} JOIN needs ON or USING`);
       left = join;
     }
   }

@@ -12,6 +12,7 @@
  */
 import type { FieldType } from '../catalog/schema';
 import { DialectError } from './dialect-error';
+import { type CoreFacts, checkGroupBy, type JoinFacts, type Resolution, type SelectedItem } from './group-check';
 import type {
   BinaryOp,
   Expr,
@@ -53,6 +54,11 @@ export interface RenderContext {
   timeZone: string;
   /** The statement's moment: NOW() for the whole statement. */
   now: StatementClock;
+  /**
+   * Check MySQL 8's ONLY_FULL_GROUP_BY (group-check.ts). It depends on the text alone, never on the caller, so
+   * it is checked when the configuration loads and not again for each caller.
+   */
+  onlyFullGroupBy?: boolean;
 }
 
 export interface StatementClock {
@@ -140,18 +146,39 @@ interface ScopeColumn {
   ty: Ty;
   sql: string;
   visible: boolean;
+  /** A dataset's column: its field type (`id` and `timestamp` for the system fields). */
+  kind?: ColumnKind;
+  source?: Source;
+  /** A column merged by USING or NATURAL: the column of the side whose value it has. */
+  origin?: ScopeColumn;
 }
 
 interface Source {
   alias: string;
   columns: ScopeColumn[];
+  /** A dataset: `id` is its primary key. */
+  dataset?: boolean;
+  /** A derived table or non-recursive WITH query: the statement it is the result of. */
+  statement?: SelectStatement;
+}
+
+/** A FROM clause rendered: its SQL, and its columns in the order `*` lists them (hidden ones too). */
+interface RenderedFrom {
+  sql: string;
+  star: ScopeColumn[];
 }
 
 interface Scope {
   sources: Source[];
   parent?: Scope;
+  /** Columns merged by USING or NATURAL, found by their name alone before the columns they merge. */
+  merged?: ScopeColumn[];
+  /** The columns USING or NATURAL merged: found only by their table's name. */
+  shadowed?: Set<ScopeColumn>;
+  /** The joins of the FROM clause, for the GROUP BY check. */
+  joins?: JoinFacts[];
   /** Select-list items by lower-cased alias, for GROUP BY, HAVING and ORDER BY. */
-  aliases?: Map<string, R>;
+  aliases?: Map<string, AliasItem>;
   /** Whether aggregates may appear here (select list, HAVING, ORDER BY of a select). */
   aggregates?: boolean;
   /** GROUP BY and HAVING look a name up in the tables first, then among the select list's aliases. */
@@ -168,12 +195,42 @@ interface Output {
 interface RenderedBody {
   sql: string;
   outputs: Output[];
+  /** Of a single SELECT: the column each output is, when it is one (a recursive WITH query checks them). */
+  columns?: (ScopeColumn | undefined)[];
 }
 
 interface Cte {
   name: string;
   outputs: Output[];
+  /** The statement, for the GROUP BY check to look under (not for a recursive one). */
+  statement?: SelectStatement;
 }
+
+/** A column of a select list as rendered: its value, its name, the column it is (if it is one), what it reads. */
+interface SelectedColumn {
+  sql: string;
+  name: string;
+  ty: Ty;
+  r: R;
+  column?: ScopeColumn;
+  /** The expression written, for the GROUP BY check (none for a column of `*`). */
+  expr?: Expr;
+}
+
+/** A select-list column as the GROUP BY check sees it. */
+const selectedItem = (item: SelectedColumn): SelectedItem =>
+  item.expr ? { expr: item.expr } : { column: item.column as ScopeColumn };
+
+/** A select-list item named by its alias: its value and its index in the list. */
+interface AliasItem {
+  r: R;
+  item: number;
+}
+
+/** cte_max_recursion_depth, MySQL 8's default: past this many iterations a recursive WITH query fails. */
+const CTE_MAX_RECURSION_DEPTH = 1000;
+/** The column a recursive WITH query carries its rows' iteration in (never part of its result). */
+const DEPTH_COLUMN = ' depth';
 
 /** Renders a query for SQLite; throws DialectError for what it cannot answer as MySQL does. */
 export function renderSqlite(statement: SelectStatement, context: RenderContext): RenderedQuery {
@@ -187,10 +244,27 @@ function outputSql(sql: string, ty: Ty): string {
   return ty.k === 'json' ? `my_json_format(${sql})` : sql;
 }
 
+/** The recursive SELECT being rendered: the WITH query it reads, and where it reads it. */
+interface Recursion {
+  name: string;
+  /** The scope of the recursive SELECT: a reference from any other (a subquery, a derived table) is refused. */
+  scope?: Scope;
+  alias?: string;
+  references: number;
+}
+
 class Renderer {
   readonly tables = new Set<string>();
+  /**
+   * What the GROUP BY check needs, kept only when it runs (at load): each column reference's resolution and each
+   * SELECT as it was read.
+   */
+  private readonly check: { resolutions: Map<Expr, Resolution>; facts: Map<SelectCore, CoreFacts> } | undefined;
+  private recursion: Recursion | undefined;
 
-  constructor(private readonly context: RenderContext) {}
+  constructor(private readonly context: RenderContext) {
+    if (context.onlyFullGroupBy) this.check = { resolutions: new Map(), facts: new Map() };
+  }
 
   /** A statement; `top` for the query itself, whose result columns are formatted for the caller. */
   statement(
@@ -204,20 +278,16 @@ class Renderer {
     for (const cte of statement.with) {
       if (ctes.has(cte.name) && !outerCtes.has(cte.name))
         throw new DialectError(`the WITH query name '${cte.name}' used twice`);
+      if (statement.recursive && readsTable(cte.select, cte.name)) {
+        const recursive = this.recursiveCte(cte, parent, ctes);
+        withParts.push(recursive.sql);
+        ctes.set(cte.name, recursive.cte);
+        continue;
+      }
       const inner = this.statement(cte.select, parent, ctes);
-      const outputs = cte.columns
-        ? cte.columns.map((name, i) => {
-            const output = inner.outputs[i];
-            if (!output || cte.columns?.length !== inner.outputs.length)
-              throw new DialectError(
-                `the WITH query '${cte.name}' names ${cte.columns?.length} columns for ${inner.outputs.length}`,
-              );
-            return { name, ty: output.ty };
-          })
-        : inner.outputs;
-      checkDistinctNames(outputs, `the WITH query '${cte.name}'`);
+      const outputs = cteOutputs(cte, inner.outputs);
       withParts.push(`${quote(cte.name)}(${outputs.map((o) => quote(o.name)).join(', ')}) AS (${inner.sql})`);
-      ctes.set(cte.name, { name: cte.name, outputs });
+      ctes.set(cte.name, { name: cte.name, outputs, statement: cte.select });
     }
     const simpleCore = statement.body.kind === 'select' && !statement.body.distinct ? statement.body : undefined;
     let body: RenderedBody;
@@ -247,8 +317,100 @@ class Renderer {
       const offset = statement.limit.offset ? ` OFFSET ${this.limitValue(statement.limit.offset)}` : '';
       sql += ` LIMIT ${count}${offset}`;
     }
-    if (withParts.length > 0) sql = `WITH ${withParts.join(', ')} ${sql}`;
+    if (withParts.length > 0) sql = `WITH ${statement.recursive ? 'RECURSIVE ' : ''}${withParts.join(', ')} ${sql}`;
     return { sql, outputs: body.outputs };
+  }
+
+  /**
+   * A WITH RECURSIVE query that reads itself, as MySQL 8 runs one: its SELECTs that do not read it (the seed) and
+   * then those that do, joined by UNION ALL; its columns have the seed's types; the recursive SELECTs run again
+   * on the rows the last round made until a round makes none, and a row of round 1000 (cte_max_recursion_depth)
+   * stops the statement with MySQL's error. Each row carries its round in a column of its own; the query is
+   * materialized, so that it runs to its end (or its error) whatever reads it, as in MySQL.
+   */
+  private recursiveCte(
+    cte: SelectStatement['with'][number],
+    parent: Scope | undefined,
+    ctes: Map<string, Cte>,
+  ): { sql: string; cte: Cte } {
+    const what = `the recursive WITH query '${cte.name}'`;
+    const select = cte.select;
+    if (select.with.length > 0 || select.orderBy.length > 0 || select.limit)
+      throw new DialectError(`WITH, ORDER BY or LIMIT around the SELECTs of ${what}`, cte.position);
+    const terms = unionTerms(select.body);
+    const readers = terms.map((term) => readsTable(term.body, cte.name));
+    const first = readers.indexOf(true);
+    if (terms.length < 2 || first < 1 || readers.slice(first).includes(false))
+      throw new DialectError(
+        `${what} without SELECTs that do not read it, then SELECTs that do, joined by UNION ALL`,
+        cte.position,
+      );
+    if (terms.slice(1).some((term) => !term.all))
+      throw new DialectError(
+        `UNION DISTINCT in ${what} (write UNION ALL, and a condition that ends the recursion)`,
+        cte.position,
+      );
+    const seeds = terms.slice(0, first).map((term) => this.body(term.body, parent, ctes));
+    const width = (seeds[0] as RenderedBody).outputs.length;
+    if (seeds.some((seed) => seed.outputs.length !== width))
+      throw new DialectError('a UNION of SELECTs with different numbers of columns');
+    const types = (seeds[0] as RenderedBody).outputs.map((_, i) =>
+      mergeAll(
+        seeds.map((seed) => (seed.outputs[i] as Output).ty),
+        'UNION',
+      ),
+    );
+    const outputs = cteOutputs(
+      cte,
+      types.map((ty, i) => ({ name: (seeds[0]?.outputs[i] as Output).name, ty })),
+    );
+    if (outputs.some((output) => output.name === DEPTH_COLUMN))
+      throw new DialectError(`the column name '${DEPTH_COLUMN}' in ${what}`, cte.position);
+    const entry: Cte = { name: cte.name, outputs };
+    const inner = new Map(ctes).set(cte.name, entry);
+    const parts = seeds.map(
+      (seed) =>
+        `SELECT ${seed.outputs.map((o, i) => convert({ sql: quote(o.name), ty: o.ty }, types[i] as Ty)).join(', ')}, 0 FROM (${seed.sql})`,
+    );
+    for (const term of terms.slice(first)) {
+      const core = term.body;
+      if (core.kind !== 'select') throw new DialectError(`a parenthesised recursive SELECT in ${what}`, cte.position);
+      if (
+        core.distinct ||
+        core.groupBy.length > 0 ||
+        core.having ||
+        core.windows.length > 0 ||
+        aggregatesOrWindows(core)
+      )
+        throw new DialectError(
+          `an aggregate, a window function, GROUP BY, HAVING or DISTINCT in the recursive SELECT of ${what}`,
+          cte.position,
+        );
+      const outer = this.recursion;
+      const recursion: Recursion = { name: cte.name, references: 0 };
+      this.recursion = recursion;
+      let rendered: ReturnType<Renderer['core']>;
+      try {
+        rendered = this.core(core, parent, inner, [], false, recursion);
+      } finally {
+        this.recursion = outer;
+      }
+      if (recursion.references !== 1)
+        throw new DialectError(
+          `${what} read more than once in one recursive SELECT, or from a subquery (MySQL 8 refuses both)`,
+          cte.position,
+        );
+      if (rendered.outputs.length !== width)
+        throw new DialectError('a UNION of SELECTs with different numbers of columns');
+      rendered.outputs.forEach((output, i) => {
+        const seed = seeds.length === 1 ? seeds[0]?.columns?.[i] : undefined;
+        const value = { ty: output.ty, column: rendered.columns?.[i] };
+        checkRecursiveColumn(outputs[i] as Output, seed, value, recursion.alias as string, what, cte.position);
+      });
+      parts.push(rendered.sql);
+    }
+    const columns = [...outputs.map((o) => o.name), DEPTH_COLUMN].map(quote).join(', ');
+    return { sql: `${quote(cte.name)}(${columns}) AS MATERIALIZED (${parts.join(' UNION ALL ')})`, cte: entry };
   }
 
   private limitValue(expr: Expr): string {
@@ -304,32 +466,51 @@ class Renderer {
     ctes: Map<string, Cte>,
     orderBy: readonly OrderItem[],
     top = false,
+    recursion?: Recursion,
   ): RenderedBody & { orderBy: string } {
+    const check = this.check;
     const scope: Scope = { sources: [], aggregates: false, ctes, ...(parent ? { parent } : {}) };
-    const from = core.from ? this.from(core.from, scope, ctes) : '';
-    const items: { sql: string; name: string; ty: Ty; r: R }[] = [];
+    if (recursion) recursion.scope = scope;
+    const from = core.from ? this.from(core.from, scope, ctes, false) : undefined;
+    const items: SelectedColumn[] = [];
     const selectScope: Scope = { ...scope, aggregates: true };
-    for (const item of core.items) items.push(...this.selectItem(item, selectScope, core.windows));
-    const aliases = new Map<string, R>();
+    for (const item of core.items) items.push(...this.selectItem(item, selectScope, core.windows, from?.star));
+    const aliases = new Map<string, AliasItem>();
     for (const item of core.items) {
       if (item.alias !== undefined) {
-        const found = items.find((i) => i.name === item.alias);
-        if (found) aliases.set(item.alias.toLowerCase(), found.r);
+        const index = items.findIndex((i) => i.name === item.alias);
+        const found = items[index];
+        if (found) aliases.set(item.alias.toLowerCase(), { r: found.r, item: index });
       }
     }
-    let sql = `SELECT ${items.map((i) => `${top ? outputSql(i.sql, i.ty) : i.sql} AS ${quote(i.name)}`).join(', ')}`;
-    if (from) sql += ` FROM ${from}`;
+    const columns = items.map((i) => `${top ? outputSql(i.sql, i.ty) : i.sql} AS ${quote(i.name)}`);
+    if (recursion) {
+      const depth = `${quote(recursion.alias ?? '')}.${quote(DEPTH_COLUMN)} + 1`;
+      columns.push(`my_cte_depth(${depth}, ${CTE_MAX_RECURSION_DEPTH})`);
+    }
+    let sql = `SELECT ${columns.join(', ')}`;
+    if (from) sql += ` FROM ${from.sql}`;
     if (core.where) sql += ` WHERE ${truth(this.expr(core.where, scope, core.windows), 'WHERE')}`;
-    const byPosition = (expr: Expr, clause: string): R | undefined => {
+    const byPosition = (expr: Expr, clause: string): number | undefined => {
       if (expr.kind !== 'number' || !/^\d+$/.test(expr.text)) return undefined;
-      const item = items[Number(expr.text) - 1];
-      if (!item) throw new DialectError(`${clause} ${expr.text}: the select list has ${items.length} columns`);
-      return item.r;
+      const index = Number(expr.text) - 1;
+      if (!items[index]) throw new DialectError(`${clause} ${expr.text}: the select list has ${items.length} columns`);
+      return index;
     };
     const groupScope: Scope = { ...scope, aliases };
+    const groupBy: SelectedItem[] | undefined = check ? [] : undefined;
     if (core.groupBy.length > 0) {
       const keys = core.groupBy.map((expr) => {
-        const r = byPosition(expr, 'GROUP BY') ?? this.expr(expr, { ...groupScope, aliasesLast: true }, core.windows);
+        const position = byPosition(expr, 'GROUP BY');
+        const r =
+          position !== undefined
+            ? (items[position] as (typeof items)[number]).r
+            : this.expr(expr, { ...groupScope, aliasesLast: true }, core.windows);
+        if (check && groupBy) {
+          const resolved = expr.kind === 'column' ? check.resolutions.get(expr) : undefined;
+          const index = position ?? (resolved && 'item' in resolved ? resolved.item : undefined);
+          groupBy.push(index === undefined ? { expr } : selectedItem(items[index] as SelectedColumn));
+        }
         if (r.ty.k === 'json') throw new DialectError('GROUP BY a JSON value');
         return this.groupKey(r);
       });
@@ -345,51 +526,92 @@ class Renderer {
       const orderScope: Scope = { ...scope, aliases, aggregates: true };
       order = ` ORDER BY ${orderBy
         .map((item) => {
-          const r = byPosition(item.expr, 'ORDER BY') ?? this.expr(item.expr, orderScope, core.windows);
+          const position = byPosition(item.expr, 'ORDER BY');
+          const r =
+            position !== undefined
+              ? (items[position] as (typeof items)[number]).r
+              : this.expr(item.expr, orderScope, core.windows);
           return `${this.orderKey(r)}${item.desc ? ' DESC' : ''}`;
         })
         .join(', ')}`;
     }
-    return { sql, outputs: items.map((i) => ({ name: i.name, ty: i.ty })), orderBy: order };
+    if (check) {
+      const facts: CoreFacts = {
+        core,
+        sources: scope.sources,
+        joins: scope.joins ?? [],
+        items: items.map(selectedItem),
+        groupBy: groupBy ?? [],
+        orderBy,
+      };
+      check.facts.set(core, facts);
+      checkGroupBy(facts, {
+        resolve: (expr) => check.resolutions.get(expr),
+        factsOf: (statement) =>
+          statement.body.kind === 'select' && statement.with.length === 0 ? check.facts.get(statement.body) : undefined,
+      });
+    }
+    return {
+      sql,
+      outputs: items.map((i) => ({ name: i.name, ty: i.ty })),
+      columns: items.map((i) => i.column),
+      orderBy: order,
+    };
   }
 
   private selectItem(
     item: SelectItem,
     scope: Scope,
     windows: SelectCore['windows'],
-  ): { sql: string; name: string; ty: Ty; r: R }[] {
+    star: readonly ScopeColumn[] | undefined,
+  ): SelectedColumn[] {
     if (item.expr.kind === 'star') {
       const table = item.expr.table;
-      const sources = table === undefined ? scope.sources : scope.sources.filter((s) => s.alias === table);
-      if (table !== undefined && sources.length === 0) throw new UnknownNameError(`Unknown table '${table}'`);
-      if (scope.sources.length === 0) throw new DialectError('SELECT * without FROM');
-      return sources.flatMap((source) =>
-        source.columns
-          .filter((c) => c.visible)
-          .map((c) => ({ sql: c.sql, name: c.name, ty: c.ty, r: { sql: c.sql, ty: c.ty } })),
-      );
+      const source = table === undefined ? undefined : scope.sources.find((s) => s.alias === table);
+      if (table !== undefined && !source) throw new UnknownNameError(`Unknown table '${table}'`);
+      const columns = source ? source.columns : star;
+      if (!columns) throw new DialectError('SELECT * without FROM');
+      return columns
+        .filter((c) => c.visible)
+        .map((c) => ({
+          sql: c.sql,
+          name: c.name,
+          ty: c.ty,
+          r: { sql: c.sql, ty: c.ty },
+          column: c,
+        }));
+    }
+    const name = item.alias ?? columnName(item);
+    if (item.expr.kind === 'column') {
+      const found = this.lookup(item.expr, scope);
+      if (!('item' in found)) {
+        const r = { sql: found.sql, ty: found.ty };
+        return [{ sql: r.sql, name, ty: r.ty, r, column: found, expr: item.expr }];
+      }
     }
     const r = this.expr(item.expr, scope, windows);
-    return [{ sql: r.sql, name: item.alias ?? columnName(item), ty: r.ty, r }];
+    return [{ sql: r.sql, name, ty: r.ty, r, expr: item.expr }];
   }
 
-  private from(item: FromItem, scope: Scope, ctes: Map<string, Cte>): string {
+  private from(item: FromItem, scope: Scope, ctes: Map<string, Cte>, weak: boolean): RenderedFrom {
     switch (item.kind) {
       case 'table': {
         const alias = item.alias ?? item.name;
         if (scope.sources.some((s) => s.alias === alias)) throw new DialectError(`Not unique table/alias: '${alias}'`);
         const cte = ctes.get(item.name);
         if (cte) {
-          scope.sources.push({
-            alias,
-            columns: cte.outputs.map((o) => ({
-              name: o.name,
-              ty: o.ty,
-              sql: `${quote(alias)}.${quote(o.name)}`,
-              visible: true,
-            })),
-          });
-          return `${quote(item.name)} AS ${quote(alias)}`;
+          const recursion = this.recursion;
+          if (recursion && item.name === recursion.name) {
+            recursion.references += scope === recursion.scope ? 1 : 2;
+            recursion.alias = alias;
+            if (weak)
+              throw new DialectError(
+                `the recursive WITH query '${item.name}' on the side of an outer join that may be NULL (MySQL 8 refuses it)`,
+                item.position,
+              );
+          }
+          const source = this.resultSource(scope, alias, cte.outputs, cte.statement);
+          return { sql: `${quote(item.name)} AS ${quote(alias)}`, star: source.columns };
         }
         const table = this.context.table(item.name);
         if (!table)
@@ -400,48 +622,133 @@ class Renderer {
           );
         if (!table.readable) throw new UnknownNameError(`Table '${item.name}' doesn't exist`);
         this.tables.add(table.name);
-        scope.sources.push({
-          alias,
-          columns: table.columns.map((c) => ({
-            name: c.name,
-            ty: KIND_TYPES[c.kind],
-            sql: `${quote(alias)}.${quote(c.name)}`,
-            visible: c.visible,
-          })),
-        });
-        return `${quote(table.name)} AS ${quote(alias)}`;
+        const source: Source = { alias, columns: [], dataset: true };
+        const prefix = `${quote(alias)}.`;
+        source.columns = table.columns.map((c) => ({
+          name: c.name,
+          ty: KIND_TYPES[c.kind],
+          sql: prefix + quote(c.name),
+          visible: c.visible,
+          kind: c.kind,
+          source,
+        }));
+        scope.sources.push(source);
+        return { sql: `${quote(table.name)} AS ${quote(alias)}`, star: source.columns };
       }
       case 'derived': {
         const inner = this.statement(item.select, scope.parent, ctes);
         checkDistinctNames(inner.outputs, `the derived table '${item.alias}'`);
         if (scope.sources.some((s) => s.alias === item.alias))
           throw new DialectError(`Not unique table/alias: '${item.alias}'`);
-        scope.sources.push({
-          alias: item.alias,
-          columns: inner.outputs.map((o) => ({
-            name: o.name,
-            ty: o.ty,
-            sql: `${quote(item.alias)}.${quote(o.name)}`,
-            visible: true,
-          })),
-        });
-        return `(${inner.sql}) AS ${quote(item.alias)}`;
+        const source = this.resultSource(scope, item.alias, inner.outputs, item.select);
+        return { sql: `(${inner.sql}) AS ${quote(item.alias)}`, star: source.columns };
       }
-      case 'join': {
-        const left = this.from(item.left, scope, ctes);
-        const right = this.from(item.right, scope, ctes);
-        const keyword =
-          item.type === 'CROSS'
-            ? item.on
-              ? 'JOIN'
-              : 'CROSS JOIN'
-            : item.type === 'INNER'
-              ? 'JOIN'
-              : `${item.type} JOIN`;
-        const condition = item.on ? ` ON ${truth(this.expr(item.on, scope, []), 'ON')}` : '';
-        return `${left} ${keyword} ${right}${condition}`;
-      }
+      case 'join':
+        return this.join(item, scope, ctes, weak);
     }
+  }
+
+  /** A derived table's or WITH query's result as a source of the FROM clause. */
+  private resultSource(scope: Scope, alias: string, outputs: readonly Output[], statement?: SelectStatement): Source {
+    const source: Source = { alias, columns: [], ...(statement ? { statement } : {}) };
+    const prefix = `${quote(alias)}.`;
+    source.columns = outputs.map((o) => ({
+      name: o.name,
+      ty: o.ty,
+      sql: prefix + quote(o.name),
+      visible: true,
+      source,
+    }));
+    scope.sources.push(source);
+    return source;
+  }
+
+  /**
+   * A join. USING and NATURAL merge each column the two sides share into one, as MySQL 8 does: it has the value
+   * of the left side's column (the right side's in a RIGHT JOIN), which equals the other side's or the other side
+   * is NULL; `*` lists the merged columns first (in the order of that side), then the rest of that side, then the
+   * rest of the other; the name alone finds the merged column, the table's name and the name find the table's.
+   */
+  private join(
+    item: Extract<FromItem, { kind: 'join' }>,
+    scope: Scope,
+    ctes: Map<string, Cte>,
+    weak: boolean,
+  ): RenderedFrom {
+    const first = scope.sources.length;
+    const left = this.from(item.left, scope, ctes, weak || item.type === 'RIGHT');
+    const middle = scope.sources.length;
+    const right = this.from(item.right, scope, ctes, weak || item.type === 'LEFT');
+    const rightSql = item.right.kind === 'join' ? `(${right.sql})` : right.sql;
+    const facts: JoinFacts = {
+      type: item.type,
+      ...(item.on ? { on: item.on } : {}),
+      pairs: [],
+      weak:
+        item.type === 'LEFT'
+          ? scope.sources.slice(middle)
+          : item.type === 'RIGHT'
+            ? scope.sources.slice(first, middle)
+            : [],
+      weakUpwards: weak,
+    };
+    if (this.check) {
+      scope.joins ??= [];
+      scope.joins.push(facts);
+    }
+    const keyword = item.type === 'INNER' || item.type === 'CROSS' ? 'JOIN' : `${item.type} JOIN`;
+    if (!item.using && !item.natural) {
+      const condition = item.on ? ` ON ${truth(this.expr(item.on, scope, []), 'ON')}` : '';
+      const plain = item.type === 'CROSS' && !item.on ? 'CROSS JOIN' : keyword;
+      return { sql: `${left.sql} ${plain} ${rightSql}${condition}`, star: [...left.star, ...right.star] };
+    }
+    const [strong, other] = item.type === 'RIGHT' ? [right, left] : [left, right];
+    const position = item.using?.position;
+    const names = item.using
+      ? item.using.names
+      : strong.star.map((c) => c.name).filter((name) => other.star.some((c) => sameName(c.name, name)));
+    const pairs = names.map((name): [ScopeColumn, ScopeColumn] => {
+      if (names.filter((n) => sameName(n, name)).length > 1)
+        throw new DialectError(`Duplicate column name '${name}'`, position, 'name');
+      return [this.joinColumn(name, strong.star, position), this.joinColumn(name, other.star, position)];
+    });
+    const shared = new Set(pairs.flat());
+    const merged = strong.star
+      .filter((column) => shared.has(column))
+      .map((column): ScopeColumn => {
+        const [, partner] = pairs.find(([mine]) => mine === column) as (typeof pairs)[number];
+        const ty = merge(column.ty, partner.ty, 'USING');
+        return {
+          name: column.name,
+          ty,
+          sql: convert({ sql: column.sql, ty: column.ty }, ty),
+          visible: column.visible && partner.visible,
+          origin: column,
+        };
+      });
+    scope.shadowed ??= new Set();
+    for (const column of shared) scope.shadowed.add(column);
+    scope.merged ??= [];
+    scope.merged.push(...merged);
+    facts.pairs = pairs;
+    const condition = pairs.map(([a, b]) => this.compare('=', a, b)).join(' AND ') || '1';
+    return {
+      sql: `${left.sql} ${keyword} ${rightSql} ON ${condition}`,
+      star: [
+        ...merged,
+        ...strong.star.filter((column) => !shared.has(column)),
+        ...other.star.filter((column) => !shared.has(column)),
+      ],
+    };
+  }
+
+  /** The column a USING or NATURAL join names on one side (a hidden one is, to the caller, an unknown one). */
+  private joinColumn(name: string, columns: readonly ScopeColumn[], position: number | undefined): ScopeColumn {
+    const found = columns.filter((column) => sameName(column.name, name));
+    if (found.length > 1) throw new DialectError(`Column '${name}' in from clause is ambiguous`, position, 'name');
+    const column = found[0];
+    if (!column?.visible) throw new UnknownNameError(`Unknown column '${name}' in 'from clause'`, position);
+    return column;
   }
 
   // -------------------------------------------------------------------------------------------------------------
@@ -583,36 +890,52 @@ class Renderer {
   }
 
   private column(expr: Extract<Expr, { kind: 'column' }>, scope: Scope): R {
+    const found = this.lookup(expr, scope);
+    return 'item' in found ? found.r : { sql: found.sql, ty: found.ty };
+  }
+
+  /** What a column reference names: a column of a FROM clause here or around, or a select item by its alias. */
+  private lookup(expr: Extract<Expr, { kind: 'column' }>, scope: Scope): ScopeColumn | AliasItem {
     const lower = expr.column.toLowerCase();
-    const unknown = () =>
-      new UnknownNameError(
-        `Unknown column '${expr.table ? `${expr.table}.` : ''}${expr.column}' in 'field list'`,
-        expr.position,
-      );
     const aliasesLast = scope.aliasesLast === true;
     if (expr.table === undefined && scope.aliases && !aliasesLast) {
-      const alias = scope.aliases.get(lower);
-      if (alias) return alias;
+      const found = scope.aliases.get(lower);
+      if (found) {
+        this.check?.resolutions.set(expr, { item: found.item });
+        return found;
+      }
     }
     for (let current: Scope | undefined = scope; current; current = current.parent) {
       const matches: ScopeColumn[] = [];
+      if (expr.table === undefined && current.merged)
+        for (const column of current.merged)
+          if (column.name.toLowerCase() === lower && !current.shadowed?.has(column)) matches.push(column);
       for (const source of current.sources) {
         if (expr.table !== undefined && source.alias !== expr.table) continue;
-        for (const column of source.columns) if (column.name.toLowerCase() === lower) matches.push(column);
+        for (const column of source.columns)
+          if (column.name.toLowerCase() === lower && (expr.table !== undefined || !current.shadowed?.has(column)))
+            matches.push(column);
       }
       if (matches.length > 1)
         throw new DialectError(`Column '${expr.column}' is ambiguous (name its table)`, expr.position, 'name');
       const found = matches[0];
       if (found) {
-        if (!found.visible) throw unknown();
-        return { sql: found.sql, ty: found.ty };
+        if (!found.visible) break;
+        this.check?.resolutions.set(expr, { column: found });
+        return found;
       }
       if (current === scope && expr.table === undefined && scope.aliases && aliasesLast) {
-        const alias = scope.aliases.get(lower);
-        if (alias) return alias;
+        const found = scope.aliases.get(lower);
+        if (found) {
+          this.check?.resolutions.set(expr, { item: found.item });
+          return found;
+        }
       }
     }
-    throw unknown();
+    throw new UnknownNameError(
+      `Unknown column '${expr.table ? `${expr.table}.` : ''}${expr.column}' in 'field list'`,
+      expr.position,
+    );
   }
 
   private binary(op: BinaryOp, leftExpr: Expr, rightExpr: Expr, scope: Scope, windows: SelectCore['windows']): R {
@@ -1315,4 +1638,87 @@ function strToDateKind(format: string): 'date' | 'datetime' | 'time' {
   if (date && time) return 'datetime';
   if (time) return 'time';
   return 'date';
+}
+
+const sameName = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/** A WITH query's columns: its own names for them, or the names of its SELECT's. */
+function cteOutputs(cte: SelectStatement['with'][number], outputs: readonly Output[]): Output[] {
+  const named = cte.columns
+    ? cte.columns.map((name, i) => {
+        const output = outputs[i];
+        if (!output || cte.columns?.length !== outputs.length)
+          throw new DialectError(
+            `the WITH query '${cte.name}' names ${cte.columns?.length} columns for ${outputs.length}`,
+          );
+        return { name, ty: output.ty };
+      })
+    : outputs.map((output) => ({ name: output.name, ty: output.ty }));
+  checkDistinctNames(named, `the WITH query '${cte.name}'`);
+  return named;
+}
+
+/** The SELECTs of a UNION in order, each with whether the UNION before it is ALL. */
+function unionTerms(body: QueryBody): { body: QueryBody; all: boolean }[] {
+  if (body.kind !== 'union') return [{ body, all: true }];
+  const left = unionTerms(body.left);
+  const right = unionTerms(body.right);
+  return [...left, { ...(right[0] as { body: QueryBody }), all: body.all }, ...right.slice(1)];
+}
+
+/** Whether a query (or a part of one) reads the table or WITH query of that name anywhere. */
+function readsTable(node: unknown, name: string): boolean {
+  if (Array.isArray(node)) return node.some((child) => readsTable(child, name));
+  if (!node || typeof node !== 'object') return false;
+  if ((node as { kind?: string }).kind === 'table' && (node as { name?: string }).name === name) return true;
+  return Object.values(node).some((child) => readsTable(child, name));
+}
+
+/** Whether a SELECT's list aggregates or runs a window function (subqueries aside). */
+function aggregatesOrWindows(core: SelectCore): boolean {
+  const visit = (node: unknown): boolean => {
+    if (Array.isArray(node)) return node.some(visit);
+    if (!node || typeof node !== 'object') return false;
+    const kind = (node as { kind?: string }).kind;
+    if (kind === 'aggregate' || kind === 'window') return true;
+    if (kind === 'subquery' || kind === 'exists' || kind === 'in-select') return false;
+    return Object.values(node).some(visit);
+  };
+  return visit(core.items);
+}
+
+/**
+ * A recursive SELECT's column against the type the seed gave it. MySQL 8 keeps the seed's type: a longer text or
+ * a larger decimal than the seed's fails there ("Data too long", "Out of range"), a value of another kind is
+ * converted. Accepted: NULL, the column carried over unchanged, the same kind of number or date, and text (or a
+ * decimal) that is a field of the same type as the seed's (so of the same width).
+ */
+function checkRecursiveColumn(
+  output: Output,
+  seed: ScopeColumn | undefined,
+  value: { ty: Ty; column: ScopeColumn | undefined },
+  alias: string,
+  what: string,
+  position: number,
+): void {
+  const seedTy = output.ty;
+  const ty = value.ty;
+  if (ty.k === 'null') return;
+  const carried = value.column?.source?.alias === alias && sameName(value.column.name, output.name);
+  if (carried) return;
+  const refuse = (why: string) => {
+    throw new DialectError(`the column '${output.name}' of ${what} ${why}`, position);
+  };
+  if (seedTy.k === 'str' || seedTy.k === 'dec') {
+    const kind = seed?.kind;
+    if (kind !== undefined && kind === value.column?.kind) return;
+    refuse(
+      seedTy.k === 'str'
+        ? "given new text by its recursive SELECT (MySQL 8 keeps the first SELECT's width for it and refuses longer text: carry the column over, or select a field of the same type in both)"
+        : "given a new decimal by its recursive SELECT (MySQL 8 keeps the first SELECT's precision for it)",
+    );
+  }
+  if (seedTy.k === 'dbl' && isNumeric(ty)) return;
+  if (seedTy.k === ty.k) return;
+  refuse(`given ${TYPE_NAMES[ty.k]} by its recursive SELECT where its first SELECT gives ${TYPE_NAMES[seedTy.k]}`);
 }

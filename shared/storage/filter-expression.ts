@@ -11,6 +11,15 @@
  * A FilterExpression may not name a key attribute, and the record id is the sort key: in a filter, a condition
  * on `id` is left out the same way (a superset, `exact: false`). A ConditionExpression may name keys, so a
  * condition (`target: 'condition'`) keeps it.
+ * Two comparisons are written so that every store evaluates them as DynamoDB does, whatever its own quirks (the
+ * embedded store of local runs, dynalite, has both):
+ * - DynamoDB compares strings by UTF-8 bytes, which is code point order; a store comparing UTF-16 code units
+ *   orders characters above U+FFFF before U+E000–U+FFFF instead. The two orders agree on every value unless the
+ *   bound holds a code unit from U+D800 up, so a string range with such a bound is left out of a filter (a
+ *   superset, `exact: false`; the matcher decides, by code point). A condition keeps it: there DynamoDB's
+ *   answer is the one that counts, and no expression says the same thing in both orders.
+ * - `IN` with the empty string among its values is written `IN (...) OR = ""`: equality with the empty string is
+ *   the comparison every store gets right.
  * Every other filter compiles exactly. The filter language has no negation of a subtree, so a superset of a
  * part stays a superset of the whole.
  *
@@ -164,11 +173,24 @@ class ExpressionCompiler {
       case 'ne':
         this.operators += 3;
         return { text: `attribute_not_exists(${a}) OR ${a} <> ${this.value(condition.value)}`, kind: 'or' };
-      case 'in':
-        return this.fn(`${a} IN (${condition.values.map((v) => this.value(v)).join(', ')})`);
+      case 'in': {
+        const empty = condition.values.includes('');
+        const others = condition.values.filter((v) => v !== '');
+        const parts: Part[] = [];
+        if (others.length > 0) parts.push(this.fn(`${a} IN (${others.map((v) => this.value(v)).join(', ')})`));
+        if (empty) parts.push(this.fn(`${a} = ${this.value('')}`));
+        return this.join(parts, 'or');
+      }
       case 'null':
         return this.fn(condition.isNull ? `attribute_not_exists(${a})` : `attribute_exists(${a})`);
       case 'range': {
+        if (
+          this.target === 'filter' &&
+          [condition.lower, condition.upper].some((b) => b && ordersByCodeUnit(b.value))
+        ) {
+          this.exact = false;
+          return undefined;
+        }
         const parts: Part[] = [];
         if (condition.lower)
           parts.push(this.fn(`${a} ${condition.lower.inclusive ? '>=' : '>'} ${this.value(condition.lower.value)}`));
@@ -190,4 +212,12 @@ class ExpressionCompiler {
       }
     }
   }
+}
+
+/**
+ * Whether comparing text with `bound` could depend on how strings are ordered: UTF-16 code units and code points
+ * order the same way unless the bound's deciding unit is a surrogate or U+E000–U+FFFF.
+ */
+function ordersByCodeUnit(bound: unknown): boolean {
+  return typeof bound === 'string' && /[\ud800-\uffff]/.test(bound);
 }

@@ -2,14 +2,15 @@
  * The reads behind lists: keys of a generic index, records by id in batches, a dataset's partition in id order.
  * Eventually consistent where the index reads are, each
  * asking for its consumed capacity, which goes to the request's meter. Multi-page reads share one paging loop
- * (`query-pages.ts`).
+ * (`query-pages.ts`). Key ranges are in DynamoDB's order, by code point, whatever order the store validates them
+ * in (`keyRange`).
  */
 import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { CapacityMeter } from '../observability/capacity-meter';
 import type { RecordItem } from '../records/record-codec';
-import type { KeyInterval } from '../records/value-encoding';
+import { compareCodePoints, type KeyInterval } from '../records/value-encoding';
 import { datasetPartitionKey, recordKey } from './item-keys';
-import { queryPages, type ReadGuard, type ReadPosition } from './query-pages';
+import { queryPages, ReadCapExceeded, type ReadGuard, type ReadPosition } from './query-pages';
 import { RecordAttr } from './table-definitions';
 
 export { ReadCapExceeded, type ReadGuard, type ReadPosition } from './query-pages';
@@ -37,6 +38,54 @@ export interface PartitionRead {
    */
   itemsPerCall?: number;
 }
+
+/**
+ * A sort key range as a Query's key condition. DynamoDB orders string keys by code point (UTF-8 bytes). Bounds in
+ * order by code point but not by UTF-16 code unit (one holds a character above U+FFFF where the other holds one of
+ * U+E000–U+FFFF) make a BETWEEN that a store comparing code units refuses (the embedded store of local runs does):
+ * such a range is read from its near end alone, and the read stops past its far end (`past`), in pages of at most
+ * `ONE_SIDED_PAGE` so that it reads little beyond it. Bounds out of order by code point select nothing.
+ */
+function keyRange(
+  placeholder: string,
+  attribute: string,
+  range: { lower?: string; upper?: string },
+  direction: 'asc' | 'desc',
+): { condition: string; values: Record<string, string>; past?: (item: Record<string, unknown>) => boolean } | 'empty' {
+  const { lower, upper } = range;
+  const low = `:${placeholder.slice(1)}lower`;
+  const high = `:${placeholder.slice(1)}upper`;
+  if (lower !== undefined && upper !== undefined) {
+    if (compareCodePoints(lower, upper) > 0) return 'empty';
+    if (lower <= upper) {
+      return { condition: `${placeholder} BETWEEN ${low} AND ${high}`, values: { [low]: lower, [high]: upper } };
+    }
+    const keyOf = (item: Record<string, unknown>) => String(item[attribute]);
+    return direction === 'asc'
+      ? {
+          condition: `${placeholder} >= ${low}`,
+          values: { [low]: lower },
+          past: (item) => compareCodePoints(keyOf(item), upper) > 0,
+        }
+      : {
+          condition: `${placeholder} <= ${high}`,
+          values: { [high]: upper },
+          past: (item) => compareCodePoints(keyOf(item), lower) < 0,
+        };
+  }
+  if (lower !== undefined) return { condition: `${placeholder} >= ${low}`, values: { [low]: lower } };
+  if (upper !== undefined) return { condition: `${placeholder} <= ${high}`, values: { [high]: upper } };
+  return { condition: '', values: {} };
+}
+
+/** Items per call of a range read from one end (see `keyRange`): about 13 read units of keys at most past its end. */
+const ONE_SIDED_PAGE = 1000;
+
+/** A read keeping the keys of some ids: its first call (at most `MIN_FILTERED_PAGE` keys) guesses one in four. */
+const KEPT_SHARE_GUESS = 0.25;
+const MIN_FILTERED_PAGE = 100;
+/** About 13 read units of keys. */
+const MAX_FILTERED_PAGE = 1000;
 
 /** BatchGetItem takes at most 100 keys per call. */
 const BATCH_GET_SIZE = 100;
@@ -73,26 +122,49 @@ export class ListReader {
     index: { indexName: string; attribute: string },
     interval: KeyInterval,
     direction: 'asc' | 'desc',
-    options: { limit?: number; guard?: ReadGuard; maxUnits?: number },
+    options: {
+      /** Stop once this many keys are kept. */
+      limit?: number;
+      /** Keep only the keys of these ids (the others are read, and paid for, but not returned). */
+      keep?: (id: string) => boolean;
+      guard?: ReadGuard;
+      maxUnits?: number;
+    },
     meter: CapacityMeter,
   ): Promise<IndexKey[]> {
-    const { limit } = options;
+    const { limit, keep } = options;
+    const range = keyRange('#ix', index.attribute, interval, direction);
+    if (range === 'empty') return [];
+    const page = range.past ? ONE_SIDED_PAGE : undefined;
+    // Filtering by id, a call reads more keys than it keeps: its Limit follows the share kept so far, and under a
+    // unit cap the read stops as soon as what it has seen says that finishing would cost more than the cap.
+    const keptLimit = (kept: number, read: number, spent: number): number | undefined => {
+      if (limit === undefined) return page;
+      if (read === 0) return Math.min(MIN_FILTERED_PAGE, Math.ceil(limit / KEPT_SHARE_GUESS));
+      // At least one kept key is assumed: a probe that kept none says the share is small, not zero.
+      const share = Math.max(kept, 1) / read;
+      const needed = Math.ceil((limit - kept) / share);
+      if (options.maxUnits !== undefined && spent + (needed * spent) / read > options.maxUnits) {
+        throw new ReadCapExceeded();
+      }
+      return Math.min(MAX_FILTERED_PAGE, Math.max(MIN_FILTERED_PAGE, needed));
+    };
     const { items } = await queryPages(
       this.client,
       {
         input: {
           TableName: this.table,
           IndexName: index.indexName,
-          KeyConditionExpression: '#pk = :pk AND #ix BETWEEN :lower AND :upper',
+          KeyConditionExpression: `#pk = :pk AND ${range.condition}`,
           ExpressionAttributeNames: { '#pk': RecordAttr.partitionKey, '#ix': index.attribute },
-          ExpressionAttributeValues: {
-            ':pk': datasetPartitionKey(datasetCode),
-            ':lower': interval.lower,
-            ':upper': interval.upper,
-          },
+          ExpressionAttributeValues: { ':pk': datasetPartitionKey(datasetCode), ...range.values },
           ScanIndexForward: direction === 'asc',
         },
-        limit: (read) => (limit === undefined ? undefined : Math.max(1, limit - read)),
+        limit: keep
+          ? keptLimit
+          : (read) => (limit === undefined ? page : Math.max(1, Math.min(limit - read, page ?? limit))),
+        ...(keep ? { keep: (item: Record<string, unknown>) => keep(item[RecordAttr.sortKey] as string) } : {}),
+        ...(range.past ? { past: range.past } : {}),
         enough: (read) => limit !== undefined && read >= limit,
         ...(options.guard ? { guard: options.guard } : {}),
         ...(options.maxUnits === undefined ? {} : { maxUnits: options.maxUnits }),
@@ -150,22 +222,13 @@ export class ListReader {
     guard?: ReadGuard,
   ): Promise<{ items: RecordItem[]; next?: ReadPosition }> {
     const names: Record<string, string> = { '#kpk': RecordAttr.partitionKey };
-    const values: Record<string, unknown> = { ':kpk': datasetPartitionKey(datasetCode) };
-    let keyCondition = '#kpk = :kpk';
-    const { lower, upper } = read.idRange ?? {};
-    if (lower !== undefined || upper !== undefined) names['#ksk'] = RecordAttr.sortKey;
-    if (lower !== undefined && upper !== undefined) {
-      keyCondition += ' AND #ksk BETWEEN :klower AND :kupper';
-      Object.assign(values, { ':klower': lower, ':kupper': upper });
-    } else if (lower !== undefined) {
-      keyCondition += ' AND #ksk >= :klower';
-      values[':klower'] = lower;
-    } else if (upper !== undefined) {
-      keyCondition += ' AND #ksk <= :kupper';
-      values[':kupper'] = upper;
-    }
-    if (lower !== undefined && upper !== undefined && lower > upper) return { items: [] };
+    const range = keyRange('#ksk', RecordAttr.sortKey, read.idRange ?? {}, read.direction);
+    if (range === 'empty') return { items: [] };
+    if (range.condition) names['#ksk'] = RecordAttr.sortKey;
+    const values: Record<string, unknown> = { ':kpk': datasetPartitionKey(datasetCode), ...range.values };
+    const keyCondition = range.condition ? `#kpk = :kpk AND ${range.condition}` : '#kpk = :kpk';
     const { limit } = read;
+    const page = range.past ? ONE_SIDED_PAGE : undefined;
     const result = await queryPages(
       this.client,
       {
@@ -180,7 +243,13 @@ export class ListReader {
         },
         ...(read.startAfter ? { startAfter: read.startAfter } : {}),
         // With a filter, Limit counts items read, not matches: only limit unfiltered reads, or by `itemsPerCall`.
-        limit: (done) => (limit === undefined ? undefined : !read.filter ? limit - done : read.itemsPerCall),
+        limit: (done) => {
+          if (limit !== undefined && !read.filter) return Math.min(limit - done, page ?? limit);
+          if (limit !== undefined && read.itemsPerCall !== undefined)
+            return Math.min(read.itemsPerCall, page ?? Infinity);
+          return page;
+        },
+        ...(range.past ? { past: range.past } : {}),
         enough: (done) => limit !== undefined && done >= limit,
         ...(guard ? { guard } : {}),
       },

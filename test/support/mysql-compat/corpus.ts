@@ -1,26 +1,50 @@
 /**
  * The compatibility corpus of custom SQL (docs/interface.md §19): datasets, records (NULLs, mixed case, leap
  * days, decimals, JSON) and queries that cover every accepted construct. The expected answers are in
- * test/fixtures/mysql-compat-answers.json, produced by a real server (`npx tsx test/mysql/produce-fixture.ts`
- * runs the corpus on MariaDB); `npm test` checks the embedded engine against them and `npm run test:mysql`
- * checks them against MariaDB again.
+ * test/fixtures/mysql-compat-answers.json, produced by a real server (`npx tsx test/mysql/mysql-corpus.ts
+ * --write` runs the corpus on MariaDB); `npm test` checks the embedded engine against them and
+ * `npm run test:mysql` checks them against MariaDB again.
+ *
+ * An answer is rows, or MySQL 8's error: `refused` when MySQL 8 refuses the statement (custom SQL refuses the
+ * configuration at load, with that message), `error` when it stops it while it runs (custom SQL answers
+ * `execSuccess: false` with that message).
  *
  * Where MariaDB and MySQL 8 answer differently, the fixture holds MySQL 8's answer and the entry says why, in
- * `mysql8`: the query MariaDB runs to give MySQL 8's answer (`sql`), and the columns that hold JSON, which MySQL 8
- * prints normalised (`jsonColumns`, re-printed by MySQL 8's rule: keys by length then bytes).
+ * `mysql8`: the query MariaDB runs to give MySQL 8's answer (`sql`), the columns that hold JSON, which MySQL 8
+ * prints normalised (`jsonColumns`, re-printed by MySQL 8's rule: keys by length then bytes), or MySQL 8's error
+ * where MariaDB's differs (`refused`, `error`: see MySql8Error).
  */
 import type { DatasetConfig } from '../../../shared/catalog/schema';
+
+/**
+ * An error MySQL 8 gives: its code and its message (a column named by its table alone: custom SQL has no
+ * database name, where MySQL 8 puts it first). `mariadb` says what MariaDB does with the same query: fails with
+ * the same code (`same code`, its message differs), warns with that code and answers the rows so far (a number),
+ * or answers (`answers`).
+ */
+export interface MySql8Error {
+  code: number;
+  message: string;
+  mariadb: 'same code' | 'answers' | { warning: number };
+}
 
 export interface CorpusQuery {
   name: string;
   sql: string;
   params?: Record<string, string | number | boolean | null>;
   /**
-   * A difference between MariaDB and MySQL 8, named: `sql` is what MariaDB runs to answer as MySQL 8 does, and
-   * `jsonColumns` are the columns holding JSON, which MySQL 8 prints normalised.
+   * A difference between MariaDB and MySQL 8, named: `sql` is what MariaDB runs to answer as MySQL 8 does,
+   * `jsonColumns` are the columns holding JSON, which MySQL 8 prints normalised, and `refused` or `error` is
+   * MySQL 8's error for the query.
    */
-  mysql8?: { why: string; sql?: string; jsonColumns?: number[] };
+  mysql8?: { why: string; sql?: string; jsonColumns?: number[]; refused?: MySql8Error; error?: MySql8Error };
 }
+
+/** A query's answer: its columns and rows, or MySQL 8's error (see CorpusQuery.mysql8). */
+export type CorpusAnswer =
+  | { columns: string[]; rows: unknown[][] }
+  | { refused: { code: number; message: string } }
+  | { error: { code: number; message: string } };
 
 export const TIME_ZONE = 'UTC';
 
@@ -172,6 +196,19 @@ const JSON_FORMAT =
   'MariaDB keeps a JSON value as its text and prints it as stored; MySQL 8 stores it as a document and prints it normalised (keys by length, then bytes; ", " and ": ")';
 const ARROWS =
   'MariaDB has no -> / ->> operators; MySQL 8 defines them as JSON_EXTRACT() and JSON_UNQUOTE(JSON_EXTRACT())';
+const NO_DEPENDENCE =
+  "MariaDB's ONLY_FULL_GROUP_BY detects no functional dependence and refuses it ('... isn't in GROUP BY'); MySQL 8 accepts it";
+const DEPENDENT_COLUMNS_GROUPED =
+  'with the dependent columns added to GROUP BY, which splits no group, MariaDB gives the same answer';
+const GROUP_MESSAGE = 'MariaDB refuses it with the same error code and a shorter message';
+const ONLY_FULL_GROUP_BY = 'this is incompatible with sql_mode=only_full_group_by';
+const RECURSION_LIMIT: MySql8Error = {
+  code: 3636,
+  message: 'Recursive query aborted after 1001 iterations. Try increasing @@cte_max_recursion_depth to a larger value.',
+  mariadb: { warning: 1931 },
+};
+const RECURSION_WHY =
+  'MariaDB stops a recursion past max_recursive_iterations (1000, as set here) with warning 1931 and answers the rows so far; MySQL 8 stops it past cte_max_recursion_depth (1000) with error 3636';
 
 export const QUERIES: CorpusQuery[] = [
   // Syntax.
@@ -533,5 +570,149 @@ export const QUERIES: CorpusQuery[] = [
     name: 'parameters compare as MySQL compares them',
     sql: 'SELECT id FROM orders WHERE customer = #{who} AND (#{minimum} IS NULL OR amount >= #{minimum}) AND paid = #{paid} ORDER BY id',
     params: { who: 'ALICE', minimum: 1, paid: true },
+  },
+
+  // ONLY_FULL_GROUP_BY, with MySQL 8's detection of functional dependence.
+  {
+    name: 'a column neither grouped nor aggregated is refused',
+    sql: 'SELECT region, customer, COUNT(*) AS n FROM orders GROUP BY region',
+    mysql8: {
+      why: GROUP_MESSAGE,
+      refused: {
+        code: 1055,
+        message: `Expression #2 of SELECT list is not in GROUP BY clause and contains nonaggregated column 'orders.customer' which is not functionally dependent on columns in GROUP BY clause; ${ONLY_FULL_GROUP_BY}`,
+        mariadb: 'same code',
+      },
+    },
+  },
+  {
+    name: 'an aggregate beside a plain column without GROUP BY is refused',
+    sql: 'SELECT customer, COUNT(*) FROM orders',
+    mysql8: {
+      why: GROUP_MESSAGE,
+      refused: {
+        code: 1140,
+        message: `In aggregated query without GROUP BY, expression #1 of SELECT list contains nonaggregated column 'orders.customer'; ${ONLY_FULL_GROUP_BY}`,
+        mariadb: 'same code',
+      },
+    },
+  },
+  {
+    name: 'ORDER BY a column neither grouped nor aggregated is refused',
+    sql: 'SELECT region, COUNT(*) FROM orders GROUP BY region ORDER BY amount',
+    mysql8: {
+      why: "MariaDB's ONLY_FULL_GROUP_BY does not look at ORDER BY and answers it; MySQL 8 refuses it",
+      refused: {
+        code: 1055,
+        message: `Expression #1 of ORDER BY clause is not in GROUP BY clause and contains nonaggregated column 'orders.amount' which is not functionally dependent on columns in GROUP BY clause; ${ONLY_FULL_GROUP_BY}`,
+        mariadb: 'answers',
+      },
+    },
+  },
+  {
+    name: 'a column inside a grouped expression is not grouped',
+    sql: 'SELECT YEAR(placed_at) + 1 AS next_year, COUNT(*) FROM orders GROUP BY YEAR(placed_at)',
+    mysql8: {
+      why: GROUP_MESSAGE,
+      refused: {
+        code: 1055,
+        message: `Expression #1 of SELECT list is not in GROUP BY clause and contains nonaggregated column 'orders.placed_at' which is not functionally dependent on columns in GROUP BY clause; ${ONLY_FULL_GROUP_BY}`,
+        mariadb: 'same code',
+      },
+    },
+  },
+  {
+    name: 'grouped by the primary key, every column is determined',
+    sql: 'SELECT id, customer, amount, COUNT(*) AS n FROM orders GROUP BY id ORDER BY id',
+    mysql8: {
+      why: `${NO_DEPENDENCE} (id is the primary key); ${DEPENDENT_COLUMNS_GROUPED}`,
+      sql: 'SELECT id, customer, amount, COUNT(*) AS n FROM orders GROUP BY id, customer, amount ORDER BY id',
+    },
+  },
+  {
+    name: 'grouped by a joined primary key',
+    sql: 'SELECT c.id, c.name, c.country, COUNT(o.id) AS orders FROM customers c LEFT JOIN orders o ON o.customer = c.name GROUP BY c.id ORDER BY c.id',
+    mysql8: {
+      why: `${NO_DEPENDENCE} (c.id is the primary key of customers); ${DEPENDENT_COLUMNS_GROUPED}`,
+      sql: 'SELECT c.id, c.name, c.country, COUNT(o.id) AS orders FROM customers c LEFT JOIN orders o ON o.customer = c.name GROUP BY c.id, c.name, c.country ORDER BY c.id',
+    },
+  },
+  {
+    name: 'a column equal to a constant is determined',
+    sql: "SELECT region, COUNT(*) AS n, SUM(quantity) AS q FROM orders WHERE region = 'APAC'",
+    mysql8: {
+      why: `${NO_DEPENDENCE} (region = 'APAC' in WHERE); grouped by region, which makes one group of the same rows, MariaDB gives the same answer`,
+      sql: "SELECT region, COUNT(*) AS n, SUM(quantity) AS q FROM orders WHERE region = 'APAC' GROUP BY region",
+    },
+  },
+  {
+    name: 'a column equal to a grouped column through a join is determined',
+    sql: "SELECT o.customer, c.name, COUNT(*) AS n FROM orders o JOIN customers c ON c.name = o.customer WHERE o.region = 'APAC' GROUP BY o.customer",
+    mysql8: {
+      why: `${NO_DEPENDENCE} (c.name = o.customer in the join); ${DEPENDENT_COLUMNS_GROUPED}`,
+      sql: "SELECT o.customer, c.name, COUNT(*) AS n FROM orders o JOIN customers c ON c.name = o.customer WHERE o.region = 'APAC' GROUP BY o.customer, c.name",
+    },
+  },
+  {
+    name: 'a grouped derived table is determined by its grouped column',
+    sql: 'SELECT d.country, d.n FROM (SELECT country, COUNT(*) AS n FROM customers GROUP BY country) AS d GROUP BY d.country ORDER BY d.country',
+    mysql8: {
+      why: `${NO_DEPENDENCE} (d is grouped by country: one row per country); ${DEPENDENT_COLUMNS_GROUPED}`,
+      sql: 'SELECT d.country, d.n FROM (SELECT country, COUNT(*) AS n FROM customers GROUP BY country) AS d GROUP BY d.country, d.n ORDER BY d.country',
+    },
+  },
+
+  // JOIN ... USING and NATURAL JOIN: merged columns.
+  {
+    name: 'join using lists the merged column first, with the left value',
+    sql: 'SELECT * FROM (SELECT id AS order_id, customer AS name, quantity FROM orders) AS o JOIN customers USING (name) ORDER BY order_id',
+  },
+  {
+    name: 'left join using: the merged column is never null-complemented',
+    sql: 'SELECT name, o.name AS o_name, c.name AS c_name, country FROM (SELECT id AS order_id, customer AS name FROM orders) AS o LEFT JOIN customers AS c USING (name) ORDER BY order_id',
+  },
+  {
+    name: 'right join using lists the right side first',
+    sql: 'SELECT * FROM (SELECT id AS order_id, customer AS name FROM orders) AS o RIGHT JOIN customers AS c USING (name) ORDER BY c.id, order_id',
+  },
+  {
+    name: 'natural left join on every shared column',
+    sql: 'SELECT * FROM (SELECT id AS order_id, customer AS name, region AS country FROM orders) AS o NATURAL LEFT JOIN (SELECT name, country, tier FROM customers) AS c ORDER BY order_id',
+  },
+  {
+    name: 'table.* keeps its own copy of a merged column',
+    sql: "SELECT name AS merged, c.*, o.order_id FROM (SELECT id AS order_id, customer AS name FROM orders WHERE id < 'o03') AS o JOIN customers AS c USING (name) ORDER BY order_id",
+  },
+  {
+    name: 'joins using one column twice, named alone in WHERE',
+    sql: "SELECT * FROM (SELECT customer AS name FROM orders) AS a JOIN (SELECT name, id FROM customers) AS b USING (name) JOIN (SELECT name, tier FROM customers) AS c USING (name) WHERE name LIKE 'e%'",
+  },
+
+  // WITH RECURSIVE.
+  {
+    name: 'recursive sequence',
+    sql: 'WITH RECURSIVE seq (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < 10) SELECT n, n * n AS square FROM seq ORDER BY n',
+  },
+  {
+    name: 'recursive calendar of dates',
+    sql: "WITH RECURSIVE days (d) AS (SELECT CAST('2024-02-27' AS DATE) UNION ALL SELECT d + INTERVAL 1 DAY FROM days WHERE d < '2024-03-02') SELECT d, DAYOFWEEK(d) AS dow FROM days ORDER BY d",
+  },
+  {
+    name: 'recursive walk over a dataset',
+    sql: "WITH RECURSIVE chain AS (SELECT id, customer, 1 AS step FROM orders WHERE id = 'o01' UNION ALL SELECT o.id, o.customer, chain.step + 1 FROM chain JOIN orders o ON o.id = CONCAT('o0', chain.step + 1) WHERE chain.step < 5) SELECT * FROM chain ORDER BY step",
+  },
+  {
+    name: 'recursion of 1000 rounds, the most MySQL 8 runs',
+    sql: 'WITH RECURSIVE seq (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < 1000) SELECT COUNT(*), MAX(n) FROM seq',
+  },
+  {
+    name: 'recursion past cte_max_recursion_depth fails',
+    sql: 'WITH RECURSIVE seq (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < 1001) SELECT COUNT(*) FROM seq',
+    mysql8: { why: RECURSION_WHY, error: RECURSION_LIMIT },
+  },
+  {
+    name: 'endless recursion fails even under LIMIT',
+    sql: 'WITH RECURSIVE seq (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq) SELECT n FROM seq LIMIT 3',
+    mysql8: { why: `${RECURSION_WHY} (both run the recursion to its end before the LIMIT)`, error: RECURSION_LIMIT },
   },
 ];

@@ -1,8 +1,8 @@
 /**
  * A throw-away MariaDB server (Debian's `mariadb-server` package) for the compatibility corpus: a fresh data
  * directory, a Unix socket and no network, set up as MySQL 8 is by default where MariaDB can be (utf8mb4 with an
- * accent- and case-insensitive NO PAD collation, ONLY_FULL_GROUP_BY, group_concat_max_len 1024, the
- * configuration's time zone). The corpus's records are loaded into tables whose column types are those a MySQL
+ * accent- and case-insensitive NO PAD collation, ONLY_FULL_GROUP_BY, group_concat_max_len 1024, at most 1000
+ * rounds of a recursive WITH query, the configuration's time zone). The corpus's records are loaded into tables whose column types are those a MySQL
  * schema of the datasets has, and each query runs as MyBatis sends it (placeholders bound as values).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
@@ -108,6 +108,8 @@ export class MariaDb {
       `SET NAMES utf8mb4 COLLATE ${COLLATION}`,
       "SET sql_mode = 'ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'",
       'SET group_concat_max_len = 1024',
+      // MySQL 8's cte_max_recursion_depth; past it MariaDB warns (1931) where MySQL 8 fails (3636).
+      'SET max_recursive_iterations = 1000',
       'SET div_precision_increment = 4',
       `SET time_zone = '${timeZone === 'UTC' ? '+00:00' : timeZone}'`,
       `CREATE DATABASE compat CHARACTER SET utf8mb4 COLLATE ${COLLATION}`,
@@ -160,6 +162,12 @@ export class MariaDb {
         row.map((value) => (Buffer.isBuffer(value) ? value.toString('utf8') : value)),
       ),
     };
+  }
+
+  /** The codes of the warnings the last statement left (MariaDB answers some of MySQL 8's errors with one). */
+  async warningCodes(): Promise<number[]> {
+    const [rows] = await this.connection.query('SHOW WARNINGS');
+    return (rows as { Code: number }[]).map((row) => Number(row.Code));
   }
 
   async stop(): Promise<void> {

@@ -198,9 +198,47 @@ describe('das sign', () => {
 });
 
 describe('an application without the setting', () => {
-  it('keeps version 1 unchanged, and ignores version-2 headers', async () => {
-    const res = await harness.getList('notes', {}, { app: V1, headers: { 'X-Sign-Version': '2' } });
-    expect(res.status).toBe(200);
+  it('keeps version 1 unchanged, and ignores version-2 headers whatever their values', async () => {
+    await harness.create('notes', { text: 'v1 note' }, { app: V1 });
+    const headerSets: Record<string, string>[] = [
+      { 'X-Sign-Version': '2' },
+      { 'X-Sign-Version': 'seven' },
+      { 'X-Nonce': 'x' },
+      { 'X-Nonce': 'a well formed nonce? no: spaces' },
+      { 'X-Nonce': newNonce() },
+      { 'X-Sign-Version': '2', 'X-Nonce': newNonce() },
+      { 'X-Sign-Version': '1', 'X-Nonce': '' },
+    ];
+    const answers = [];
+    for (const headers of headerSets) {
+      const res = await harness.getList('notes', { text: 'v1 note' }, { app: V1, headers });
+      answers.push({
+        headers,
+        status: res.status,
+        rows: res.body.data?.tableData?.map((r: { text: string }) => r.text),
+      });
+    }
+    expect(answers).toEqual(headerSets.map((headers) => ({ headers, status: 200, rows: ['v1 note'] })));
+    // A version-1 token is still checked as one: a wrong token is 1002 with or without the headers.
+    const forgedAt = Date.now();
+    const forged = await harness.getList(
+      'notes',
+      {},
+      { app: V1, timeStamp: forgedAt, headers: { 'X-Token': 'AAAA', 'X-Sign-Version': '2', 'X-Nonce': newNonce() } },
+    );
+    expect(forged.body).toEqual(
+      failureWith(
+        1002,
+        `signature verification failed: X-Token must be base64 of HMAC-SHA256 over "accessKey=<your access key>&appCode=app-v1&datasetCode=notes&timeStamp=${forgedAt}" (the values sent, names sorted, datasetCode only with X-Dataset-Code), keyed with the signing secret issued for app-v1, not its access key`,
+      ),
+    );
+  });
+
+  it('leaves the version-2 rules as they were: a malformed X-Nonce is 1001 before the timestamp is checked', async () => {
+    const signed = signV2('/openapi/data/get-list', {});
+    const expired = String(Date.now() - 3_600_000);
+    const res = await send(signed, { headers: { ...signed.headers, 'X-Nonce': 'short', 'X-Time-Stamp': expired } });
+    expect(res.body).toEqual({ ...failureWith(1001), errorMsg: 'header X-Nonce is malformed' });
   });
 });
 

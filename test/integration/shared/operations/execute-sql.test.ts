@@ -123,11 +123,35 @@ const config = {
     {
       appCode: SQL_APP.appCode,
       sqlCode: 'slow-count',
-      // 2^22 rows to count: about a second of work for the engine, well inside its limit.
-      sql: `SELECT count(*) AS n FROM ${staffCrossJoin(22)}`,
+      // 2^24 rows to count: several seconds of work for the engine (so that the quick query, sent 300 ms after it,
+      // finishes first even on a loaded machine), well inside its limit.
+      sql: `SELECT count(*) AS n FROM ${staffCrossJoin(24)}`,
       timeoutMs: 25_000,
     },
     { appCode: OTHER_APP.appCode, sqlCode: 'neighbour-staff-count', sql: 'SELECT count(*) AS n FROM staff' },
+    {
+      appCode: SQL_APP.appCode,
+      sqlCode: 'orders-by-customer-name',
+      sql: 'SELECT c.name, count(*) AS orders, sum(amount) AS total FROM orders JOIN (SELECT id AS customer, name FROM customers) AS c USING (customer) GROUP BY customer ORDER BY c.name',
+    },
+    {
+      appCode: SQL_APP.appCode,
+      sqlCode: 'staff-same-salary',
+      sql: 'SELECT a.name FROM staff a JOIN staff b USING (salary)',
+    },
+    {
+      appCode: SQL_APP.appCode,
+      sqlCode: 'counting',
+      sql: 'WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < #{upTo}) SELECT count(*) AS numbers, sum(i) AS total FROM n',
+      params: { upTo: { type: 'integer', required: true } },
+    },
+    {
+      appCode: SQL_APP.appCode,
+      sqlCode: 'runaway-recursion',
+      // Each round makes four rows of each row: 4^59 rows before its own end, far below 1000 rounds.
+      sql: 'WITH RECURSIVE c (x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c, staff s0, staff s1 WHERE x < 60) SELECT count(*) AS n FROM c',
+      timeoutMs: 300,
+    },
   ],
 };
 
@@ -308,11 +332,11 @@ describe('execute-sql', () => {
       "query 'two-statements' uses more than one statement (only one SELECT is allowed) at character 11, which custom SQL does not accept (MySQL 8 as docs/interface.md §19 lists it)",
     ],
     [
-      'runaway-recursion',
-      'WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) AS n FROM c',
-      "query 'runaway-recursion' uses WITH RECURSIVE at character 6, which custom SQL does not accept (MySQL 8 as docs/interface.md §19 lists it)",
+      'not-grouped',
+      'SELECT region, customer, count(*) AS n FROM orders GROUP BY region',
+      "query 'not-grouped': Expression #2 of SELECT list is not in GROUP BY clause and contains nonaggregated column 'orders.customer' which is not functionally dependent on columns in GROUP BY clause; this is incompatible with sql_mode=only_full_group_by at character 16",
     ],
-  ])('refuses at load a query that could only fail or write (%s), naming it', (sqlCode, sql, message) => {
+  ])('refuses at load a query that MySQL 8 refuses or that could only fail or write (%s), naming it', (sqlCode, sql, message) => {
     const refused = { ...config, queries: [...config.queries, { appCode: SQL_APP.appCode, sqlCode, sql }] };
     let problems: unknown;
     try {
@@ -377,6 +401,46 @@ describe('execute-sql', () => {
     expect(next.body.data).toEqual({ execSuccess: true, execResult: [] });
   });
 
+  it('merges the columns of JOIN ... USING and groups by the merged one', async () => {
+    const res = await executeSql({ sqlCode: 'orders-by-customer-name' });
+    expect(res.body.data).toEqual({
+      execSuccess: true,
+      execResult: [
+        { name: 'Ann', orders: 2, total: 15.5 },
+        { name: 'Bob', orders: 2, total: 22 },
+      ],
+    });
+    const hidden = await executeSql({ sqlCode: 'staff-same-salary' });
+    expect(hidden.body.data).toEqual({ execSuccess: false, execError: "Unknown column 'salary' in 'from clause'" });
+  });
+
+  it('runs a recursive WITH query up to 1000 rounds and answers MySQL 8’s error past them', async () => {
+    const within = await executeSql({ sqlCode: 'counting', params: { upTo: 1000 } });
+    expect(within.body.data).toEqual({ execSuccess: true, execResult: [{ numbers: 1000, total: 500500 }] });
+    const past = await executeSql({ sqlCode: 'counting', params: { upTo: 1001 } });
+    expect(past.status).toBe(200);
+    expect(past.body).toEqual({
+      success: true,
+      msg: null,
+      data: {
+        execSuccess: false,
+        execError:
+          'Recursive query aborted after 1001 iterations. Try increasing @@cte_max_recursion_depth to a larger value.',
+      },
+    });
+  });
+
+  it('stops a recursive WITH query that grows past its time limit before its 1000th round (2001)', async () => {
+    const res = await executeSql({ sqlCode: 'runaway-recursion' });
+    expect(res.status).toBe(504);
+    expect(res.body).toEqual({
+      ...failureWith(2001),
+      errorMsg: 'the query ran longer than its limit of 300 ms and was stopped',
+    });
+    const next = await executeSql({ sqlCode: 'counting', params: { upTo: 3 } });
+    expect(next.body.data).toEqual({ execSuccess: true, execResult: [{ numbers: 3, total: 6 }] });
+  });
+
   it('answers another application’s quick query while one application’s slow query runs', async () => {
     const done: string[] = [];
     const slow = executeSql({ sqlCode: 'slow-count' }).then((res) => {
@@ -389,7 +453,7 @@ describe('execute-sql', () => {
     const quick = await executeSql({ sqlCode: 'neighbour-staff-count' }, OTHER_APP);
     done.push('quick query of app-neighbour');
     expect(quick.body.data).toEqual({ execSuccess: true, execResult: [{ n: 2 }] });
-    expect((await slow).body.data).toEqual({ execSuccess: true, execResult: [{ n: 4194304 }] });
+    expect((await slow).body.data).toEqual({ execSuccess: true, execResult: [{ n: 16777216 }] });
     expect(done).toEqual(['quick query of app-neighbour', 'slow query of app-sql']);
   });
 

@@ -1,7 +1,7 @@
 /**
  * docs/interface.md §6, §8 and §19: row and field permissions hold by construction through the MySQL syntax. A
- * property test writes queries that reach for hidden fields through subqueries, WITH, UNION, JOIN, JSON paths,
- * backticks, qualified and re-cased names and `*`, and renders them for a caller whose grant hides `salary` and
+ * property test writes queries that reach for hidden fields through subqueries, WITH (recursive too), UNION, JOIN
+ * (with ON, USING and NATURAL), JSON paths, backticks, qualified and re-cased names and `*`, and renders them for a caller whose grant hides `salary` and
  * `profile` (and `budget` of the second dataset). Rendering must refuse every query that names a hidden field, as
  * an unknown column; every other query is run against tables that still hold the hidden columns, with a marker
  * value in each, and its answer must not contain a marker: the rendering alone never reads a hidden field. (The
@@ -93,7 +93,7 @@ const staffValue = fc
 const teamsColumn = fc.constantFrom('dept', 'budget', '`budget`', 't.budget', 'BUDGET', 't.dept');
 
 /** A whole query that uses the value in one of the ways the new syntax allows. */
-const query = fc.tuple(staffValue, teamsColumn, fc.integer({ min: 0, max: 11 })).map(([value, team, shape]) => {
+const query = fc.tuple(staffValue, teamsColumn, fc.integer({ min: 0, max: 14 })).map(([value, team, shape]) => {
   const teamName = team.replace(/^t\./, '').replaceAll('`', '').toLowerCase();
   const shapes = [
     `SELECT ${value.text} AS v FROM staff s ORDER BY s.id`,
@@ -108,9 +108,21 @@ const query = fc.tuple(staffValue, teamsColumn, fc.integer({ min: 0, max: 11 }))
     `SELECT s.* FROM staff s WHERE EXISTS (SELECT 1 FROM teams t WHERE ${team} IS NOT NULL) ORDER BY s.id`,
     `SELECT * FROM staff s JOIN teams t ON t.dept = s.dept WHERE ${value.text} IS NOT NULL`,
     `SELECT COUNT(*) AS n, GROUP_CONCAT(${value.text}) AS g FROM staff s GROUP BY s.dept ORDER BY s.dept`,
+    `SELECT * FROM staff s JOIN teams t USING (${teamName}) ORDER BY s.id`,
+    // Both sides share every field, the hidden ones too: NATURAL JOIN names them all.
+    'SELECT s.name FROM staff s NATURAL JOIN staff b',
+    `WITH RECURSIVE r (n, v) AS (SELECT 1, ${value.text} FROM staff s UNION ALL SELECT n + 1, v FROM r WHERE n < 3) SELECT n, v FROM r ORDER BY n`,
   ];
-  // Shape 7 uses the staff value and the teams column, shape 9 only the teams column, the others only the value.
-  const names = shape === 7 ? [...value.names, teamName] : shape === 9 ? [teamName] : value.names;
+  // Shape 7 uses the staff value and the teams column, shapes 9 and 12 only the teams column, shape 13 every field
+  // of staff, the others only the value.
+  const names =
+    shape === 7
+      ? [...value.names, teamName]
+      : shape === 9 || shape === 12
+        ? [teamName]
+        : shape === 13
+          ? STAFF.map((field) => field.name)
+          : value.names;
   return { sql: shapes[shape] as string, names };
 });
 

@@ -1,6 +1,10 @@
-/** The 1 MB body limit (docs/interface.md §7) is checked on the decoded size, before any decoding or parsing. */
+/**
+ * The 1 MB body limit (docs/interface.md §7) is checked on the decoded size, before any decoding or parsing; the
+ * nesting limit right after parsing, before anything walks the body.
+ */
 import type middy from '@middy/core';
 import fc from 'fast-check';
+import { nestsDeeperThan } from '../../../../shared/contract/body-schemas';
 import { InvalidParameterError } from '../../../../shared/contract/errors';
 import { routeFor } from '../../../../shared/contract/routes';
 import { base64DecodedBytes, MAX_BODY_BYTES, parseBody } from '../../../../shared/http/body-middleware';
@@ -47,5 +51,35 @@ describe('the 1 MB body limit', () => {
     const multiByte = `{"pad":"${'é'.repeat(MAX_BODY_BYTES / 2)}"}`; // 2 bytes each: well over 1 MB
     expect(multiByte.length).toBeLessThan(MAX_BODY_BYTES);
     expect(() => readBody(multiByte, false)).toThrow('request body is larger than 1 MB');
+  });
+});
+
+describe('the nesting limit', () => {
+  /** A body `levels` deep in all: the body object, then arrays or objects inside it. */
+  const bodyOfDepth = (levels: number, open: string, close: string) =>
+    `{"paramMap":${open.repeat(levels - 2)}{}${close.repeat(levels - 2)}}`;
+
+  it('accepts a body 64 levels deep and refuses one 65 levels deep, in arrays or objects', () => {
+    for (const [open, close] of [
+      ['[', ']'],
+      ['{"a":', '}'],
+    ] as const) {
+      expect(readBody(bodyOfDepth(64, open, close), false)).toEqual({ paramMap: expect.anything() });
+      expect(() => readBody(bodyOfDepth(65, open, close), false)).toThrow(
+        new InvalidParameterError('request body nests deeper than 64 levels; a json field may hold at most 30 levels'),
+      );
+    }
+  });
+
+  it('measures the deepest branch of any JSON value, without recursing', () => {
+    const depth = (value: unknown): number =>
+      value !== null && typeof value === 'object' ? 1 + Math.max(0, ...Object.values(value).map(depth)) : 0;
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 8 }), fc.integer({ min: 0, max: 10 }), (value, limit) => {
+        expect(nestsDeeperThan(value, limit)).toBe(depth(value) > limit);
+      }),
+    );
+    const million = JSON.parse(`${'['.repeat(1_000_000)}${']'.repeat(1_000_000)}`);
+    expect([nestsDeeperThan(million, 999_999), nestsDeeperThan(million, 1_000_000)]).toEqual([true, false]);
   });
 });

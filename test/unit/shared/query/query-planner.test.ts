@@ -146,6 +146,36 @@ describe('planListQuery', () => {
     });
   });
 
+  it('orders an indexed filter sorted by another indexed field through that field index', () => {
+    expect(plan({ status: 'new', ytSortList: [{ qty: 'desc' }] })).toMatchObject({
+      path: { kind: 'index', field: 'status', direction: 'desc' },
+      order: 'items',
+      sortPath: {
+        kind: 'index',
+        field: 'qty',
+        indexName: 'gsi2',
+        direction: 'desc',
+        intervals: [{ lower: '0', upper: '2' }],
+      },
+      residual: { op: 'and', items: [] },
+      unindexedFields: [],
+    });
+    // Two sort keys: the index lists the first only.
+    expect(plan({ status: 'new', ytSortList: [{ qty: 'desc' }, { name: 'asc' }] }).sortPath).toBeUndefined();
+    // The filter's own field, or an index path that serves the order already: nothing to add.
+    expect(plan({ qty_start: 2, ytSortList: [{ qty: 'asc' }] })).toMatchObject({ order: 'path' });
+    expect(plan({ qty_start: 2, ytSortList: [{ qty: 'asc' }] }).sortPath).toBeUndefined();
+  });
+
+  it('names an unindexed sort field of an indexed filter, and never a system field', () => {
+    expect(plan({ status: 'new', ytSortList: [{ region: 'asc' }] })).toMatchObject({
+      path: { kind: 'index', field: 'status' },
+      order: 'items',
+      unindexedFields: ['region'],
+    });
+    expect(plan({ status: 'new', ytSortList: [{ gmt_modified: 'asc' }] }).unindexedFields).toEqual([]);
+  });
+
   it('prefers the candidate that also serves the sort when selectivity ties', () => {
     expect(plan({ qty_start: 1, name_start: 'a', ytSortList: [{ name: 'asc' }] }).path).toMatchObject({
       kind: 'index',

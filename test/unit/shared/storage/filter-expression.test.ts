@@ -1,6 +1,7 @@
 /**
  * The DynamoDB expression compiler: parentheses only where precedence needs them (DynamoDB refuses redundant
- * ones), and the size and operator count that decide whether the store could evaluate a filter (docs/interface.md §7).
+ * ones), comparisons written so that every store evaluates them as DynamoDB does, and the size and operator count
+ * that decide whether the store could evaluate a filter (docs/interface.md §7).
  */
 import fc from 'fast-check';
 import type { Condition, FieldRef, Filter } from '../../../../shared/records/list-query';
@@ -123,6 +124,55 @@ describe('the record id, which is the sort key', () => {
         'attribute_exists(#rf0) AND (attribute_not_exists(#rf0) OR #rf0 <> :rf0 OR #rf1 = :rf1) AND #rf2 = :rf2',
       exact: true,
     });
+  });
+});
+
+describe('comparisons every store makes as DynamoDB does', () => {
+  const range = (lower: string | undefined, upper: string | undefined): Condition => ({
+    op: 'range',
+    field: B,
+    ...(lower === undefined ? {} : { lower: { value: lower, inclusive: true } }),
+    ...(upper === undefined ? {} : { upper: { value: upper, inclusive: false } }),
+  });
+
+  it('keeps a string range whose bounds order alike by code point and by UTF-16 code unit', () => {
+    expect(compileFilterExpression({ op: 'and', items: [range('a', 'é\ud7ff'), eq(A, 1)] })).toMatchObject({
+      expression: '#f0 >= :f0 AND #f0 < :f1 AND #f1 = :f2',
+      values: { ':f0': 'a', ':f1': 'é\ud7ff', ':f2': 1 },
+      exact: true,
+    });
+  });
+
+  it('leaves out of a filter a string range with a bound from U+D800 up, and keeps it in a condition', () => {
+    for (const bound of ['🙂', '\ue000', 'x\uffff']) {
+      expect(compileFilterExpression({ op: 'and', items: [range(bound, undefined), eq(A, 1)] })).toMatchObject({
+        expression: '#f1 = :f0',
+        exact: false,
+      });
+      expect(compileFilterExpression({ op: 'and', items: [range('a', bound), eq(A, 1)] })).toMatchObject({
+        expression: '#f1 = :f0',
+        exact: false,
+      });
+      expect(compileFilterExpression(range(bound, undefined), 'rf', 'condition')).toMatchObject({
+        expression: '#rf0 >= :rf0',
+        values: { ':rf0': bound },
+        exact: true,
+      });
+    }
+  });
+
+  it('writes the empty string of an IN list as an equality', () => {
+    const within = (values: string[]): Filter => ({ op: 'and', items: [{ op: 'in', field: B, values }, eq(A, 1)] });
+    expect(compileFilterExpression(within(['', 'x', 'y']))).toMatchObject({
+      expression: '(#f0 IN (:f0, :f1) OR #f0 = :f2) AND #f1 = :f3',
+      values: { ':f0': 'x', ':f1': 'y', ':f2': '', ':f3': 1 },
+      exact: true,
+    });
+    expect(compileFilterExpression(within(['']))).toMatchObject({
+      expression: '#f0 = :f0 AND #f1 = :f1',
+      values: { ':f0': '', ':f1': 1 },
+    });
+    expect(compileFilterExpression(within(['x']))).toMatchObject({ expression: '#f0 IN (:f0) AND #f1 = :f1' });
   });
 });
 

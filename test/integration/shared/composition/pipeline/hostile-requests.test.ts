@@ -3,17 +3,31 @@
  * hostile its content. Signed, correctly addressed requests of every operation carry generated parameters:
  * extreme numbers, unicode and control characters, nested and empty `$and`/`$or`, long lists, every suffix
  * and every `where` operator on every field type, hidden fields and made-up ones. Every answer must be the
- * envelope with a code of the contract and the HTTP status that matches it, and never 3001.
+ * envelope with a code of the contract and the HTTP status that matches it, with an `X-Request-Id`, and never 3001.
  *
  * Case counts per run (fixed seeds): get-list 900, create 300, update 300, get-one 200, custom SQL 300 —
  * 2,000 requests in all. Values are mostly ones the field accepts, at its edges (so that requests get past
  * validation and reach the store), and about one in thirteen past them; field names are the dataset's, the
  * system fields, a hidden one and, now and then, made-up ones (`__proto__` included).
+ *
+ * Then requests no client would send, written out: JSON nested 1,000, 10,000 and 100,000 levels deep in every
+ * place of every operation's body (a field, a filter, an id, a list create ignores, a key no operation reads), with
+ * and without an `Idempotency-Key`, on a dataset without hooks and on one whose every operation has a `before` and
+ * an `after` hook; prototype names (`__proto__`, `constructor`, `prototype`) as header names, body keys, codes and
+ * path segments; and the local server's own refusals. Every answer is the envelope with its exact code and message,
+ * and carries `X-Request-Id`.
+ *
+ * The functions run from source also when the suite runs against the synthesized bundles: a bundle carries the
+ * hook sandbox only where the deployed configuration hooks its operation, and this one hooks every operation.
  */
+import { createHash } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
+import { signRequest } from '../../../../../packages/client/src/signature';
+import { failureWith } from '../../../../support/failure-envelope';
 import { type AppCredentials, type CallResult, ServiceHarness } from '../../../../support/service-harness';
 
 const HIGH_QUOTA = { perMinute: 1_000_000, perHour: 10_000_000, perDay: 100_000_000, concurrent: 100 };
@@ -35,6 +49,8 @@ const FIELDS = [
   { name: 'secret', type: 'string' },
 ] as const;
 const FIELD_NAMES = FIELDS.map((f) => f.name);
+/** A personal access key of the full application's user, for the `/client/` paths. */
+const USER_KEY = 'dasu_hostile-requests-user-key-00000000';
 
 const CONFIG = {
   applications: [
@@ -43,7 +59,18 @@ const CONFIG = {
       accessKey: FULL.accessKey,
       signingSecret: FULL.secret,
       quota: HIGH_QUOTA,
-      grants: [{ datasetCode: 'things', operations: ['read', 'create', 'update'] }],
+      grants: [
+        { datasetCode: 'things', operations: ['read', 'create', 'update'] },
+        { datasetCode: 'hooked', operations: ['read', 'create', 'update'] },
+      ],
+      users: [
+        {
+          userId: 'fuzzer',
+          userName: 'Fuzzer',
+          loginName: 'fuzzer@example.com',
+          keyHashes: [createHash('sha256').update(USER_KEY).digest('hex')],
+        },
+      ],
     },
     {
       appCode: SCOPED.appCode,
@@ -61,7 +88,16 @@ const CONFIG = {
       ],
     },
   ],
-  datasets: [{ appCode: FULL.appCode, datasetCode: 'things', fields: FIELDS }],
+  datasets: [
+    { appCode: FULL.appCode, datasetCode: 'things', fields: FIELDS },
+    { appCode: FULL.appCode, datasetCode: 'hooked', fields: FIELDS },
+  ],
+  // Every operation of `hooked` runs a function before and after it, which passes its input through.
+  functions: [{ appCode: FULL.appCode, name: 'pass', source: 'export default async function pass(p) { return p; }' }],
+  hooks: ['get-list', 'get-one', 'create', 'batch-create', 'update'].flatMap((operation) => [
+    { datasetCode: 'hooked', operation, node: 'before', function: 'pass' },
+    { datasetCode: 'hooked', operation, node: 'after', function: 'pass' },
+  ]),
   queries: [
     {
       appCode: FULL.appCode,
@@ -80,7 +116,7 @@ const CONFIG = {
 
 const configFile = path.join(os.tmpdir(), `hostile-requests-${process.pid}.json`);
 writeFileSync(configFile, JSON.stringify(CONFIG));
-const harness = new ServiceHarness(configFile);
+const harness = new ServiceHarness(configFile, { sources: true });
 const ids: string[] = [];
 
 beforeAll(async () => {
@@ -498,6 +534,10 @@ const STATUS: Record<number, number> = {
 function assertEnvelope(res: CallResult, request: unknown): void {
   const { body } = res;
   const context = JSON.stringify(request).slice(0, 2000);
+  expect({ requestId: res.headers.get('x-request-id'), context }).toEqual({
+    requestId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    context,
+  });
   if (body.success) {
     expect({ status: res.status, keys: Object.keys(body).sort(), context }).toEqual({
       status: 200,
@@ -605,4 +645,371 @@ describe('no well-formed request answers 3001 or leaves the envelope', () => {
       { numRuns: 300, seed: 1605 },
     );
   }, 120_000);
+});
+
+// ---- Requests no client would send ----
+
+interface RawAnswer {
+  status: number;
+  requestId: string | undefined;
+  body: unknown;
+}
+
+/**
+ * A request through node:http with its header lines exactly as given (names such as `__proto__` included), signed
+ * for `signed` when given, with the body as raw text.
+ */
+function rawCall(
+  method: string,
+  route: string,
+  options: { signed?: { app: AppCredentials; datasetCode?: string }; headers?: [string, string][]; body?: string },
+): Promise<RawAnswer> {
+  const url = new URL(route, harness.url);
+  // Header lines as given: node:http then adds none of its own, Host included.
+  const lines: string[] = ['Host', url.host, 'Content-Type', 'application/json'];
+  if (options.signed) {
+    const { app, datasetCode } = options.signed;
+    const timeStamp = String(Date.now());
+    const token = signRequest({ accessKey: app.accessKey, appCode: app.appCode, datasetCode, timeStamp }, app.secret);
+    lines.push('X-Time-Stamp', timeStamp, 'X-App-Code', app.appCode, 'X-Token', token);
+    if (datasetCode) lines.push('X-Dataset-Code', datasetCode);
+  }
+  for (const [name, value] of options.headers ?? []) lines.push(name, value);
+  const body = options.body === undefined ? undefined : Buffer.from(options.body);
+  if (body) lines.push('Content-Length', String(body.length));
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method, headers: lines }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({
+          status: res.statusCode ?? 0,
+          requestId: res.headers['x-request-id'] as string | undefined,
+          body: JSON.parse(text),
+        });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** What a caller sees of a refusal: status, envelope, and that the answer carries a request id. */
+function refusal(status: number, errorCode: number, errorMsg: string) {
+  return { status, requestId: expect.stringMatching(/^[0-9a-f-]{36}$/), body: failureWith(errorCode, errorMsg) };
+}
+
+/** A JSON value nested `levels` deep, as text (no JSON.stringify could write it). */
+function nestedText(levels: number, shape: 'arrays' | 'objects'): string {
+  return shape === 'arrays'
+    ? `${'['.repeat(levels)}1${']'.repeat(levels)}`
+    : `${'{"a":'.repeat(levels)}1${'}'.repeat(levels)}`;
+}
+
+const TOO_DEEP = 'request body nests deeper than 64 levels; a json field may hold at most 30 levels';
+const WRITES = new Set(['create', 'batch-create', 'update']);
+
+interface DeepRequest {
+  route: string;
+  datasetCode?: string;
+  body: string;
+}
+
+/** Each operation with `deep` in each place of its body: for the data operations, on `datasetCode`. */
+function deepRequests(datasetCode: string, deep: string): DeepRequest[] {
+  const data = (operation: string, rest: string): DeepRequest => ({
+    route: `/openapi/data/${operation}`,
+    datasetCode,
+    body: `{"appCode":"${FULL.appCode}","datasetCode":"${datasetCode}",${rest}}`,
+  });
+  return [
+    data('get-list', `"paramMap":{"where":${deep}}`),
+    data('get-list', `"paramMap":{"s":${deep}}`),
+    data('get-list', `"paramMap":{"ytSortList":${deep}}`),
+    data('get-list', `"paramMap":{"select":${deep}}`),
+    data('get-one', `"paramMap":{"id":${deep}}`),
+    data('create', `"paramMap":{"j":${deep}}`),
+    data('create', `"paramMap":{"s":${deep}}`),
+    // A list create does not read.
+    data('create', `"paramMap":{"s":"x"},"paramList":${deep}`),
+    data('batch-create', `"paramList":[{"j":${deep}}]`),
+    data('batch-create', `"paramList":${deep}`),
+    data('update', `"paramMap":{"id":"x","j":${deep}}`),
+    // A key no operation reads.
+    ...['get-list', 'get-one', 'create', 'batch-create', 'update'].map((operation) =>
+      data(operation, `"paramMap":{"s":"x"},"other":${deep}`),
+    ),
+  ];
+}
+
+describe('JSON nested deeper than any operation takes', () => {
+  for (const levels of [1_000, 10_000, 100_000]) {
+    it(`is 1001 before anything walks it, at ${levels.toLocaleString('en-US')} levels: every operation and place, hooks and Idempotency-Key or not`, async () => {
+      const answers: { request: string; answer: RawAnswer }[] = [];
+      for (const shape of ['arrays', 'objects'] as const) {
+        const deep = nestedText(levels, shape);
+        const requests = [
+          ...deepRequests('things', deep),
+          ...deepRequests('hooked', deep),
+          {
+            route: '/api/custom/executeSql',
+            body: `{"appCode":"${FULL.appCode}","sqlCode":"fuzz-sum","params":{"min":${deep}}}`,
+          },
+          {
+            route: '/api/custom/executeSql',
+            body: `{"appCode":"${FULL.appCode}","sqlCode":"fuzz-sum","other":${deep}}`,
+          },
+        ];
+        for (const request of requests) {
+          const operation = request.route.split('/').pop() as string;
+          const keys = WRITES.has(operation) ? [undefined, `deep-${levels}-${shape}-${answers.length}`] : [undefined];
+          for (const key of keys) {
+            const signed = { app: FULL, ...(request.datasetCode ? { datasetCode: request.datasetCode } : {}) };
+            const answer = await rawCall('POST', request.route, {
+              signed,
+              headers: key ? [['Idempotency-Key', key]] : [],
+              body: request.body,
+            });
+            answers.push({ request: `${request.body.slice(0, 90)} key=${key !== undefined}`, answer });
+          }
+        }
+        // The same bodies on the /client/ paths, with a personal access key.
+        for (const request of deepRequests('hooked', deep)) {
+          const answer = await rawCall('POST', request.route.replace('/openapi/', '/client/'), {
+            headers: [['X-User-AK', USER_KEY]],
+            body: request.body,
+          });
+          answers.push({ request: `client ${request.body.slice(0, 90)}`, answer });
+        }
+      }
+      // Two shapes × (two datasets × (16 requests + the 9 writes again with a key) + 2 SQL + 16 client-mode).
+      expect(answers.length).toBe(2 * (2 * (16 + 9) + 2 + 16));
+      for (const { request, answer } of answers) {
+        expect({ request, answer }).toEqual({ request, answer: refusal(400, 1001, TOO_DEEP) });
+      }
+    }, 120_000);
+  }
+
+  it('reaches a hook only as deep as a body may be, and the operation then answers as without the hook', async () => {
+    const within = (levels: number) => JSON.parse(nestedText(levels, 'objects'));
+    for (const datasetCode of ['things', 'hooked']) {
+      const json = await harness.create(datasetCode, { j: within(31) }, { app: FULL });
+      const text = await harness.create(datasetCode, { s: within(60) }, { app: FULL });
+      const list = await harness.batchCreate(datasetCode, [{ s: 'a' }, { s: within(50) }], { app: FULL });
+      expect([json.body, text.body, list.body]).toEqual([
+        failureWith(1001, "field 'j' nests deeper than 30 levels"),
+        failureWith(1001, "field 's' expects a string"),
+        failureWith(1001, "paramList[1]: field 's' expects a string"),
+      ]);
+    }
+  });
+
+  it('refuses what an operation would refuse for its shape before any hook sees it', async () => {
+    const missing = await harness.call('/openapi/data/create', { datasetCode: 'hooked' }, { app: FULL });
+    const notAnObject = await harness.call(
+      '/openapi/data/update',
+      { datasetCode: 'hooked', paramMap: [1, 2] },
+      { app: FULL },
+    );
+    const emptyList = await harness.batchCreate('hooked', [], { app: FULL });
+    // A create's body with a paramList: create reads its paramMap, and so does its hook.
+    const created = await harness.call(
+      '/openapi/data/create',
+      { datasetCode: 'hooked', paramMap: { s: 'from paramMap' }, paramList: [{ s: 'not read' }] },
+      { app: FULL },
+    );
+    expect([missing.body, notAnObject.body, emptyList.body]).toEqual([
+      failureWith(1001, 'paramMap is required'),
+      failureWith(1001, 'paramMap must be a JSON object'),
+      failureWith(1001, 'paramList is empty: send 1 to 1000 records'),
+    ]);
+    expect(created.body).toMatchObject({ success: true, data: { s: 'from paramMap' } });
+    const runsOf = (result: CallResult) =>
+      harness.logLines
+        .filter((line) => line.hookFunction === 'pass' && line.requestId === result.headers.get('x-request-id'))
+        .map((line) => line.hookNode);
+    expect([missing, notAnObject, emptyList, created].map(runsOf)).toEqual([[], [], [], ['before', 'after']]);
+  });
+});
+
+describe('prototype names in headers, bodies, codes and paths', () => {
+  const PROTOTYPE_NAMES = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty'];
+
+  // A record of its own: the generated updates above change the first ones.
+  let probeId = '';
+  beforeAll(async () => {
+    const created = await harness.create('things', { s: 'prototype probe' }, { app: FULL });
+    probeId = created.body.data.id;
+  });
+
+  it('are plain header names: ignored like any unknown header', async () => {
+    const headers = PROTOTYPE_NAMES.map((name): [string, string] => [name, 'x']);
+    const list = await rawCall('POST', '/openapi/data/get-list', {
+      signed: { app: FULL, datasetCode: 'things' },
+      headers,
+      body: `{"appCode":"${FULL.appCode}","datasetCode":"things","paramMap":{"s":"prototype probe"}}`,
+    });
+    const created = await rawCall('POST', '/openapi/data/create', {
+      signed: { app: FULL, datasetCode: 'hooked' },
+      headers: [...headers, ['Idempotency-Key', 'prototype-headers']],
+      body: `{"appCode":"${FULL.appCode}","datasetCode":"hooked","paramMap":{"s":"with odd headers"}}`,
+    });
+    const client = await rawCall('POST', '/client/data/get-one', {
+      headers: [...headers, ['X-User-AK', USER_KEY]],
+      body: `{"appCode":"${FULL.appCode}","datasetCode":"things","paramMap":{"id":"${probeId}"}}`,
+    });
+    const noRoute = await rawCall('POST', '/openapi/data/delete', { headers, body: '{}' });
+    expect(list).toMatchObject({ status: 200, requestId: expect.any(String), body: { success: true } });
+    expect((list.body as { data: { paging: { totalCount: number } } }).data.paging.totalCount).toBe(1);
+    expect(created).toMatchObject({
+      status: 200,
+      requestId: expect.any(String),
+      body: { data: { s: 'with odd headers' } },
+    });
+    expect(client).toMatchObject({
+      status: 200,
+      requestId: expect.any(String),
+      body: { data: { id: probeId, s: 'prototype probe' } },
+    });
+    expect(noRoute).toEqual(refusal(400, 1001, 'no operation at POST /openapi/data/delete'));
+  });
+
+  it('are unknown fields, codes and functions in bodies and paths', async () => {
+    const signedCall = (route: string, datasetCode: string | undefined, body: string, app = FULL) =>
+      rawCall('POST', route, { signed: { app, ...(datasetCode ? { datasetCode } : {}) }, body });
+    const data = (datasetCode: string, rest: string) =>
+      `{"appCode":"${FULL.appCode}","datasetCode":"${datasetCode}",${rest}}`;
+    const answers: Record<string, RawAnswer> = {};
+    for (const name of ['__proto__', 'constructor', 'prototype']) {
+      answers[`create ${name}`] = await signedCall(
+        '/openapi/data/create',
+        'hooked',
+        data('hooked', `"paramMap":{"${name}":{"s":"x"}}`),
+      );
+      answers[`batch ${name}`] = await signedCall(
+        '/openapi/data/batch-create',
+        'things',
+        data('things', `"paramList":[{"${name}":1}]`),
+      );
+      answers[`update ${name}`] = await signedCall(
+        '/openapi/data/update',
+        'things',
+        data('things', `"paramMap":{"id":"${ids[0]}","${name}":1}`),
+      );
+      answers[`get-one ${name}`] = await signedCall(
+        '/openapi/data/get-one',
+        'hooked',
+        data('hooked', `"paramMap":{"id":"${name}"}`),
+      );
+      answers[`filter ${name}`] = await signedCall(
+        '/openapi/data/get-list',
+        'things',
+        data('things', `"paramMap":{"${name}_in":["x"]}`),
+      );
+      answers[`where ${name}`] = await signedCall(
+        '/openapi/data/get-list',
+        'things',
+        data('things', `"paramMap":{"where":{"${name}":{"$eq":1}}}`),
+      );
+      answers[`sort ${name}`] = await signedCall(
+        '/openapi/data/get-list',
+        'things',
+        data('things', `"paramMap":{"ytSortList":[{"${name}":"asc"}]}`),
+      );
+      answers[`select ${name}`] = await signedCall(
+        '/openapi/data/get-list',
+        'things',
+        data('things', `"paramMap":{"select":["${name}"]}`),
+      );
+      answers[`body key ${name}`] = await signedCall(
+        '/openapi/data/get-list',
+        'things',
+        data('things', `"${name}":{"appCode":"other"},"paramMap":{"s":"prototype probe"}`),
+      );
+      answers[`sql param ${name}`] = await signedCall(
+        '/api/custom/executeSql',
+        undefined,
+        `{"appCode":"${FULL.appCode}","sqlCode":"fuzz-sum","params":{"min":1,"${name}":1}}`,
+      );
+      answers[`sql code ${name}`] = await signedCall(
+        '/api/custom/executeSql',
+        undefined,
+        `{"appCode":"${FULL.appCode}","sqlCode":"${name}"}`,
+      );
+      const asApp = { appCode: name, accessKey: FULL.accessKey, secret: FULL.secret };
+      answers[`app ${name}`] = await signedCall(
+        '/openapi/data/get-list',
+        'things',
+        `{"appCode":"${name}","datasetCode":"things"}`,
+        asApp,
+      );
+      answers[`dataset ${name}`] = await signedCall('/openapi/data/get-list', name, data(name, '"paramMap":{}'));
+      answers[`function ${name}`] = await rawCall('GET', `/client/bff/endpoint/${FULL.appCode}/${name}`, {
+        headers: [['X-User-AK', USER_KEY]],
+      });
+      answers[`path app ${name}`] = await rawCall('GET', `/client/bff/endpoint/${name}/pass`, {
+        headers: [['X-User-AK', USER_KEY]],
+      });
+      answers[`path ${name}`] = await rawCall('POST', `/openapi/data/${name}`, { body: '{}' });
+    }
+    const found = (status: number, code: number, message: string) => refusal(status, code, message);
+    const expected: Record<string, unknown> = {};
+    for (const name of ['__proto__', 'constructor', 'prototype']) {
+      Object.assign(expected, {
+        [`create ${name}`]: found(400, 1001, `field '${name}' is not defined in dataset 'hooked'`),
+        [`batch ${name}`]: found(400, 1001, `paramList[0]: field '${name}' is not defined in dataset 'things'`),
+        [`update ${name}`]: found(400, 1001, `field '${name}' is not defined in dataset 'things'`),
+        [`get-one ${name}`]: found(404, 2002, `record '${name}' not found in dataset 'hooked'`),
+        [`filter ${name}`]: found(400, 1001, `${name}_in: unknown field or filter in dataset 'things'`),
+        [`where ${name}`]: found(400, 1001, `where.${name}: unknown field '${name}' in dataset 'things'`),
+        [`sort ${name}`]: found(400, 1001, `ytSortList[0].${name}: unknown field '${name}' in dataset 'things'`),
+        [`select ${name}`]: found(400, 1001, `select[0]: unknown field '${name}' in dataset 'things'`),
+        // An unknown body key is not read: the list is the caller's own.
+        [`body key ${name}`]: {
+          status: 200,
+          requestId: expect.any(String),
+          body: expect.objectContaining({
+            success: true,
+            data: expect.objectContaining({ paging: { pageSize: 20, totalCount: 1, currentPage: 1 } }),
+          }),
+        },
+        [`sql param ${name}`]: found(400, 1001, `parameter '${name}' is not declared by this query`),
+        [`sql code ${name}`]: found(400, 1001, `query '${name}' not found`),
+        [`app ${name}`]: found(404, 1004, `application '${name}' not found`),
+        [`dataset ${name}`]: found(404, 1005, `dataset '${name}' not found`),
+        [`function ${name}`]: found(404, 2002, `backend function '${name}' not found in application 'app-fuzz'`),
+        [`path app ${name}`]: found(403, 1006, `this personal access key does not belong to application '${name}'`),
+        [`path ${name}`]: found(400, 1001, `no operation at POST /openapi/data/${name}`),
+      });
+    }
+    expect(answers).toEqual(expected);
+  });
+});
+
+describe("the local server's own refusals", () => {
+  it('answer with the envelope and a request id, as the pipeline does', async () => {
+    const listBody = `{"appCode":"${FULL.appCode}","datasetCode":"things","paramMap":{}}`;
+    const answers = {
+      noRoute: await rawCall('POST', '/openapi/data/drop-table', { body: listBody }),
+      noRouteGet: await rawCall('GET', '/', {}),
+      wrongMethod: await rawCall('GET', '/openapi/data/get-list', {}),
+      overLambdaLimit: await rawCall('POST', '/openapi/data/get-list', {
+        signed: { app: FULL, datasetCode: 'things' },
+        body: `{"appCode":"${FULL.appCode}","pad":"${'x'.repeat(7 * 1024 * 1024)}"}`,
+      }),
+      overBodyLimit: await rawCall('POST', '/openapi/data/get-list', {
+        signed: { app: FULL, datasetCode: 'things' },
+        body: `{"appCode":"${FULL.appCode}","pad":"${'x'.repeat(2 * 1024 * 1024)}"}`,
+      }),
+    };
+    expect(answers).toEqual({
+      noRoute: refusal(400, 1001, 'no operation at POST /openapi/data/drop-table'),
+      noRouteGet: refusal(400, 1001, 'no operation at GET /'),
+      wrongMethod: refusal(400, 1001, '/openapi/data/get-list accepts POST only'),
+      overLambdaLimit: refusal(400, 1001, 'request body is larger than 1 MB (1048576 bytes)'),
+      overBodyLimit: refusal(400, 1001, 'request body is larger than 1 MB (1048576 bytes)'),
+    });
+  });
 });

@@ -172,6 +172,21 @@ describe('the sandbox', () => {
     expect(after.body).toMatchObject({ success: true, data: { email: 'g***@example.com' } });
   });
 
+  it('a before hook that overflows its stack fails closed with 3001, and the log names the function', async () => {
+    // recurse: a function that calls itself without end. The engine's stack limit stops it; that is a limit, not
+    // the function's own throw, so the caller gets no 1001 with the engine's message.
+    const result = await harness.getOne('reports', 'any-id', main);
+    expect(result.status).toBe(500);
+    expect(result.body).toMatchObject({ success: false, errorCode: 3001 });
+    expect(logOf(result)).toMatchObject({
+      errorCode: 3001,
+      errorMessage: "before hook function 'recurse' failed: exceeded its stack limit",
+      hookFailure: 'recurse',
+    });
+    const run = harness.logLines.find((line) => line.requestId === logOf(result)?.requestId && line.hookFunction);
+    expect(run).toMatchObject({ hookFunction: 'recurse', hookNode: 'before', hookFailures: 1 });
+  });
+
   it('a memory-hungry after hook fails closed with 3001; the update it followed stays written', async () => {
     const id = await probeRecord();
     const result = await harness.update('probe', { id, label: 'after' }, main);

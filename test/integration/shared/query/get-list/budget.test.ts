@@ -30,6 +30,13 @@ describe('2001 when an unindexed read exceeds the budget', () => {
     ['an unindexed equality', 'plain', { num: 3 }, "no index serves 'num'"],
     ['a sort on an unindexed field', 'plain', { ytSortList: [{ num: 'asc' }] }, "no index serves 'num'"],
     ['an indexed filter with an unindexed residual', 'items', { qty_is_null: false, note_like: 'y' }, "'note'"],
+    // Every match must be read to sort them: the message names the sort's field.
+    [
+      'an indexed filter sorted by an unindexed field',
+      'items',
+      { qty: 1, ytSortList: [{ region: 'asc' }] },
+      "'region'",
+    ],
   ])('%s', async (_label, dataset, paramMap, fragment) => {
     const res = await harness.getList(dataset, paramMap);
     expectFailure(res, 2001);
@@ -66,6 +73,22 @@ describe('2001 under a row filter', () => {
 });
 
 describe('within the budget', () => {
+  it('pages an indexed filter sorted by another indexed field from the sort field index, reading only the page', async () => {
+    // qty 1 holds item-1, item-5, ..., item-37: reading those ten items (3 KB each) to sort them would cost 5
+    // units, past the budget of 2; their keys, the name index in order and the page's three items cost less.
+    const page = async (currentPage: number) =>
+      (await harness.getList('items', { qty: 1, ytSortList: [{ name: 'desc' }], pageSize: 3, currentPage })).body;
+    const names = (body: { data: { tableData: { name: string }[] } }) => body.data.tableData.map((r) => r.name);
+    const [first, second, last, past] = [await page(1), await page(2), await page(4), await page(5)];
+    expect([first, second, last, past].map((body) => body.data?.paging.totalCount)).toEqual([10, 10, 10, 10]);
+    expect([first, second, last, past].map(names)).toEqual([
+      ['item-9', 'item-5', 'item-37'],
+      ['item-33', 'item-29', 'item-25'],
+      ['item-1'],
+      [],
+    ]);
+  });
+
   it('answers indexed filters and sorts over the same records', async () => {
     const eq = await harness.getList('items', { qty: 1 });
     expect(eq.body.data.paging.totalCount).toBe(10);
