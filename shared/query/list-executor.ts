@@ -321,7 +321,8 @@ class PlanExecutor {
 
   /**
    * Conditions on several indexed fields: the counts say which matches fewest; its keys are read and the others
-   * narrow them. 2001 before anything is read when even that one matches more keys than the budget reads.
+   * narrow them, each by its keys or on the candidates' items, whichever costs less. 2001 before anything is read
+   * when even that costs more than the budget.
    */
   private async fromNarrowest(
     path: IndexPath,
@@ -345,15 +346,19 @@ class PlanExecutor {
     if (cost > this.run.readBudget) {
       throw tooBroad(candidates, narrowest, fewest, this.run.readBudget, this.run.nameable);
     }
-    if (narrowest === 0) return undefined;
+    // The others narrow the narrowest's keys by their own keys where that is the cheaper check, else on the items.
     const driver = candidates[narrowest] as Intersection;
+    const rest = candidates.filter((_, i) => i !== narrowest);
+    const byKeys = rest.filter((_, i) => (others[i] as number) / KEYS_PER_UNIT <= fewest * ITEM_READ_UNITS);
+    const onItems = rest.filter((candidate) => !byKeys.includes(candidate)).flatMap((candidate) => candidate.served);
     const plan: ListPlan = {
       ...this.plan,
       path: driver.path,
       served: driver.served,
-      intersections: candidates.filter((_, i) => i !== narrowest),
-      // The other path's order is not this one's: unless the ids alone decide it, the items do.
-      order: this.plan.order === 'path' ? 'items' : this.plan.order,
+      intersections: byKeys,
+      residual: allOf(this.plan.residual, ...onItems),
+      // Another path's order is not this one's: unless the ids alone decide it, the items do.
+      order: narrowest === 0 || this.plan.order !== 'path' ? this.plan.order : 'items',
     };
     const run = { ...this.run };
     delete run.countPath;

@@ -218,7 +218,10 @@ export class ChangeItems {
     return items.map((item) => readClaim((item[RecordAttr.sortKey] as string).slice(CHANGE_PREFIX.length), item));
   }
 
-  /** A batch's values in one slot, by batch position, for the batches positioned after `after`. */
+  /**
+   * A batch's values in one slot, by batch position, for the batches positioned after `after` (up to `through`,
+   * inclusive, when given).
+   */
   async slotValuesAfter(
     datasetCode: string,
     slot: string,
@@ -226,12 +229,13 @@ export class ChangeItems {
     ids: (position: string) => readonly string[] | undefined,
     meter: CapacityMeter,
     consistent: boolean,
+    through?: string,
   ): Promise<Map<string, BatchSlotValues>> {
     const prefix = `${CHANGE_SLOT_PREFIX}${slot}#`;
     const items = await this.query(
       datasetCode,
       `${prefix}${after ?? ''}`,
-      `${prefix}~`,
+      `${prefix}${through ?? '~'}`,
       after !== undefined,
       meter,
       consistent,

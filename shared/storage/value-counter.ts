@@ -70,6 +70,13 @@ export const CHECK_SLACK_MS = 5_000;
 export const FOLD_MIN_WEIGHT = 64;
 /** A page splits when its counts take more than this (one write unit or two per page written). */
 export const PAGE_MAX_BYTES = 2_048;
+/**
+ * A fold round takes at most about this many records' worth of claims (at least one claim), so that a page
+ * written before it splits stays far below DynamoDB's item size (a bulk load folds in several rounds).
+ */
+const FOLD_ROUND_WEIGHT = 5_000;
+/** A list folds for at most about this long (ms of wall time); what is left waits for the next lists. */
+const FOLD_TIME_MS = 2_000;
 /** A fold's lease: longer than any invocation. */
 const FOLD_LEASE_MS = MAX_INVOCATION_MS + 5_000;
 /** How long a dataset found to hold records written before change items is not checked again. */
@@ -216,6 +223,7 @@ async function readBatchValues(
   claims: readonly StoredClaim[],
   meter: CapacityMeter,
   consistent: boolean,
+  through?: string,
 ): Promise<Map<string, ReadonlyMap<string, string>>> {
   const batches = new Map<string, string[]>();
   for (const claim of claims) if (claim.kind === 'batch') batches.set(claim.position, claim.ids);
@@ -227,6 +235,7 @@ async function readBatchValues(
     (position) => batches.get(position),
     meter,
     consistent,
+    through,
   );
 }
 
@@ -375,11 +384,38 @@ export async function foldSlot(
   meter: CapacityMeter,
 ): Promise<void> {
   const values = bookkeeping.values;
-  if (!(await values.takeFold(datasetCode, slot, head.through, now, now + FOLD_LEASE_MS, meter))) return;
-  const claims = (await bookkeeping.changes.after(datasetCode, head.through || undefined, meter, true)).filter(
-    (claim) => compareCodePoints(claim.position, through) <= 0,
-  );
-  const batchValues = await readBatchValues(bookkeeping, datasetCode, slot, head.through, claims, meter, true);
+  const started = performance.now();
+  let from = head.through;
+  while (compareCodePoints(from, through) < 0 && performance.now() - started < FOLD_TIME_MS) {
+    if (!(await values.takeFold(datasetCode, slot, from, now, now + FOLD_LEASE_MS, meter))) return;
+    const pending = (await bookkeeping.changes.after(datasetCode, from || undefined, meter, true)).filter(
+      (claim) => compareCodePoints(claim.position, through) <= 0,
+    );
+    // A round folds a prefix of the claims: every claim up to the last one it takes.
+    const claims: StoredClaim[] = [];
+    for (const claim of pending) {
+      if (claims.length > 0 && weight(claims) + weight([claim]) > FOLD_ROUND_WEIGHT) break;
+      claims.push(claim);
+    }
+    const roundThrough = claims.length < pending.length ? (claims.at(-1) as StoredClaim).position : through;
+    await foldRound(bookkeeping, datasetCode, slot, from, roundThrough, claims, meter);
+    await values.finishFold(datasetCode, slot, from, roundThrough, meter);
+    from = roundThrough;
+  }
+}
+
+/** Add the claims (all those after `from` up to `through`) to the slot's pages, splitting pages that grow. */
+async function foldRound(
+  bookkeeping: DatasetBookkeeping,
+  datasetCode: string,
+  slot: string,
+  from: string,
+  through: string,
+  claims: readonly StoredClaim[],
+  meter: CapacityMeter,
+): Promise<void> {
+  const values = bookkeeping.values;
+  const batchValues = await readBatchValues(bookkeeping, datasetCode, slot, from, claims, meter, true, through);
   const deltas = claimDeltas(claims, slot, batchValues);
   let lowests = await values.readPageList(datasetCode, slot, meter);
   for (let round = 0; ; round++) {
@@ -397,7 +433,7 @@ export async function foldSlot(
     }
     for (const [lowest, pageDeltas] of byPage) {
       const stored = pages.get(lowest);
-      const page = stored ?? { lowest, through: head.through, counts: [] };
+      const page = stored ?? { lowest, through: from, counts: [] };
       if (compareCodePoints(page.through, through) >= 0) continue;
       const added = new Map<string, number>();
       for (const { claim, key, delta } of pageDeltas) {
@@ -407,16 +443,39 @@ export async function foldSlot(
       if (!(await values.putPage(datasetCode, slot, next, stored?.through, meter))) {
         throw new Error(`count page of ${datasetCode} ${slot} changed under its fold`);
       }
-      if (pageBytes(next.counts) > PAGE_MAX_BYTES && next.counts.length > 1) {
-        const marked = { ...next, splitAt: (next.counts[Math.floor(next.counts.length / 2)] as [string, number])[0] };
-        if (await values.putPage(datasetCode, slot, marked, next.through, meter)) {
-          lowests = await finishSplit(bookkeeping, datasetCode, slot, marked, lowests, meter);
-        }
-      }
+      lowests = await splitWhileLarge(bookkeeping, datasetCode, slot, next, lowests, meter);
     }
-    break;
+    return;
   }
-  await values.finishFold(datasetCode, slot, head.through, through, meter);
+}
+
+/** Split a page in halves, and the halves again, until every part is at most `PAGE_MAX_BYTES` (or one key). */
+async function splitWhileLarge(
+  bookkeeping: DatasetBookkeeping,
+  datasetCode: string,
+  slot: string,
+  page: ValuePage,
+  lowests: readonly string[],
+  meter: CapacityMeter,
+): Promise<string[]> {
+  let listed = [...lowests];
+  const parts = [page];
+  for (let part = parts.pop(); part; part = parts.pop()) {
+    if (pageBytes(part.counts) <= PAGE_MAX_BYTES || part.counts.length < 2) continue;
+    const at = (part.counts[Math.floor(part.counts.length / 2)] as [string, number])[0];
+    const marked = { ...part, splitAt: at };
+    if (!(await bookkeeping.values.putPage(datasetCode, slot, marked, part.through, meter))) return listed;
+    listed = await finishSplit(bookkeeping, datasetCode, slot, marked, listed, meter);
+    parts.push(
+      {
+        lowest: part.lowest,
+        through: part.through,
+        counts: part.counts.filter(([key]) => compareCodePoints(key, at) < 0),
+      },
+      { lowest: at, through: part.through, counts: part.counts.filter(([key]) => compareCodePoints(key, at) >= 0) },
+    );
+  }
+  return listed;
 }
 
 /** The lowest key of the listed page whose keys include `key`. */
