@@ -39,8 +39,8 @@
  *    the checked position moves forward (conditionally, never back). So a claim whose writer died counts for
  *    at most `SETTLE_MS + CHECK_SLACK_MS`.
  * 3. A fold moves checked claims into the pages: under a lease in the head (one folder at a time, for less
- *    than any invocation lasts plus a margin), it reads the claims after the head's position up to the checked
- *    position (consistently: withdrawals happened before the checked position moved), adds each claim after a
+ *    than any invocation lasts plus a margin), in rounds of a prefix of them, it reads the claims after the
+ *    head's position up to the round's last (consistently: withdrawals happened before the checked position moved), adds each claim after a
  *    page's own position to that page, writes the page conditionally on its position, and only then moves the
  *    head. A page untouched by the claims between its position and the head's counts the same at both, which is
  *    why a total may take `max(page, head)`; a fold cut short leaves pages further than the head, still true.
@@ -54,8 +54,9 @@
  *
  * A slot's totals start once for a dataset whose records were all written with claims (it holds none, or its
  * oldest record's creating claim carries the slot): from the first position. A slot of a dataset holding
- * records written before change items existed has none until an index build counts them (`scannedCounts`);
- * until then totals count index keys, as before.
+ * records written before change items existed has none (its totals count index keys, as before) until an index
+ * build counts its records; that build's contribution (a scanned record counts at the build's start position
+ * when its `@cpos` is at or before it, else from the claims after) is not written yet.
  */
 import type { CapacityMeter } from '../observability/capacity-meter';
 import { compareCodePoints, countKeyPlace, type KeyInterval } from '../records/value-encoding';
