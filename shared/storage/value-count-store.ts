@@ -32,13 +32,13 @@ export interface ValueHead {
 
 /**
  * One count page: the counts of the count keys from `lowest` up to the next page's lowest, through `through`,
- * ascending. `splitAt`: a split at that key has begun (value-counter.ts finishes it).
+ * ascending. `splitAt`: a split at these keys (ascending) has begun (value-counter.ts finishes it).
  */
 export interface ValuePage {
   lowest: string;
   through: string;
   counts: [string, number][];
-  splitAt?: string;
+  splitAt?: string[];
 }
 
 export class ValueCountStore {
@@ -289,7 +289,7 @@ export class ValueCountStore {
             ...valuePageKey(datasetCode, slot, page.lowest),
             through: page.through,
             counts: JSON.stringify(page.counts),
-            ...(page.splitAt === undefined ? {} : { splitAt: page.splitAt }),
+            ...(page.splitAt === undefined ? {} : { splitAt: JSON.stringify(page.splitAt) }),
           },
           ConditionExpression: readThrough === undefined ? 'attribute_not_exists(#sk)' : '#through = :through',
           ExpressionAttributeNames:
@@ -332,6 +332,6 @@ function readPage(item: Record<string, unknown>, prefix: string): ValuePage {
     lowest: (item[RecordAttr.sortKey] as string).slice(prefix.length),
     through: item.through as string,
     counts: JSON.parse(item.counts as string) as [string, number][],
-    ...(typeof item.splitAt === 'string' ? { splitAt: item.splitAt } : {}),
+    ...(typeof item.splitAt === 'string' ? { splitAt: JSON.parse(item.splitAt) as string[] } : {}),
   };
 }

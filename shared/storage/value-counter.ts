@@ -44,10 +44,11 @@
  *    page's own position to that page, writes the page conditionally on its position, and only then moves the
  *    head. A page untouched by the claims between its position and the head's counts the same at both, which is
  *    why a total may take `max(page, head)`; a fold cut short leaves pages further than the head, still true.
- * 4. A split writes, in order: the page with `splitAt` (nothing else changes), the new upper page (the same
- *    counts above the split key, the same position), the page list, the lower page without them. A reader takes
- *    each page's counts only below the next existing page's lowest key, so every state in between counts each
- *    key once; a fold that finds `splitAt` finishes the split before it adds anything.
+ * 4. A split writes, in order: the page with `splitAt`, its split keys (nothing else changes); the new pages,
+ *    each with the page's counts from its split key up to the next, from the highest down; the page list; the
+ *    page without the counts it gave away. A reader takes each page's counts only below the next existing page's
+ *    lowest key, and every page written so far holds exactly the counts of its keys, so every state in between
+ *    counts each key once; a fold that finds `splitAt` finishes the split before it adds anything.
  * 5. Pages, heads and the checked position are only written with values true at their positions, so an older
  *    copy read from a replica is true too (the tail it needs is longer, and it is read). Pages are read
  *    consistently all the same: `max(page, head)` holds for the page as it is, not for an older copy of it.
@@ -450,7 +451,7 @@ async function foldRound(
   }
 }
 
-/** Split a page in halves, and the halves again, until every part is at most `PAGE_MAX_BYTES` (or one key). */
+/** Split a page that passed `PAGE_MAX_BYTES` into parts of about half that (see 4 above). */
 async function splitWhileLarge(
   bookkeeping: DatasetBookkeeping,
   datasetCode: string,
@@ -459,23 +460,57 @@ async function splitWhileLarge(
   lowests: readonly string[],
   meter: CapacityMeter,
 ): Promise<string[]> {
-  let listed = [...lowests];
-  const parts = [page];
-  for (let part = parts.pop(); part; part = parts.pop()) {
-    if (pageBytes(part.counts) <= PAGE_MAX_BYTES || part.counts.length < 2) continue;
-    const at = (part.counts[Math.floor(part.counts.length / 2)] as [string, number])[0];
-    const marked = { ...part, splitAt: at };
-    if (!(await bookkeeping.values.putPage(datasetCode, slot, marked, part.through, meter))) return listed;
-    listed = await finishSplit(bookkeeping, datasetCode, slot, marked, listed, meter);
-    parts.push(
-      {
-        lowest: part.lowest,
-        through: part.through,
-        counts: part.counts.filter(([key]) => compareCodePoints(key, at) < 0),
-      },
-      { lowest: at, through: part.through, counts: part.counts.filter(([key]) => compareCodePoints(key, at) >= 0) },
+  if (pageBytes(page.counts) <= PAGE_MAX_BYTES || page.counts.length < 2) return [...lowests];
+  const splitAt: string[] = [];
+  let bytes = 0;
+  for (const [i, entry] of page.counts.entries()) {
+    const size = pageBytes([entry]);
+    if (i > 0 && bytes + size > PAGE_MAX_BYTES / 2) {
+      splitAt.push(entry[0]);
+      bytes = 0;
+    }
+    bytes += size;
+  }
+  const marked = { ...page, splitAt };
+  if (!(await bookkeeping.values.putPage(datasetCode, slot, marked, page.through, meter))) return [...lowests];
+  return finishSplit(bookkeeping, datasetCode, slot, marked, lowests, meter);
+}
+
+/** Steps 2 to 4 of a split (the page carries `splitAt`): the new pages from the highest down, the list, the page. */
+async function finishSplit(
+  bookkeeping: DatasetBookkeeping,
+  datasetCode: string,
+  slot: string,
+  page: ValuePage,
+  lowests: readonly string[],
+  meter: CapacityMeter,
+): Promise<string[]> {
+  const values = bookkeeping.values;
+  const keys = page.splitAt ?? [];
+  const part = (from: string, to: string | undefined) =>
+    page.counts.filter(
+      ([key]) => compareCodePoints(key, from) >= 0 && (to === undefined || compareCodePoints(key, to) < 0),
+    );
+  for (let i = keys.length - 1; i >= 0; i--) {
+    const lowest = keys[i] as string;
+    // Already there when an earlier fold stopped after writing it: then it holds these same counts.
+    await values.putPage(
+      datasetCode,
+      slot,
+      { lowest, through: page.through, counts: part(lowest, keys[i + 1]) },
+      undefined,
+      meter,
     );
   }
+  const listed = [...new Set([...lowests, ...keys])].sort(compareCodePoints);
+  await values.writePageList(datasetCode, slot, listed, meter);
+  await values.putPage(
+    datasetCode,
+    slot,
+    { lowest: page.lowest, through: page.through, counts: part(page.lowest, keys[0]) },
+    page.through,
+    meter,
+  );
   return listed;
 }
 
@@ -487,33 +522,6 @@ function lowestFor(lowests: readonly string[], key: string): string {
     else break;
   }
   return found;
-}
-
-/** Steps 2 to 4 of a split (the page carries `splitAt`): the upper page, the list, the lower page. */
-async function finishSplit(
-  bookkeeping: DatasetBookkeeping,
-  datasetCode: string,
-  slot: string,
-  page: ValuePage,
-  lowests: readonly string[],
-  meter: CapacityMeter,
-): Promise<string[]> {
-  const values = bookkeeping.values;
-  const at = page.splitAt as string;
-  const upper = page.counts.filter(([key]) => compareCodePoints(key, at) >= 0);
-  const lower = page.counts.filter(([key]) => compareCodePoints(key, at) < 0);
-  // Already there when an earlier fold stopped after writing it: then it holds these same counts.
-  await values.putPage(datasetCode, slot, { lowest: at, through: page.through, counts: upper }, undefined, meter);
-  const listed = [...new Set([...lowests, at])].sort(compareCodePoints);
-  await values.writePageList(datasetCode, slot, listed, meter);
-  await values.putPage(
-    datasetCode,
-    slot,
-    { lowest: page.lowest, through: page.through, counts: lower },
-    page.through,
-    meter,
-  );
-  return listed;
 }
 
 /** Counts with deltas added, ascending, without zeros. */
