@@ -225,6 +225,7 @@ export async function run(): Promise<void> {
       const parsed = JSON.parse(line) as Record<string, unknown>;
       // Keep what the figures need: the request log lines, not one per loaded batch forever.
       if (parsed.requestId) lines.push(parsed);
+      if (parsed.errorCode === 3001) process.stderr.write(`${line}\n`);
       if (lines.length > 5000) lines.splice(0, 2500);
     },
   });

@@ -91,9 +91,11 @@ export const getListOperation: Operation = {
       countPath: async (path) => {
         const slot = layout.get(path.field);
         if (!slot) return undefined;
+        const counted = countSlotKey(slot);
         return countSlotValues(ports.bookkeeping, {
           datasetCode: dataset.datasetCode,
-          slot: countSlotKey(slot),
+          slot: counted,
+          otherSlots: [...layout.values()].map(countSlotKey).filter((other) => other !== counted),
           intervals: path.intervals,
           now: at,
           meter: telemetry.capacity,
