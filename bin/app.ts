@@ -8,14 +8,15 @@ import { App } from 'aws-cdk-lib';
 import { DeploymentSettingsError, readDeploymentSettings } from '../lib/deployment-settings';
 import { createServiceStacks } from '../lib/service-stacks';
 import { MissingHandlerError } from '../lib/stateless-stack';
-import { ConfigError, loadConfigFile } from '../shared/catalog-store/load-config';
+import { ConfigError, checkDeploymentConfig, loadConfigFile } from '../shared/catalog-store/load-config';
 
 const projectRoot = resolve(__dirname, '..');
 const app = new App();
 
 try {
   const settings = readDeploymentSettings(app.node);
-  const config = loadConfigFile(resolve(projectRoot, settings.configPath));
+  const configFile = resolve(projectRoot, settings.configPath);
+  const config = checkDeploymentConfig(loadConfigFile(configFile), configFile);
   const account = process.env.CDK_DEFAULT_ACCOUNT;
   const region = process.env.CDK_DEFAULT_REGION;
   createServiceStacks(app, {

@@ -4,6 +4,7 @@
  * DynamoDB-compatible store (dynalite) and the file-backed key store.
  *
  *   npm start -- [--config <file>] [--port <n>] [--data-dir <dir>] [--dynamodb-endpoint <url>] [--log text|json] [--quiet]
+ *                [--webhook-retry-scale <factor>]
  *
  * With --dynamodb-endpoint the service runs against that DynamoDB endpoint (moto's server, DynamoDB Local, ...)
  * in the region AWS_REGION names, instead of starting the embedded store.
@@ -21,11 +22,13 @@ import { operationRoutes } from '../shared/contract/client-routes';
 import { setLogSink } from '../shared/observability/request-log';
 import { endpointTarget } from '../shared/runtime/environment';
 import { startSandboxes } from '../shared/sandbox/sandbox';
+import { DEFAULT_SETTLE_MS } from '../shared/storage/event-store';
 import { deleteTables, ensureTables, localTableNames } from '../shared/storage/table-setup';
 import { DEFAULT_CONFIG } from './local/default-config';
 import { docsPages } from './local/docs-pages';
 import { connectDynamo, type ExternalDynamoOptions, startEmbeddedDynamo } from './local/embedded-dynamo';
 import { createLambdaHttpServer, type ProxyHandler } from './local/lambda-http';
+import { type LocalChangeLog, startLocalChangeLog } from './local/local-change-log';
 import { recordLocalServiceUrl } from './local/service-address';
 import { createTerminalLog } from './local/terminal-log';
 
@@ -51,6 +54,16 @@ export interface LocalServerOptions {
    * lines: the terminal's log.
    */
   textLog?: (line: string) => void;
+  /**
+   * Every wait of the webhooks' retry schedule multiplied by this (default 1, the deployment's schedule); tests
+   * shorten it (`--webhook-retry-scale 0.001` makes 5 s into 5 ms).
+   */
+  webhookRetryScale?: number;
+  /**
+   * How long after its position an event may still be written, so how far behind now the feed reads (default
+   * 5000 ms; storage/event-store.ts). Tests shorten it.
+   */
+  changeSettleMs?: number;
   /** How each route's handler is loaded (default: the TypeScript sources under functions/). */
   loadHandler?: (functionFile: string) => Promise<ProxyHandler | undefined>;
 }
@@ -60,6 +73,8 @@ export interface LocalServer {
   port: number;
   config: CatalogConfig;
   configFile: string;
+  /** Resolves once every change made so far is in the change log and every webhook delivery due now is made. */
+  changesSettled(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -82,16 +97,22 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     dynamoDir = path.resolve(options.dataDir, 'dynamodb');
     mkdirSync(dynamoDir, { recursive: true });
   }
-  const dynamo = options.dynamodb ? connectDynamo(options.dynamodb) : await startEmbeddedDynamo(dynamoDir);
   const tables = localTableNames(options.tablePrefix ?? 'das-local');
+  const dynamo = options.dynamodb
+    ? connectDynamo(options.dynamodb)
+    : await startEmbeddedDynamo(dynamoDir, [tables.Records as string]);
   await ensureTables(dynamo.client, tables);
   // What the deploy-time custom resource does in AWS: the configuration becomes the catalog.
-  await writeCatalog(createDocumentClient(dynamo.client), tables.Catalog as string, config);
+  const documents = createDocumentClient(dynamo.client);
+  const changeSettleMs = options.changeSettleMs ?? DEFAULT_SETTLE_MS;
+  await writeCatalog(documents, tables.Catalog as string, config);
 
   Object.assign(process.env, {
     RECORDS_TABLE: tables.Records,
     CATALOG_TABLE: tables.Catalog,
     QUOTA_TABLE: tables.Quota,
+    EVENTS_TABLE: tables.Events,
+    CHANGE_SETTLE_MS: String(changeSettleMs),
     KEY_STORE: 'file',
     KEY_FILE: configFile,
     DYNAMODB_ENDPOINT: dynamo.endpoint,
@@ -105,15 +126,31 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
 
   const loadHandler = options.loadHandler ?? loadSourceHandler;
   const handlers = new Map<string, ProxyHandler>();
+  let changeLog: LocalChangeLog | undefined;
   try {
     for (const route of operationRoutes()) {
       const handler = await loadHandler(route.functionFile);
       if (handler) handlers.set(route.operation, handler);
     }
+    changeLog = await startLocalChangeLog({
+      dynamo,
+      documents,
+      config,
+      tables: {
+        records: tables.Records as string,
+        catalog: tables.Catalog as string,
+        events: tables.Events as string,
+      },
+      ...(options.dynamodb ? { external: options.dynamodb } : {}),
+      metricNamespace: 'DataAccessService',
+      settleMs: changeSettleMs,
+      ...(options.webhookRetryScale === undefined ? {} : { webhookRetryScale: options.webhookRetryScale }),
+    });
   } catch (error) {
     await dynamo.close();
     throw error;
   }
+  const startedChangeLog = changeLog;
   // A deployed hooked function starts its sandbox at init; here the server's start stands for every init (the
   // handlers from source share this process's sandbox; bundles start their own as they load).
   if (!options.loadHandler && (config.hooks?.length ?? 0) > 0) await startSandboxes();
@@ -141,9 +178,11 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     port,
     config,
     configFile,
+    changesSettled: () => startedChangeLog.settled(),
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      await startedChangeLog.stop();
       if (options.dropTablesOnClose) await deleteTables(dynamo.client, tables);
       await dynamo.close();
     },
@@ -186,12 +225,13 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
       'dynamodb-endpoint': { type: 'string' },
       log: { type: 'string' },
       quiet: { type: 'boolean' },
+      'webhook-retry-scale': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) {
     process.stdout.write(
-      `Usage: ${command} [--config <file>] [--port <n>] [--data-dir <dir>] [--dynamodb-endpoint <url>] [--log text|json] [--quiet]\n` +
+      `Usage: ${command} [--config <file>] [--port <n>] [--data-dir <dir>] [--dynamodb-endpoint <url>] [--log text|json] [--quiet] [--webhook-retry-scale <factor>]\n` +
         '  --config             configuration file (default: config/demo.json)\n' +
         '  --port               HTTP port (default: 3000)\n' +
         '  --data-dir           where records persist (default: .data); a fresh directory is a fresh store\n' +
@@ -199,7 +239,9 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
         '                       embedded store, in the region AWS_REGION names; tables das-local-* are created there\n' +
         '  --log                text: one short line per request (the default on a terminal);\n' +
         '                       json: the JSON lines a deployment writes (the default when output is not a terminal)\n' +
-        '  --quiet              do not print the request log lines\n',
+        '  --quiet              do not print the request log lines\n' +
+        "  --webhook-retry-scale  multiply every wait of the webhooks' retry schedule (5 s, 5 min, ... 24 h) by this\n" +
+        '                       factor, e.g. 0.001 to watch a whole schedule in minutes (default 1)\n',
     );
     return;
   }
@@ -212,6 +254,12 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
   }
   if (values.log !== undefined && values.log !== 'text' && values.log !== 'json')
     throw new Error(`--log must be text or json, not ${values.log}`);
+  const retryScale = values['webhook-retry-scale'] === undefined ? undefined : Number(values['webhook-retry-scale']);
+  if (retryScale !== undefined && !(retryScale > 0 && retryScale <= 1)) {
+    throw new Error(
+      `--webhook-retry-scale must be a number above 0 and at most 1, not ${values['webhook-retry-scale']}`,
+    );
+  }
   const log = values.quiet ? 'none' : (values.log ?? (process.stdout.isTTY ? 'text' : 'json'));
   const writeLine = (line: string) => process.stdout.write(`${line}\n`);
   const server = await startLocalServer({
@@ -225,6 +273,7 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
       : {}),
     ...(log === 'none' ? { logSink: () => undefined } : {}),
     ...(log === 'text' ? { textLog: writeLine } : {}),
+    ...(retryScale === undefined ? {} : { webhookRetryScale: retryScale }),
   });
   const forgetAddress = recordLocalServiceUrl(server.url);
   // Ctrl-C signals the terminal's whole process group, and npm passes the same signal on to this process once more:

@@ -14,6 +14,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { RouteDefinition } from '../shared/contract/routes';
 import { DATASET_META_PREFIX } from '../shared/storage/item-keys';
+import { FEED_INDEX } from '../shared/storage/table-definitions';
 import { acknowledge } from './nag-acknowledgements';
 import type { TableResource } from './stateful-stack';
 
@@ -35,6 +36,8 @@ export interface OperationTables {
   records: TableResource;
   catalog: TableResource;
   quota: TableResource;
+  /** The change log: the feed reads it. */
+  events: TableResource;
 }
 
 export interface OperationSecrets {
@@ -213,6 +216,16 @@ export class OperationFunction extends Construct {
         }),
       );
     }
+    if (props.route.readsChangeLog) {
+      // The feed: a Query of the feed index per dataset, and the pieces of an event too large for one item.
+      const events = tableArn(props.tables.events);
+      role.addToPolicy(
+        new PolicyStatement({
+          actions: ['dynamodb:Query', 'dynamodb:BatchGetItem'],
+          resources: [events, `${events}/index/${FEED_INDEX.indexName}`],
+        }),
+      );
+    }
     role.addToPolicy(
       new PolicyStatement({ actions: ['dynamodb:GetItem'], resources: [tableArn(props.tables.catalog)] }),
     );
@@ -263,6 +276,7 @@ export class OperationFunction extends Construct {
         RECORDS_TABLE: props.tables.records.tableName,
         CATALOG_TABLE: props.tables.catalog.tableName,
         QUOTA_TABLE: props.tables.quota.tableName,
+        ...(props.route.readsChangeLog ? { EVENTS_TABLE: props.tables.events.tableName } : {}),
         KEY_STORE: 'secrets-manager',
         SECRET_PREFIX: props.secrets.prefix,
         DEFAULT_SECRET_ID: props.secrets.defaultSecretName,

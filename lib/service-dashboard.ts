@@ -32,6 +32,8 @@ export interface ServiceDashboardProps extends ServiceMetricSources {
   alarms: readonly Alarm[];
   /** The backend functions the configuration's hooks run, in declared order: one line each on the hook graphs. */
   hookFunctions?: readonly string[];
+  /** The change log's and webhooks' metrics (lib/change-log-functions.ts). */
+  changeLog: Record<'deliveries' | 'failures' | 'parked' | 'oldestAge' | 'lag', IMetric>;
 }
 
 /**
@@ -222,6 +224,16 @@ export class ServiceDashboard extends Construct {
       graph('Requests by mode (signed, client key)', byMode('requests', 'Sum')),
       graph('Failed requests by mode', byMode('errors', 'Sum')),
       graph('Request duration p99 by mode (ms)', byMode('durationMs', 'p99')),
+    );
+
+    // Webhooks: deliveries and failures, parked events, the oldest undelivered event's age, the change log's lag.
+    const changes = props.changeLog;
+    this.dashboard.addWidgets(section('## Change log and webhooks'));
+    this.dashboard.addWidgets(
+      graph('Webhook deliveries and failures', [changes.deliveries, changes.failures], 6),
+      graph('Parked events', [changes.parked], 6),
+      graph('Oldest undelivered event (s)', [changes.oldestAge], 6),
+      graph('Change log lag: stream iterator age (ms)', [changes.lag], 6),
     );
 
     const hooked = props.hookFunctions ?? [];

@@ -8,13 +8,22 @@
  * classic "export in use" deadlock), and names give IAM policies and log lines an operator can read.
  */
 import { RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption } from 'aws-cdk-lib/aws-dynamodb';
+import {
+  AttributeType,
+  BillingMode,
+  ProjectionType,
+  StreamViewType,
+  Table,
+  TableEncryption,
+} from 'aws-cdk-lib/aws-dynamodb';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
 import type { CatalogConfig } from '../shared/catalog/schema';
+import { webhookSecretName } from '../shared/changes/webhook-secrets';
 import {
   CATALOG_TABLE,
+  EVENTS_TABLE,
   type KeyAttribute,
   QUOTA_TABLE,
   RECORDS_TABLE,
@@ -44,7 +53,11 @@ export interface TableResource {
 
 /** What the stateless stack needs from this one, typed so a missing piece is a compile error. */
 export interface StatefulResources {
-  tables: { records: TableResource; catalog: TableResource; quota: TableResource };
+  tables: { records: TableResource; catalog: TableResource; quota: TableResource; events: TableResource };
+  /** The records table's stream, which the change log's writer reads (a cross-stack reference: it has no name). */
+  recordsStreamArn: string;
+  /** Webhook signing secrets, one per subscription: `<secretPrefix>/webhooks/<id>`. */
+  webhookSecretNames: readonly string[];
   /** Application secrets are named `<secretPrefix>/apps/<appCode>` (the runtime's key store derives the name). */
   secretPrefix: string;
   /** Names of the application secrets, one per application of the configuration. */
@@ -79,6 +92,7 @@ export class StatefulStack extends Stack {
   readonly recordsTable: Table;
   readonly catalogTable: Table;
   readonly quotaTable: Table;
+  readonly eventsTable: Table;
   readonly applicationSecrets: ReadonlyMap<string, Secret>;
   readonly defaultSecret: Secret;
   readonly resources: StatefulResources;
@@ -97,6 +111,8 @@ export class StatefulStack extends Stack {
     this.recordsTable = this.createTable(stage, RECORDS_TABLE, RemovalPolicy.RETAIN);
     this.catalogTable = this.createTable(stage, CATALOG_TABLE, disposable);
     this.quotaTable = this.createTable(stage, QUOTA_TABLE, disposable);
+    // The change log is the datasets' audit trail for its retention window: kept like the records.
+    this.eventsTable = this.createTable(stage, EVENTS_TABLE, RemovalPolicy.RETAIN);
     // Secrets: a deleted key cuts every partner off; in production they outlive the stack.
     const secretRemovalPolicy = this.production ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     const secretKey = this.encryptionKey ? { encryptionKey: this.encryptionKey } : {};
@@ -119,6 +135,25 @@ export class StatefulStack extends Stack {
       secrets.set(app.appCode, secret);
     }
     this.applicationSecrets = secrets;
+    // One signing secret per webhook subscription, generated here, never in the configuration file: 48 characters of
+    // the base64 alphabet, which the delivery reads as `whsec_` + base64 of 36 random bytes (Standard Webhooks).
+    const webhookSecretNames: string[] = [];
+    for (const webhook of props.config.webhooks ?? []) {
+      const name = webhookSecretName(secretPrefix, webhook.id);
+      new Secret(this, `WebhookSecret-${webhook.id}`, {
+        secretName: name,
+        description: `Signing secret of webhook ${webhook.id} (${stage}); share it with the receiver`,
+        generateSecretString: {
+          secretStringTemplate: '{}',
+          generateStringKey: 'secret',
+          excludePunctuation: true,
+          passwordLength: 48,
+        },
+        removalPolicy: secretRemovalPolicy,
+        ...secretKey,
+      });
+      webhookSecretNames.push(name);
+    }
     const defaultSecretName = `${secretPrefix}/default`;
     this.defaultSecret = new Secret(this, 'DefaultSigningSecret', {
       secretName: defaultSecretName,
@@ -148,7 +183,10 @@ export class StatefulStack extends Stack {
         records: { tableName: tableNameFor(stage, RECORDS_TABLE), definition: RECORDS_TABLE },
         catalog: { tableName: tableNameFor(stage, CATALOG_TABLE), definition: CATALOG_TABLE },
         quota: { tableName: tableNameFor(stage, QUOTA_TABLE), definition: QUOTA_TABLE },
+        events: { tableName: tableNameFor(stage, EVENTS_TABLE), definition: EVENTS_TABLE },
       },
+      recordsStreamArn: this.recordsTable.tableStreamArn as string,
+      webhookSecretNames,
       secretPrefix,
       applicationSecretNames: props.config.applications.map((app) => `${secretPrefix}/apps/${app.appCode}`),
       defaultSecretName,
@@ -176,6 +214,7 @@ export class StatefulStack extends Stack {
         : { encryption: TableEncryption.AWS_MANAGED }),
       deletionProtection: this.production,
       ...(definition.timeToLiveAttribute ? { timeToLiveAttribute: definition.timeToLiveAttribute } : {}),
+      ...(definition.stream ? { stream: StreamViewType[definition.stream] } : {}),
       removalPolicy,
     });
     for (const index of definition.globalSecondaryIndexes) {

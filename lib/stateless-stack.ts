@@ -7,6 +7,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Table } from 'aws-cdk-lib/aws-dynamodb';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -18,6 +19,7 @@ import { operationRoutes } from '../shared/contract/client-routes';
 import type { OperationName, RouteDefinition } from '../shared/contract/routes';
 import { MAX_BODY_BYTES } from '../shared/http/body-middleware';
 import { CatalogDeployment } from './catalog-deployment';
+import { ChangeLogFunctions } from './change-log-functions';
 import type { DeploymentSettings } from './deployment-settings';
 import { acknowledge } from './nag-acknowledgements';
 import { type BundleAsset, OperationFunction } from './operation-function';
@@ -58,6 +60,8 @@ export const OPERATION_SIZING: Record<OperationName, { memorySize: number; timeo
   // beside the main thread's loaded datasets; 3 GB leaves headroom so that a query ends as an answer, never
   // by killing the function.
   'execute-sql': { memorySize: 3072, timeout: Duration.seconds(28) },
+  // The change feed: a query of the change log per readable dataset, merged; pages of at most 500 events.
+  changes: { memorySize: 1024, timeout: Duration.seconds(15) },
   // Client-key mode's "who am I": a catalog lookup and the quota write.
   'login-user-info': { memorySize: 512, timeout: Duration.seconds(10) },
   // A backend function's description and version: a catalog lookup and the quota write, like loginUserInfo.
@@ -78,6 +82,7 @@ export class StatelessStack extends Stack {
   readonly catalogDeployment: CatalogDeployment;
   readonly alarms: ServiceAlarms;
   readonly dashboard: ServiceDashboard;
+  readonly changeLog: ChangeLogFunctions;
   readonly alarmTopic?: ITopic;
   readonly firewall?: ServiceFirewall;
 
@@ -180,11 +185,22 @@ export class StatelessStack extends Stack {
       recordIndexNames: resources.tables.records.definition.globalSecondaryIndexes.map((index) => index.indexName),
       ...(topic ? { topic } : {}),
     });
+    this.changeLog = new ChangeLogFunctions(this, 'ChangeLog', {
+      stage: settings.stage,
+      resources,
+      projectRoot: props.projectRoot,
+      metricNamespace: settings.metricNamespace,
+      logRetention,
+      logRemovalPolicy,
+      ...(encryptionKey ? { encryptionKey } : {}),
+      ...(topic ? { alarmAction: new SnsAction(topic) } : {}),
+    });
     this.dashboard = new ServiceDashboard(this, 'Dashboard', {
       ...sources,
       stage: settings.stage,
-      alarms: this.alarms.alarms,
+      alarms: [...this.alarms.alarms, ...this.changeLog.alarms],
       hookFunctions: [...new Set((props.config.hooks ?? []).map((hook) => hook.function))],
+      changeLog: this.changeLog.metrics(settings.metricNamespace),
     });
   }
 

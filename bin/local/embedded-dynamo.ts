@@ -6,16 +6,40 @@ import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import { endpointClientConfig } from '../../shared/aws/dynamodb';
+import { type DynaliteStore, EmbeddedStream } from './embedded-stream';
 
 export interface EmbeddedDynamo {
   endpoint: string;
   client: DynamoDBClient;
+  /** The embedded store's stream of the tables asked for (none for another endpoint: it has its own). */
+  stream?: EmbeddedStream;
   close(): Promise<void>;
 }
 
-/** Start dynalite on a loopback port; `dataDir` persists the store, without it the store lives in memory. */
-export async function startEmbeddedDynamo(dataDir?: string): Promise<EmbeddedDynamo> {
-  const server = dynalite({ path: dataDir, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+/** dynalite's store module: `create` makes the store a server serves (the stream twin wraps it). */
+const dynaliteStore = require('dynalite/db') as { create(options: object): DynaliteStore };
+
+/**
+ * Start dynalite on a loopback port; `dataDir` persists the store, without it the store lives in memory. The
+ * tables named in `streamedTables` get a stream (embedded-stream.ts).
+ */
+export async function startEmbeddedDynamo(
+  dataDir?: string,
+  streamedTables: readonly string[] = [],
+): Promise<EmbeddedDynamo> {
+  const create = dynaliteStore.create;
+  let stream: EmbeddedStream | undefined;
+  dynaliteStore.create = (options: object) => {
+    const store = create(options);
+    stream = new EmbeddedStream(store, new Set(streamedTables));
+    return store;
+  };
+  let server: ReturnType<typeof dynalite>;
+  try {
+    server = dynalite({ path: dataDir, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  } finally {
+    dynaliteStore.create = create;
+  }
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
@@ -30,6 +54,7 @@ export async function startEmbeddedDynamo(dataDir?: string): Promise<EmbeddedDyn
   return {
     endpoint,
     client,
+    ...(stream ? { stream } : {}),
     close: () =>
       new Promise<void>((resolve) => {
         client.destroy();

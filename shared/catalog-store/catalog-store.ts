@@ -14,12 +14,13 @@ import type { CatalogConfig } from '../catalog/schema';
 import { putCatalogItem, readCatalogItem, readStoredFunctionVersions } from '../storage/catalog-item';
 import { parseConfig } from './load-config';
 
-/** The configuration without key material (access keys, secrets). */
+/** The configuration without key material (access keys, signing secrets, webhook secrets). */
 export function withoutSecrets(config: CatalogConfig): CatalogConfig {
   const { defaultSigningSecret: _default, ...rest } = config;
   return {
     ...rest,
     applications: config.applications.map(({ accessKey: _key, signingSecret: _secret, ...app }) => app),
+    ...(config.webhooks ? { webhooks: config.webhooks.map(({ secret: _secret, ...webhook }) => webhook) } : {}),
   };
 }
 
@@ -51,6 +52,7 @@ export async function readDeployedCatalog(
   return {
     config: parseConfig(item.config, `table ${table}`),
     functionVersions: parseFunctionVersions(item.functionVersions),
+    ...(item.writtenAt === undefined ? {} : { deployedAt: item.writtenAt }),
   };
 }
 

@@ -1,9 +1,11 @@
 /** Reading and validating a configuration file; a wrong one is refused with every problem, by path. */
+
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Script } from 'node:vm';
 import { toDataset } from '../catalog/catalog';
 import { type CatalogConfig, catalogConfigSchema, type GrantConfig } from '../catalog/schema';
+import { deploymentUrlProblem } from '../changes/webhook-targets';
 import { ServiceError } from '../contract/errors';
 import { parseRowFilter } from '../records/filter-parser';
 import { scriptOf } from '../sandbox/sandbox-contract';
@@ -103,6 +105,28 @@ export function parseConfig(value: unknown, source = 'configuration'): CatalogCo
     problems.push(...functionProblems({ functions: readable } as CatalogConfig));
   }
   throw new ConfigError(source, problems);
+}
+
+/**
+ * What a deployment refuses beyond the schema (docs/interface.md §18): a webhook URL that is not https, or that
+ * names a private, loopback or link-local address (the delivery checks the resolved address again at each
+ * attempt), and a webhook `secret` in the file (a deployment generates each in the secret store). Throws
+ * `ConfigError` listing every problem.
+ */
+export function checkDeploymentConfig(config: CatalogConfig, source = 'configuration'): CatalogConfig {
+  const problems: ConfigProblem[] = [];
+  (config.webhooks ?? []).forEach((webhook, i) => {
+    const urlProblem = deploymentUrlProblem(webhook.url);
+    if (urlProblem) problems.push({ path: `webhooks[${i}].url`, message: urlProblem });
+    if (webhook.secret !== undefined) {
+      problems.push({
+        path: `webhooks[${i}].secret`,
+        message: "is for local runs only: a deployment generates each subscription's secret in the secret store",
+      });
+    }
+  });
+  if (problems.length > 0) throw new ConfigError(source, problems);
+  return config;
 }
 
 /** Read, parse and validate a configuration file. */

@@ -10,6 +10,8 @@ import type { CatalogConfig } from './schema';
 export interface DeployedCatalog {
   config: CatalogConfig;
   functionVersions: FunctionVersions;
+  /** When it was deployed (epoch ms): a webhook a receiver disabled stays disabled until a later deploy. */
+  deployedAt?: number;
 }
 
 export interface CatalogProvider {
@@ -54,7 +56,10 @@ export class CachedCatalogProvider implements CatalogProvider {
       .load()
       .then((loaded) => {
         if (!loaded) throw new Error('no catalog has been deployed');
-        const catalog = 'config' in loaded ? new Catalog(loaded.config, loaded.functionVersions) : new Catalog(loaded);
+        const catalog =
+          'config' in loaded
+            ? new Catalog(loaded.config, loaded.functionVersions, loaded.deployedAt)
+            : new Catalog(loaded);
         this.cached = { catalog, loadedAt: this.now() };
         return catalog;
       })

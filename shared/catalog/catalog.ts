@@ -12,7 +12,9 @@ import type {
   FunctionConfig,
   GrantConfig,
   QueryConfig,
+  WebhookConfig,
 } from './schema';
+import { DEFAULT_CHANGE_RETENTION_DAYS } from './schema';
 
 export const DEFAULT_QUOTA = { perMinute: 600, perHour: 10_000, perDay: 100_000, concurrent: 10 } as const;
 export type Quota = { perMinute: number; perHour: number; perDay: number; concurrent: number };
@@ -43,6 +45,9 @@ export interface BackendFunction {
 export class Catalog {
   readonly timeZone: string;
   readonly defaultPageSize: number;
+  /** How long change events are kept (docs/interface.md §18). */
+  readonly changeRetentionDays: number;
+  private readonly webhooks: readonly WebhookConfig[];
   private readonly applications = new Map<string, Application>();
   private readonly datasets = new Map<string, Dataset>();
   private readonly queriesByCode = new Map<string, QueryConfig>();
@@ -52,9 +57,13 @@ export class Catalog {
   constructor(
     readonly config: CatalogConfig,
     private readonly functionVersions: FunctionVersions = {},
+    /** When the deployment wrote it (epoch ms); 0 for a catalog built from a configuration in hand. */
+    readonly deployedAt = 0,
   ) {
     this.timeZone = config.timeZone ?? 'UTC';
     this.defaultPageSize = config.defaultPageSize ?? 20;
+    this.changeRetentionDays = config.changeRetentionDays ?? DEFAULT_CHANGE_RETENTION_DAYS;
+    this.webhooks = config.webhooks ?? [];
     for (const app of config.applications) {
       this.applications.set(app.appCode, {
         appCode: app.appCode,
@@ -93,6 +102,21 @@ export class Catalog {
     return 'sqlCode' in key
       ? this.queriesByCode.get(`${appCode}/${key.sqlCode}`)
       : this.queriesById.get(`${appCode}/${key.id}`);
+  }
+
+  /** Every webhook subscription, in the configuration's order. */
+  allWebhooks(): readonly WebhookConfig[] {
+    return this.webhooks;
+  }
+
+  /** A webhook subscription by id. */
+  webhook(id: string): WebhookConfig | undefined {
+    return this.webhooks.find((webhook) => webhook.id === id);
+  }
+
+  /** The subscriptions that receive a dataset's events. */
+  webhooksOf(datasetCode: string): WebhookConfig[] {
+    return this.webhooks.filter((webhook) => webhook.datasets.includes(datasetCode));
   }
 
   /** A backend function of `appCode` by name; another application's function is not found. */

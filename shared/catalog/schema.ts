@@ -8,6 +8,7 @@
 // classic form would add its whole method-carrying API (about 70 KB) to each function's bundle. A namespace
 // import, not `{ z }`: esbuild then drops what is unused (zod's 40 locales alone are ~250 KB per bundle).
 import * as z from 'zod/mini';
+import { CHANGE_EVENT_TYPES, WEBHOOK_SECRET_PREFIX } from '../../packages/client/src/change-events';
 import {
   CODE_PATTERN,
   FIELD_NAME_PATTERN,
@@ -230,6 +231,59 @@ export const hookSchema = strict(
   }),
 );
 
+/** How long change events are kept (docs/interface.md §18): the feed's reach back, and the webhooks' replay window. */
+export const DEFAULT_CHANGE_RETENTION_DAYS = 30;
+export const MAX_CHANGE_RETENTION_DAYS = 35;
+
+/** A webhook subscription's local signing secret: `whsec_` and base64 of 24 to 64 random bytes. */
+function isWebhookSecret(value: string): boolean {
+  if (!value.startsWith(WEBHOOK_SECRET_PREFIX)) return false;
+  const encoded = value.slice(WEBHOOK_SECRET_PREFIX.length);
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded) || encoded.length % 4 !== 0) return false;
+  const bytes = Buffer.from(encoded, 'base64').length;
+  return bytes >= 24 && bytes <= 64;
+}
+
+/** A webhook subscription (docs/interface.md §18): the change events of some datasets, pushed to one URL. */
+export const webhookSchema = strict(
+  z.object({
+    id: code.check(z.describe('Unique in the deployment; `das webhooks status|replay --id` names it')),
+    appCode: code.check(z.describe('The application whose grants the events are narrowed through; it needs read')),
+    url: z
+      .string()
+      .check(z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }))
+      .check(
+        z.describe(
+          'Where events are POSTed: https in a deployment, which also refuses private, loopback and link-local ' +
+            'addresses; http is allowed locally',
+        ),
+      ),
+    datasets: z
+      .array(code)
+      .check(z.minLength(1))
+      .check(z.describe("Datasets whose changes are sent; the application's grant must allow read on each")),
+    types: z
+      .optional(z.array(z.enum(CHANGE_EVENT_TYPES)).check(z.minLength(1)))
+      .check(z.describe('Only these event types (default: all)')),
+    secret: z
+      .optional(
+        z
+          .string()
+          .check(
+            z.refine(
+              isWebhookSecret,
+              'must be whsec_ followed by base64 of 24 to 64 random bytes (e.g. whsec_ and the output of openssl rand -base64 32)',
+            ),
+          ),
+      )
+      .check(
+        z.describe(
+          'Local runs only: the signing secret. A deployment generates one per subscription in the secret store',
+        ),
+      ),
+  }),
+);
+
 export const catalogConfigSchema = strict(
   z.object({
     $schema: z.optional(z.string()),
@@ -245,6 +299,10 @@ export const catalogConfigSchema = strict(
     queries: z.optional(z.array(querySchema)),
     functions: z.optional(z.array(functionSchema)),
     hooks: z.optional(z.array(hookSchema)),
+    changeRetentionDays: z
+      .optional(intRange(1, MAX_CHANGE_RETENTION_DAYS))
+      .check(z.describe('How many days change events are kept for the feed and webhook replays (default 30)')),
+    webhooks: z.optional(z.array(webhookSchema)).check(z.describe('Subscriptions that receive change events')),
   }),
 )
   // Cross-references are checked even when the structure has problems, so that one load lists every problem.
@@ -260,6 +318,7 @@ export type QueryConfig = z.infer<typeof querySchema>;
 export type QueryParamConfig = z.infer<typeof queryParamSchema>;
 export type FunctionConfig = z.infer<typeof functionSchema>;
 export type HookConfig = z.infer<typeof hookSchema>;
+export type WebhookConfig = z.infer<typeof webhookSchema>;
 export type CatalogConfig = z.infer<typeof catalogConfigSchema>;
 
 const FILTER_SUFFIXES = ['_like', '_start', '_end', '_in', '_is_null'] as const;
@@ -332,6 +391,12 @@ function tolerant(raw: unknown): CatalogConfig {
       datasetCode: text(hook.datasetCode),
       function: text(hook.function),
       appCode: hook.appCode === undefined ? undefined : text(hook.appCode),
+    })),
+    webhooks: objects(root.webhooks).map((webhook) => ({
+      ...webhook,
+      id: text(webhook.id),
+      appCode: text(webhook.appCode),
+      datasets: strings(webhook.datasets),
     })),
   } as CatalogConfig;
 }
@@ -441,5 +506,46 @@ function checkReferences(config: CatalogConfig, ctx: z.core.$RefinementCtx): voi
     if (hook.appCode !== undefined && !appCodes.has(hook.appCode)) {
       problem(['hooks', i, 'appCode'], `unknown application '${hook.appCode}'`);
     }
+  });
+
+  checkWebhookReferences(config, datasets, problem);
+}
+
+/**
+ * Each webhook's application exists and may read every dataset it subscribes to (events are narrowed through
+ * that grant, so a subscription without read could only ever send nothing, or too much).
+ */
+function checkWebhookReferences(
+  config: CatalogConfig,
+  datasets: ReadonlyMap<string, DatasetConfig>,
+  problem: (path: (string | number)[], message: string) => void,
+): void {
+  const apps = new Map(config.applications.map((app) => [app.appCode, app]));
+  const ids = new Set<string>();
+  (config.webhooks ?? []).forEach((webhook, i) => {
+    const at = ['webhooks', i];
+    if (ids.has(webhook.id)) problem([...at, 'id'], `duplicate webhook id '${webhook.id}'`);
+    ids.add(webhook.id);
+    const app = apps.get(webhook.appCode);
+    if (!app) {
+      problem([...at, 'appCode'], `unknown application '${webhook.appCode}'`);
+      return;
+    }
+    const seen = new Set<string>();
+    webhook.datasets.forEach((datasetCode, k) => {
+      if (seen.has(datasetCode)) problem([...at, 'datasets', k], `duplicate dataset '${datasetCode}'`);
+      seen.add(datasetCode);
+      if (!datasets.has(datasetCode)) {
+        problem([...at, 'datasets', k], `unknown dataset '${datasetCode}'`);
+        return;
+      }
+      const grant = (app.grants ?? []).find((g) => g.datasetCode === datasetCode);
+      if (!grant?.operations.includes('read')) {
+        problem(
+          [...at, 'datasets', k],
+          `application '${webhook.appCode}' may not read dataset '${datasetCode}': a webhook sends only what its application may read`,
+        );
+      }
+    });
   });
 }

@@ -128,8 +128,15 @@ function pipelineFor(
       // Authentication has resolved the caller and the catalog, or thrown; the operation sees no HTTP state.
       const { catalog, caller } = authenticated(request) as NonNullable<ReturnType<typeof authenticated>>;
       const granted = access.accessOf(request);
-      const { records, lists, bookkeeping, recordBatches, idempotency } = lazy();
-      const ports = { records, lists, bookkeeping, recordBatches, idempotency };
+      const { records, lists, bookkeeping, recordBatches, idempotency, changeLog } = lazy();
+      const ports: OperationPorts = {
+        records,
+        lists,
+        bookkeeping,
+        recordBatches,
+        idempotency,
+        ...(changeLog ? { changeLog } : {}),
+      };
       const remaining = typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 0;
       // The revision of the record answered, as the ETag of a successful answer only (docs/interface.md §18).
       let revision: number | undefined;

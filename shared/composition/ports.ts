@@ -13,6 +13,7 @@ import { readDeployedCatalog } from '../catalog-store/catalog-store';
 import { loadConfigFile } from '../catalog-store/load-config';
 import { environment } from '../runtime/environment';
 import { DatasetBookkeeping } from '../storage/dataset-bookkeeping';
+import { EventStore } from '../storage/event-store';
 import { IdempotencyStore } from '../storage/idempotency-store';
 import { ListReader } from '../storage/list-reader';
 import { DynamoNonceStore, type NonceStore } from '../storage/nonce-store';
@@ -31,6 +32,8 @@ export interface RuntimePorts {
   /** Requests sent with an Idempotency-Key (kept in the records table). */
   idempotency: IdempotencyStore;
   quota: QuotaStore;
+  /** The change log, read by the feed (docs/interface.md §18); absent where EVENTS_TABLE is not set. */
+  changeLog?: EventStore;
   /** Single-use nonces of signature version 2; without it, version-2 requests cannot be verified (3001). */
   nonces?: NonceStore;
   metricNamespace: string;
@@ -68,6 +71,7 @@ export function runtimePorts(): RuntimePorts {
     recordBatches: new RecordBatchStore(client, env.recordsTable),
     idempotency: new IdempotencyStore(client, env.recordsTable),
     quota: new QuotaStore(dynamoClient(), env.quotaTable),
+    ...(env.eventsTable ? { changeLog: new EventStore(client, env.eventsTable, env.changeSettleMs) } : {}),
     nonces: new DynamoNonceStore(client, env.quotaTable),
     metricNamespace: env.metricNamespace,
     responseHeaders: env.corsAllowOrigin

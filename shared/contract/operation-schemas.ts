@@ -6,6 +6,7 @@
  * these schemas describe them. No function bundles this module: it is for the OpenAPI document and the types.
  */
 import * as z from 'zod';
+import { CHANGE_EVENT_TYPES } from '../../packages/client/src/change-events';
 import { codeSchema, paramMapSchema } from './body-schemas';
 import { ErrorCode, type ErrorCodeValue, httpStatusFor } from './errors';
 import type { OperationName } from './routes';
@@ -209,6 +210,65 @@ export const bffEndpointSchema = z.object({
   }),
 });
 
+/** A change event (docs/interface.md §18), as the feed answers it and a webhook delivers it. */
+export const changeEventSchema = z
+  .object({
+    eventId: z.string().meta({
+      description: 'The same on every delivery and retry of this event: deduplicate by it',
+      examples: ['evt_3f9c2b7e81d04a6f9e5b0c1d2a3b4c5d'],
+    }),
+    type: z
+      .enum(CHANGE_EVENT_TYPES)
+      .describe(
+        'record.created; record.updated; record.left_scope: the change took the record out of the rows the grant reaches',
+      ),
+    appCode: z.string().describe("The dataset's owner"),
+    datasetCode: z.string(),
+    id: z.string().describe("The record's id"),
+    revision: z.int().min(1).describe("The record's revision after the change (1 for a creation)"),
+    occurredAt: z.string().meta({
+      description: 'When the change was made: ISO 8601 UTC with milliseconds',
+      examples: ['2024-05-02T14:05:12.345Z'],
+    }),
+    record: dataRecordSchema
+      .nullable()
+      .describe('The record after the change, as get-one shows it to the reader; null for record.left_scope'),
+    changed: z
+      .array(z.string())
+      .optional()
+      .describe('record.updated: the fields the update changed that the reader may read'),
+    actor: z.object({
+      appCode: z.string().describe('The application that made the change'),
+      userId: z.string().nullable().describe('The user of a client-key request; null for a signed one'),
+    }),
+    requestId: z.string().describe('The X-Request-Id of the request that made the change'),
+  })
+  .describe('One change of one record, narrowed to what the reader may see');
+
+export const changesParamsSchema = z
+  .object({
+    after: z
+      .string()
+      .optional()
+      .describe('The cursor of the previous page; without it the feed starts at the oldest kept event'),
+    limit: z.int().min(1).max(500).optional().describe('Events per page, 1 to 500 (default 100)'),
+  })
+  .meta({ examples: [{ limit: 100 }] });
+
+export const changesRequestSchema = z.object({
+  appCode: envelopeCodes.appCode,
+  datasetCode: z
+    .optional(codeSchema)
+    .meta({ description: 'Optional: only this dataset (signed like any other when sent)', examples: ['orders'] }),
+  paramMap: changesParamsSchema.optional(),
+});
+
+export const changesPageSchema = z.object({
+  events: z.array(changeEventSchema).describe('Oldest first'),
+  cursor: z.string().describe('Send it as after for the next page; valid while its events are kept'),
+  hasMore: z.boolean().describe('Whether the feed holds more changes after the cursor now'),
+});
+
 export function successEnvelopeSchema<D extends z.ZodType>(data: D) {
   return z.object({ success: z.literal(true), msg: z.string().nullable(), data });
 }
@@ -276,6 +336,12 @@ export const OPERATION_SCHEMAS = {
     errorCodes: COMMON_CODES,
     summary: 'Run a registered SQL query over the datasets the caller may read',
   },
+  changes: {
+    request: changesRequestSchema,
+    data: changesPageSchema,
+    errorCodes: DATA_CODES,
+    summary: 'The change feed: events of the datasets the caller may read, oldest first, from a cursor',
+  },
   'login-user-info': {
     // A GET without a body: the personal access key alone says who is calling.
     request: z.object({}),
@@ -311,4 +377,6 @@ export type ExecuteSqlRequest = z.input<typeof executeSqlRequestSchema>;
 export type SqlResult = z.infer<typeof sqlResultSchema>;
 export type LoginUserInfo = z.infer<typeof loginUserInfoSchema>;
 export type BffEndpoint = z.infer<typeof bffEndpointSchema>;
+export type ChangeEventShape = z.infer<typeof changeEventSchema>;
+export type ChangesPageShape = z.infer<typeof changesPageSchema>;
 export type FailureEnvelope = z.infer<typeof failureEnvelope>;

@@ -35,6 +35,8 @@ export interface RouteDefinition extends OperationRoute {
   writes: boolean;
   /** Whether it keeps a dataset's bookkeeping items up to date (get-list moves the record-count checkpoint). */
   writesDatasetMeta?: boolean;
+  /** Whether it reads the change log (the events table: the feed, docs/interface.md §18). */
+  readsChangeLog?: boolean;
   /** Whether it writes new records with BatchWriteItem (batch create). */
   batchWrites?: boolean;
   /** Whether it answers one record with its revision as `ETag` (docs/interface.md §18). */
@@ -88,6 +90,14 @@ export const ROUTES: readonly RouteDefinition[] = [
   {
     ...wireRoute('execute-sql'),
     functionFile: 'execute-sql',
+    writes: false,
+  },
+  {
+    ...wireRoute('changes'),
+    functionFile: 'changes',
+    grantOperation: 'read',
+    readsRecords: false,
+    readsChangeLog: true,
     writes: false,
   },
 ];

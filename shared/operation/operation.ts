@@ -10,6 +10,7 @@ import type { GrantConfig } from '../catalog/schema';
 import type { OperationName } from '../contract/routes';
 import type { Telemetry } from '../observability/telemetry';
 import type { DatasetBookkeeping } from '../storage/dataset-bookkeeping';
+import type { EventStore } from '../storage/event-store';
 import type { IdBlock } from '../storage/id-blocks';
 import type { IdempotencyStore } from '../storage/idempotency-store';
 import type { ListReader } from '../storage/list-reader';
@@ -38,6 +39,8 @@ export interface OperationPorts {
   recordBatches: RecordBatchStore;
   /** Requests sent with an Idempotency-Key. */
   idempotency: IdempotencyStore;
+  /** The change log, for the feed (docs/interface.md §18); absent where none is configured. */
+  changeLog?: EventStore;
 }
 
 export interface OperationContext {

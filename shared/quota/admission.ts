@@ -69,11 +69,7 @@ export class Admission {
    * call overlaps the decision (nothing read is used before it, and later calls wait for it). The quota comes
    * before the operation (docs/interface.md §3): a refusal answers, whatever the operation found.
    */
-  async run<P extends Record<string, object>, T>(
-    ports: P,
-    beside: boolean,
-    work: (ports: P) => Promise<T>,
-  ): Promise<T> {
+  async run<P extends object, T>(ports: P, beside: boolean, work: (ports: P) => Promise<T>): Promise<T> {
     if (!beside) {
       await this.ready;
       return work(ports);

@@ -13,7 +13,7 @@
  * `ports` as the operation sees them: the first method call on any of them runs at once and answers after
  * `admission`; later calls wait for `admission` before they start. Properties that are not methods pass through.
  */
-export function besideAdmission<P extends Record<string, object>>(ports: P, admission: Promise<void>): P {
+export function besideAdmission<P extends object>(ports: P, admission: Promise<void>): P {
   let firstCallStarted = false;
   const wrap = <T extends object>(port: T): T =>
     new Proxy(port, {
@@ -35,5 +35,7 @@ export function besideAdmission<P extends Record<string, object>>(ports: P, admi
         };
       },
     });
-  return Object.fromEntries(Object.entries(ports).map(([name, port]) => [name, wrap(port)])) as P;
+  return Object.fromEntries(
+    Object.entries(ports as Record<string, object>).map(([name, port]) => [name, wrap(port)]),
+  ) as P;
 }

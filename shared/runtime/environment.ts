@@ -16,6 +16,17 @@ export interface Environment {
   recordsTable: string;
   catalogTable: string;
   quotaTable: string;
+  /** The change log's table (docs/interface.md §18); without it the feed answers that it is not configured. */
+  eventsTable?: string;
+  /**
+   * How long after its position an event may still be written (`CHANGE_SETTLE_MS`, storage/event-store.ts): the
+   * feed reads up to now − this. The change log's writer must be given the same value.
+   */
+  changeSettleMs?: number;
+  /** The webhook deliveries' SQS FIFO queue (the change log's writer and the deliveries, in a deployment). */
+  deliveryQueueUrl?: string;
+  /** Where deliveries given up on (parked) go. */
+  parkedQueueUrl?: string;
   keyStore: KeyStoreKind;
   /** `file` key store: the configuration file that holds local keys. */
   keyFile?: string;
@@ -116,6 +127,20 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
       throw new MissingEnvironmentError('LIST_READ_BUDGET', `a positive number of read units, not '${budget}'`);
     }
     result.listReadBudget = units;
+  }
+  const eventsTable = optional(env, 'EVENTS_TABLE');
+  if (eventsTable) result.eventsTable = eventsTable;
+  const deliveryQueueUrl = optional(env, 'DELIVERY_QUEUE_URL');
+  if (deliveryQueueUrl) result.deliveryQueueUrl = deliveryQueueUrl;
+  const parkedQueueUrl = optional(env, 'PARKED_QUEUE_URL');
+  if (parkedQueueUrl) result.parkedQueueUrl = parkedQueueUrl;
+  const settle = optional(env, 'CHANGE_SETTLE_MS');
+  if (settle !== undefined) {
+    const ms = Number(settle);
+    if (!Number.isInteger(ms) || ms < 0) {
+      throw new MissingEnvironmentError('CHANGE_SETTLE_MS', `a whole number of milliseconds, not '${settle}'`);
+    }
+    result.changeSettleMs = ms;
   }
   const corsAllowOrigin = optional(env, 'CORS_ALLOW_ORIGIN');
   if (corsAllowOrigin) result.corsAllowOrigin = corsAllowOrigin;

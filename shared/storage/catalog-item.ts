@@ -14,6 +14,8 @@ export interface StoredCatalog {
   config: unknown;
   /** The functions' versions as written (absent before any deploy wrote them). */
   functionVersions: unknown;
+  /** When the item was written (epoch ms); absent on an item older than this attribute. */
+  writtenAt?: number;
 }
 
 /** The function versions the current item holds (that attribute alone); `undefined` when there is no item. */
@@ -54,5 +56,10 @@ export async function readCatalogItem(
   const result = await client.send(new GetCommand({ TableName: table, Key: catalogKey(), ConsistentRead: true }));
   const body = result.Item?.config as Uint8Array | undefined;
   if (!body) return undefined;
-  return { config: JSON.parse(gunzipSync(body).toString('utf8')), functionVersions: result.Item?.functionVersions };
+  const writtenAt = Date.parse(String(result.Item?.writtenAt));
+  return {
+    config: JSON.parse(gunzipSync(body).toString('utf8')),
+    functionVersions: result.Item?.functionVersions,
+    ...(Number.isNaN(writtenAt) ? {} : { writtenAt }),
+  };
 }

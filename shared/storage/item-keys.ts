@@ -1,17 +1,26 @@
 /**
  * Every item key of every table, defined once beside the table definitions (`table-definitions.ts`): a
- * record's key, a dataset's bookkeeping items, the catalog's item, an application's quota item and a
- * signature nonce. No other module spells a key, so a change of key design (write sharding of a dataset, quota
+ * record's key, a dataset's bookkeeping items, the catalog's item, an application's quota item, a signature
+ * nonce, and the change log's events and webhook delivery state. No other module spells a key, so a change of key design (write sharding of a dataset, quota
  * shares) is made here.
  */
-import { CATALOG_TABLE, QUOTA_TABLE, RecordAttr } from './table-definitions';
+import { CATALOG_TABLE, EventAttr, QUOTA_TABLE, RecordAttr } from './table-definitions';
 
 /**
  * The partition that holds a dataset's records. Computed here and nowhere else, so that write sharding
  * (several partitions per dataset) can come later without touching callers.
  */
 export function datasetPartitionKey(datasetCode: string): string {
-  return `ds#${datasetCode}`;
+  return `${DATASET_PARTITION_PREFIX}${datasetCode}`;
+}
+
+const DATASET_PARTITION_PREFIX = 'ds#';
+
+/** The dataset whose records a partition holds; `undefined` for any other partition (bookkeeping, idempotency). */
+export function datasetOfPartition(partitionKey: string): string | undefined {
+  return partitionKey.startsWith(DATASET_PARTITION_PREFIX)
+    ? partitionKey.slice(DATASET_PARTITION_PREFIX.length)
+    : undefined;
 }
 
 /** The key of one record: its dataset's partition, and its id as the sort key. */
@@ -139,4 +148,65 @@ export function quotaKey(appCode: string, share = 0): Record<string, string> {
  */
 export function nonceKey(appCode: string, nonce: string): Record<string, string> {
   return { [QUOTA_TABLE.partitionKey.name]: `nonce#${appCode}#${nonce}` };
+}
+
+/** The partition of a dataset's change events in the events table. */
+export function eventPartition(datasetCode: string): string {
+  return `ev#${datasetCode}`;
+}
+
+/** The revision as it sorts in a key: ten digits, so revision 10 sorts after 9. */
+function revisionKey(revision: number): string {
+  return String(revision).padStart(10, '0');
+}
+
+/**
+ * The key of one record change in the events table: its dataset's partition, and the record's id and revision,
+ * so the change log can write an event any number of times and keep one. `part` > 0: a piece of an event too
+ * large for one item (event-store.ts).
+ */
+export function eventKey(datasetCode: string, id: string, revision: number, part = 0): Record<string, string> {
+  const sortKey = `${id}#${revisionKey(revision)}`;
+  return {
+    [EventAttr.partitionKey]: eventPartition(datasetCode),
+    [EventAttr.sortKey]: part === 0 ? sortKey : `${sortKey}#${part}`,
+  };
+}
+
+/** A webhook subscription's partition in the events table: its delivery state (storage/webhook-state.ts). */
+export function webhookPartition(subscriptionId: string): string {
+  return `hook#${subscriptionId}`;
+}
+
+/** The key of a subscription's state item (disabled by a 410, its last failure). */
+export function webhookStateKey(subscriptionId: string): Record<string, string> {
+  return { [EventAttr.partitionKey]: webhookPartition(subscriptionId), [EventAttr.sortKey]: 'state' };
+}
+
+/** Sort key prefixes of a subscription's items: an event being retried, an event parked after its last try. */
+export const WEBHOOK_ATTEMPT_PREFIX = 'try#';
+export const WEBHOOK_PARKED_PREFIX = 'parked#';
+
+/** The key of the retry state of one event for one subscription (written only when a delivery fails). */
+export function webhookAttemptKey(subscriptionId: string, eventId: string): Record<string, string> {
+  return {
+    [EventAttr.partitionKey]: webhookPartition(subscriptionId),
+    [EventAttr.sortKey]: `${WEBHOOK_ATTEMPT_PREFIX}${eventId}`,
+  };
+}
+
+/** The key of an event parked for a subscription, in the order the events were written (their position). */
+export function webhookParkedKey(subscriptionId: string, position: string, eventId: string): Record<string, string> {
+  return {
+    [EventAttr.partitionKey]: webhookPartition(subscriptionId),
+    [EventAttr.sortKey]: `${WEBHOOK_PARKED_PREFIX}${position}#${eventId}`,
+  };
+}
+
+/** Local runs: the partition of the queue of deliveries that stands in for SQS (storage/local-delivery-queue.ts). */
+export const LOCAL_DELIVERY_PARTITION = 'local#deliveries';
+
+/** Local runs: how far a change stream was read, per stream and shard (changes/stream-poller.ts). */
+export function streamCheckpointKey(stream: string, shard: string): Record<string, string> {
+  return { [EventAttr.partitionKey]: `local#stream#${stream}`, [EventAttr.sortKey]: shard };
 }

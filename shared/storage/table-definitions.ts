@@ -32,6 +32,8 @@ export interface TableDefinition {
   globalSecondaryIndexes: readonly IndexDefinition[];
   /** Attribute that DynamoDB's TTL may use to tidy up; correctness never depends on it. */
   timeToLiveAttribute?: string;
+  /** A change stream of the table's items, with these images (the records table's feeds the change log). */
+  stream?: 'NEW_AND_OLD_IMAGES';
 }
 
 /** Record item attributes owned by the service. */
@@ -110,6 +112,44 @@ export const RECORDS_TABLE: TableDefinition = {
   globalSecondaryIndexes: [...Array.from({ length: GENERIC_INDEX_COUNT }, (_, i) => genericIndex(i + 1)), COUNT_INDEX],
   // Outside the field-name alphabet, so no dataset field can ever be taken for an expiry: only change items carry it.
   timeToLiveAttribute: '@expires',
+  // Each record change, once, in order per item, with the item before and after: the change log's source
+  // (docs/interface.md §18, shared/changes/change-stream.ts).
+  stream: 'NEW_AND_OLD_IMAGES',
+};
+
+/** Change-log item attributes owned by the service. */
+export const EventAttr = {
+  partitionKey: '@pk',
+  sortKey: '@sk',
+  /** An event's place in its dataset's feed: a ULID of the moment the change log wrote it. */
+  position: '@pos',
+  /** When DynamoDB's TTL may remove the item (epoch seconds); readers decide by the retention themselves. */
+  expires: '@expires',
+} as const;
+
+/**
+ * The feed index: a dataset's events in the order the change log wrote them (`@pos`), whole (projection ALL), so
+ * a page of the feed is one Query per dataset. Only events carry `@pos`, so nothing else is in it.
+ */
+export const FEED_INDEX: IndexDefinition = {
+  indexName: 'feed',
+  partitionKey: { name: EventAttr.partitionKey, type: 'S' },
+  sortKey: { name: EventAttr.position, type: 'S' },
+  projection: 'ALL',
+};
+
+/**
+ * The change log (docs/interface.md §18): one item per record change, keyed by dataset, id and revision so that
+ * writing it twice is harmless, kept for the configuration's retention; beside them, the webhook subscriptions'
+ * delivery state (storage/webhook-state.ts). Written only by the change stream's consumer and the deliveries,
+ * never on a request's path.
+ */
+export const EVENTS_TABLE: TableDefinition = {
+  logicalName: 'Events',
+  partitionKey: { name: EventAttr.partitionKey, type: 'S' },
+  sortKey: { name: EventAttr.sortKey, type: 'S' },
+  globalSecondaryIndexes: [FEED_INDEX],
+  timeToLiveAttribute: EventAttr.expires,
 };
 
 /** The deployed configuration (applications, datasets, grants, queries), without secrets. */
@@ -127,4 +167,4 @@ export const QUOTA_TABLE: TableDefinition = {
   timeToLiveAttribute: 'expiresAt',
 };
 
-export const TABLES = [RECORDS_TABLE, CATALOG_TABLE, QUOTA_TABLE] as const;
+export const TABLES = [RECORDS_TABLE, CATALOG_TABLE, QUOTA_TABLE, EVENTS_TABLE] as const;

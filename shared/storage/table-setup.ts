@@ -44,6 +44,8 @@ export function toCreateTableInput(definition: TableDefinition, tableName: strin
           },
         }))
       : undefined,
+    // An emulator with streams (moto, DynamoDB Local) keeps one; the embedded store ignores it and has its own twin.
+    ...(definition.stream ? { StreamSpecification: { StreamEnabled: true, StreamViewType: definition.stream } } : {}),
   };
 }
 

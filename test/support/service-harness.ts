@@ -69,6 +69,9 @@ export interface HarnessOptions {
    * beside the bundles of the operations that configuration hooks).
    */
   sources?: boolean;
+  /** The local server's change settle time and webhook retry scale (bin/local-server.ts). */
+  changeSettleMs?: number;
+  webhookRetryScale?: number;
 }
 
 /** The DynamoDB endpoint the integration tests run against instead of the embedded store, if any. */
@@ -106,6 +109,8 @@ export class ServiceHarness {
       configFile: this.configFile,
       port: 0,
       logSink: sink,
+      ...(this.options.changeSettleMs === undefined ? {} : { changeSettleMs: this.options.changeSettleMs }),
+      ...(this.options.webhookRetryScale === undefined ? {} : { webhookRetryScale: this.options.webhookRetryScale }),
       loadHandler:
         this.options.loadHandler ??
         (bundles ? bundleLoader(bundles, (file) => this.loadedBundles.push(file)) : undefined),
@@ -139,6 +144,12 @@ export class ServiceHarness {
       ),
     );
     return { client: this.store, tables: { quota: env.quotaTable, records: env.recordsTable } };
+  }
+
+  /** Resolves once every change made so far is in the change log and every webhook delivery due now is made. */
+  changesSettled(): Promise<void> {
+    if (!this.server) throw new Error('harness not started');
+    return this.server.changesSettled();
   }
 
   get url(): string {
@@ -190,6 +201,10 @@ export class ServiceHarness {
   }
   update(datasetCode: string, paramMap: Record<string, unknown>, options?: CallOptions) {
     return this.call('/openapi/data/update', { datasetCode, paramMap }, options);
+  }
+  /** A page of the change feed; `datasetCode` null: every dataset the caller may read. */
+  changes(paramMap?: Record<string, unknown>, options?: CallOptions) {
+    return this.call('/openapi/data/changes', paramMap ? { paramMap } : {}, { datasetCode: null, ...options });
   }
   getList(datasetCode: string, paramMap?: Record<string, unknown>, options?: CallOptions) {
     return this.call('/openapi/data/get-list', paramMap ? { datasetCode, paramMap } : { datasetCode }, options);

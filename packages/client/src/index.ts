@@ -18,6 +18,8 @@
  * A call with an `idempotencyKey` (create, batchCreate, update) is also retried after a 3001, a 2001 or no
  * answer at all: the service completes the first attempt instead of writing twice.
  */
+
+import type { ChangeEvent, ChangesPage } from './change-events.js';
 import { RequestTimeoutError, serviceCallError, TransportError } from './errors.js';
 import {
   APP_CODE_HEADER,
@@ -45,6 +47,7 @@ import type {
 
 // Signing needs node:crypto, so it is a subpath of its own (`/signature`, `/browser-token`): browser bundles of
 // this entry never load it.
+export * from './change-events.js';
 export * from './errors.js';
 export * from './headers.js';
 export {
@@ -177,7 +180,25 @@ export interface ServiceResponse {
   };
 }
 
+/** Where to start reading the change feed, and how many events a page holds (1 to 500, default 100). */
+export interface ChangesParams {
+  after?: string;
+  limit?: number;
+}
+
+/** The change feed's events, page by page; `cursor` is where the feed stands after the last page read. */
+export interface ChangeFeed extends AsyncIterable<ChangeEvent> {
+  readonly cursor: string | undefined;
+}
+
 export interface DataAccessClient {
+  /** One page of the change feed (docs/interface.md §18): events of the datasets the caller may read. */
+  changesPage(params?: ChangesParams, options?: CallOptions & { datasetCode?: string }): Promise<ChangesPage>;
+  /**
+   * Every event of the change feed after `params.after` (from the oldest kept without it), oldest first, until the
+   * feed has no more; keep `feed.cursor` to resume from there later.
+   */
+  changes(params?: ChangesParams, options?: CallOptions & { datasetCode?: string }): ChangeFeed;
   getList<F extends object = Record<string, unknown>>(
     datasetCode: string,
     params?: GetListParams,
@@ -470,7 +491,33 @@ export function createClient(options: ClientOptions): DataAccessClient {
     return unwrap<T>(await send(operation, body, { ...callOptions, datasetCode }));
   }
 
+  const changesPage = async (
+    params: ChangesParams = {},
+    callOptions: CallOptions & { datasetCode?: string } = {},
+  ): Promise<ChangesPage> => {
+    const body: Record<string, unknown> = { paramMap: params };
+    if (callOptions.datasetCode) body.datasetCode = callOptions.datasetCode;
+    return unwrap<ChangesPage>(await send('changes', body, callOptions));
+  };
+
   return {
+    changesPage,
+    changes(params = {}, callOptions = {}) {
+      let cursor = params.after;
+      return {
+        get cursor() {
+          return cursor;
+        },
+        async *[Symbol.asyncIterator]() {
+          for (;;) {
+            const page = await changesPage({ ...params, ...(cursor ? { after: cursor } : {}) }, callOptions);
+            cursor = page.cursor;
+            yield* page.events;
+            if (!page.hasMore) return;
+          }
+        },
+      };
+    },
     getList: (datasetCode, params, callOptions) => dataCall('get-list', datasetCode, params ?? {}, callOptions),
     getOne: (datasetCode, id, callOptions) => dataCall('get-one', datasetCode, { id }, callOptions),
     async getOneWithRevision(datasetCode, id, callOptions) {

@@ -14,6 +14,7 @@ export type OperationName =
   | 'batch-create'
   | 'update'
   | 'execute-sql'
+  | 'changes'
   | 'login-user-info'
   | 'bff-endpoint';
 
@@ -37,6 +38,8 @@ export const OPERATIONS: readonly OperationRoute[] = [
   { operation: 'batch-create', method: 'POST', path: '/openapi/data/batch-create', requiresDataset: true },
   { operation: 'update', method: 'POST', path: '/openapi/data/update', requiresDataset: true },
   { operation: 'execute-sql', method: 'POST', path: '/api/custom/executeSql', requiresDataset: false },
+  // The change feed (§18): every dataset the caller may read, or the one a datasetCode names.
+  { operation: 'changes', method: 'POST', path: '/openapi/data/changes', requiresDataset: false },
 ];
 
 /** Answers the user a personal access key belongs to; client-key mode only. */

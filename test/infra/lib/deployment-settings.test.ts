@@ -33,7 +33,7 @@ beforeAll(() => {
 describe('production data survives mistakes', () => {
   it('retains every table and protects it from deletion', () => {
     const tables = Object.values(stateful.findResources('AWS::DynamoDB::Table'));
-    expect(tables).toHaveLength(3);
+    expect(tables).toHaveLength(4);
     for (const table of tables) {
       expect(table.DeletionPolicy).toBe('Retain');
       expect(table.UpdateReplacePolicy).toBe('Retain');
@@ -49,6 +49,8 @@ describe('production data survives mistakes', () => {
       ['data-access-service-dev-records', 'Retain', false],
       ['data-access-service-dev-catalog', 'Delete', false],
       ['data-access-service-dev-quota', 'Delete', false],
+      // The change log is the datasets' audit trail for its retention window: kept like the records.
+      ['data-access-service-dev-events', 'Retain', false],
     ]);
   });
 
@@ -73,8 +75,9 @@ describe('production data survives mistakes', () => {
 
   it('keeps logs 180 days by default, and retains them when the stack goes', () => {
     const groups = Object.values(stateless.findResources('AWS::Logs::LogGroup'));
-    // Eight operation functions, the API's access log, and the catalog deployment's function and provider.
-    expect(groups.length).toBe(11);
+    // Nine operation functions, the API's access log, the catalog deployment's function and provider, and the
+    // change log's stream and delivery functions.
+    expect(groups.length).toBe(14);
     for (const group of groups) {
       expect(group.Properties.RetentionInDays).toBe(180);
       expect(group.DeletionPolicy).toBe('Retain');
@@ -92,7 +95,7 @@ describe('production alarms reach someone', () => {
   it('gives every alarm the e-mail topic as its alarm and OK action', () => {
     const topicId = logicalIdOf(stateless, 'AWS::SNS::Topic', '/AlarmTopic/');
     const alarms = Object.values(stateless.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(7);
+    expect(alarms).toHaveLength(10);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
       expect(alarm.Properties.OKActions).toEqual([{ Ref: topicId }]);
@@ -175,14 +178,14 @@ describe('edge protection in production', () => {
     const others = Object.values(stateless.findResources('AWS::Lambda::Function')).filter(
       (fn) => !String(fn.Properties.Description ?? '').includes('(execute-sql)'),
     );
-    // The seven other operation functions and the catalog deployment's two.
-    expect(others.length).toBe(9);
+    // The eight other operation functions, the catalog deployment's two and the change log's two.
+    expect(others.length).toBe(12);
     for (const fn of others) expect(fn.Properties.ReservedConcurrentExecutions).toBeUndefined();
   });
 
   it('allows no cross-origin request unless an origin is configured', () => {
-    // Six signed POSTs, their six /client/ twins, GET loginUserInfo and GET bff endpoint: no OPTIONS preflight.
-    stateless.resourceCountIs('AWS::ApiGateway::Method', 14);
+    // Seven signed POSTs, their seven /client/ twins, GET loginUserInfo and GET bff endpoint: no OPTIONS preflight.
+    stateless.resourceCountIs('AWS::ApiGateway::Method', 16);
     for (const fn of Object.values(stateless.findResources('AWS::Lambda::Function'))) {
       expect(fn.Properties.Environment?.Variables?.CORS_ALLOW_ORIGIN).toBeUndefined();
     }
@@ -243,7 +246,7 @@ describe('customer-managed key', () => {
     expect(imported).toBeDefined();
     const keyImport = { 'Fn::ImportValue': imported };
     const groups = Object.values(withKey.statelessTemplate.findResources('AWS::Logs::LogGroup'));
-    expect(groups).toHaveLength(11);
+    expect(groups).toHaveLength(14);
     for (const group of groups) expect(group.Properties.KmsKeyId).toEqual(keyImport);
     withKey.statelessTemplate.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: keyImport });
     withKey.statelessTemplate.hasResourceProperties('AWS::IAM::Policy', {

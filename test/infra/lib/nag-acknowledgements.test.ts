@@ -87,10 +87,15 @@ describe('cdk-nag AwsSolutions', () => {
       'AwsSolutions-APIG6',
       'AwsSolutions-COG4',
       'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+      // The change log's queue grants (a customer-managed key's kms:GenerateDataKey*, kms:ReEncrypt*).
+      'AwsSolutions-IAM5[Action::kms:GenerateDataKey*]',
+      'AwsSolutions-IAM5[Action::kms:ReEncrypt*]',
       'AwsSolutions-IAM5[Resource::*]',
       'AwsSolutions-IAM5[Resource::<CatalogDeploymentHandler8C2712E1.Arn>:*]',
       'AwsSolutions-L1',
       'AwsSolutions-SMG4',
+      // The parked queue and the stream's on-failure queue are the end of the line (lib/change-log-functions.ts).
+      'AwsSolutions-SQS3',
     ]);
   });
 });

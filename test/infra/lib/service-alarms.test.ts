@@ -11,7 +11,7 @@ beforeAll(() => {
 });
 
 describe('alarms', () => {
-  it('creates the seven alarms of the stage', () => {
+  it('creates the ten alarms of the stage', () => {
     const names = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties.AlarmName);
     expect(names).toEqual([
       'data-access-service-dev-api-5xx-rate',
@@ -21,6 +21,10 @@ describe('alarms', () => {
       'data-access-service-dev-dynamodb-index-throttles-2',
       'data-access-service-dev-auth-failures',
       'data-access-service-dev-api-latency-p99',
+      // The change log and webhooks (lib/change-log-functions.ts).
+      'data-access-service-dev-webhooks-parked',
+      'data-access-service-dev-change-log-lag',
+      'data-access-service-dev-change-stream-failures',
     ]);
   });
 
@@ -96,7 +100,7 @@ describe('alarms', () => {
       AlarmName: 'data-access-service-dev-lambda-throttles',
       Threshold: 1,
       EvaluationPeriods: 1,
-      Metrics: Match.arrayWith([Match.objectLike({ Expression: 'm0 + m1 + m2 + m3 + m4 + m5 + m6 + m7' })]),
+      Metrics: Match.arrayWith([Match.objectLike({ Expression: 'm0 + m1 + m2 + m3 + m4 + m5 + m6 + m7 + m8' })]),
     });
   });
 
@@ -133,7 +137,7 @@ describe('alarms', () => {
       Endpoint: 'oncall@example.com',
     });
     const alarms = Object.values(withEmail.statelessTemplate.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(7);
+    expect(alarms).toHaveLength(10);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toHaveLength(1);
       expect(alarm.Properties.OKActions).toEqual(alarm.Properties.AlarmActions);

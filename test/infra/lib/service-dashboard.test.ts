@@ -82,6 +82,11 @@ describe('dashboard', () => {
       'Requests by mode (signed, client key)',
       'Failed requests by mode',
       'Request duration p99 by mode (ms)',
+      '## Change log and webhooks',
+      'Webhook deliveries and failures',
+      'Parked events',
+      'Oldest undelivered event (s)',
+      'Change log lag: stream iterator age (ms)',
       // TEST_CONFIG hooks get-one with one function.
       '## Hooks (backend functions, by function)',
       'Hook duration p50 by function (ms)',
@@ -92,7 +97,7 @@ describe('dashboard', () => {
 
   it('draws one invocation line per operation function', () => {
     const rows = widget('Invocations by operation').metrics as unknown[][];
-    expect(rows.map((row) => row[0])).toEqual(Array(8).fill('AWS/Lambda'));
+    expect(rows.map((row) => row[0])).toEqual(Array(9).fill('AWS/Lambda'));
     expect(rows.map((row) => (row.at(-1) as { label: string }).label)).toEqual([
       'get-list',
       'get-one',
@@ -100,6 +105,7 @@ describe('dashboard', () => {
       'batch-create',
       'update',
       'execute-sql',
+      'changes',
       'login-user-info',
       'bff-endpoint',
     ]);
@@ -137,6 +143,7 @@ describe('dashboard', () => {
       ['DataAccessService/dev', 'requests', 'operation', 'batch-create'],
       ['DataAccessService/dev', 'requests', 'operation', 'update'],
       ['DataAccessService/dev', 'requests', 'operation', 'execute-sql'],
+      ['DataAccessService/dev', 'requests', 'operation', 'changes'],
       ['DataAccessService/dev', 'requests', 'operation', 'login-user-info'],
       ['DataAccessService/dev', 'requests', 'operation', 'bff-endpoint'],
     ]);
@@ -180,22 +187,22 @@ describe('dashboard', () => {
       expect.objectContaining({
         label: '1002',
         expression:
-          'auth1002_0 + auth1002_1 + auth1002_2 + auth1002_3 + auth1002_4 + auth1002_5 + auth1002_6 + auth1002_7',
+          'auth1002_0 + auth1002_1 + auth1002_2 + auth1002_3 + auth1002_4 + auth1002_5 + auth1002_6 + auth1002_7 + auth1002_8',
       }),
       expect.objectContaining({
         label: '1003',
         expression:
-          'auth1003_0 + auth1003_1 + auth1003_2 + auth1003_3 + auth1003_4 + auth1003_5 + auth1003_6 + auth1003_7',
+          'auth1003_0 + auth1003_1 + auth1003_2 + auth1003_3 + auth1003_4 + auth1003_5 + auth1003_6 + auth1003_7 + auth1003_8',
       }),
       expect.objectContaining({
         label: '1004',
         expression:
-          'auth1004_0 + auth1004_1 + auth1004_2 + auth1004_3 + auth1004_4 + auth1004_5 + auth1004_6 + auth1004_7',
+          'auth1004_0 + auth1004_1 + auth1004_2 + auth1004_3 + auth1004_4 + auth1004_5 + auth1004_6 + auth1004_7 + auth1004_8',
       }),
     ]);
     const sources = rows.filter((row) => row[0] === 'DataAccessService/dev');
-    // Three codes, eight operation functions.
-    expect(sources).toHaveLength(24);
+    // Three codes, nine operation functions.
+    expect(sources).toHaveLength(27);
     expect(sources).toContainEqual([
       'DataAccessService/dev',
       'errors',
@@ -250,8 +257,8 @@ describe('hook metrics on the dashboard', () => {
       buildService({ config: parseConfig({ ...TEST_CONFIG, functions: [], hooks: [] }) }).statelessTemplate,
     );
     const unhookedTitles = unhooked.widgets.map((w) => w.properties.title ?? w.properties.markdown);
-    expect(unhookedTitles.filter((title) => /hook/i.test(title))).toEqual([]);
-    expect(unhookedTitles.at(-1)).toBe('Request duration p99 by mode (ms)');
+    expect(unhookedTitles.filter((title) => /^(## )?Hook/.test(title))).toEqual([]);
+    expect(unhookedTitles.at(-1)).toBe('Change log lag: stream iterator age (ms)');
   });
 
   it('draws duration p50/p99 and failures of each hooked function, by its configured name', () => {

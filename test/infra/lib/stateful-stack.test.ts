@@ -26,8 +26,8 @@ const gsi = (n: number) => ({
 });
 
 describe('tables', () => {
-  it('creates exactly the records, catalog and quota tables', () => {
-    service.statefulTemplate.resourceCountIs('AWS::DynamoDB::Table', 3);
+  it('creates exactly the records, catalog, quota and events tables', () => {
+    service.statefulTemplate.resourceCountIs('AWS::DynamoDB::Table', 4);
   });
 
   it('builds the records table with the dataset partition, id sort key, five keys-only generic indexes and the count index', () => {

@@ -79,8 +79,8 @@ const SHARED_STATEMENTS = [
 ];
 
 describe('one function per operation', () => {
-  it('deploys eight operation functions plus the catalog deployer and the provider framework', () => {
-    template.resourceCountIs('AWS::Lambda::Function', 10);
+  it('deploys nine operation functions, the catalog deployer, the provider framework and the change log two', () => {
+    template.resourceCountIs('AWS::Lambda::Function', 13);
   });
 
   it.each(OPERATIONS)('%s runs on Node.js 22, arm64, with tracing and a JSON log format', (operation) => {

@@ -57,7 +57,12 @@ async function create(title: string): Promise<{ status: number; body: { success:
 describe('a DynamoDB endpoint given to the local server', () => {
   it('holds the service tables, named with the prefix given', async () => {
     const tables = await external.client.send(new ListTablesCommand({}));
-    expect(tables.TableNames).toEqual(['elsewhere-catalog', 'elsewhere-quota', 'elsewhere-records']);
+    expect(tables.TableNames).toEqual([
+      'elsewhere-catalog',
+      'elsewhere-events',
+      'elsewhere-quota',
+      'elsewhere-records',
+    ]);
   });
 
   it('receives the records the service writes, and signs for the region given', async () => {

@@ -1,0 +1,165 @@
+/**
+ * The embedded store's twin of DynamoDB Streams (NEW_AND_OLD_IMAGES), for the change log of local runs
+ * (docs/interface.md §18). dynalite has no streams, so this adds one where dynalite writes an item: every put or
+ * delete of an item of a streamed table is written together with its stream record (the item before and after)
+ * in one LevelDB batch, while dynalite holds that item's lock. So, as with DynamoDB Streams:
+ *
+ * - each successful item change has exactly one stream record, and a failed one (a condition that did not hold)
+ *   has none: they are one atomic write, which a `kill -9` cannot split (LevelDB replays or drops a batch whole);
+ * - a given item's records are in the order its changes were made (the item's lock orders them, and sequence
+ *   numbers only grow);
+ * - records persist with the store (`--data-dir`), so what the process had not read when it stopped is read when
+ *   it starts again.
+ *
+ * It is read through the port of the stream poller (shared/changes/stream-poller.ts), as one shard per table.
+ * It reaches into dynalite's store (the `dynalite/db` module's `create` and `getItemDb`), which the pinned version
+ * has; a test of its own checks those parts are there.
+ */
+import { EventEmitter } from 'node:events';
+import type { ItemChangeRecord } from '../../shared/changes/change-stream';
+import type { ChangeStreamSource } from '../../shared/changes/stream-poller';
+
+/** The parts of dynalite's LevelDB store this module uses. */
+interface LevelIterator {
+  all(): Promise<[string, unknown][]>;
+}
+interface LevelStore {
+  get(key: string): Promise<unknown>;
+  batch(operations: { type: 'put' | 'del'; key: string; value?: unknown }[]): Promise<void>;
+  iterator(options: { gt?: string; lt?: string; limit?: number; reverse?: boolean }): LevelIterator;
+}
+interface ItemDb {
+  put(key: string, value: unknown, callback: (error?: Error | null) => void): void;
+  del(key: string, callback: (error?: Error | null) => void): void;
+}
+export interface DynaliteStore {
+  db: LevelStore;
+  getItemDb(name: string): ItemDb;
+  getTable(
+    name: string,
+    callback: (error: Error | null, table?: { KeySchema: { AttributeName: string }[] }) => void,
+  ): void;
+}
+
+const SEQUENCE_DIGITS = 20;
+const SHARD = 'shard-0';
+
+function journalPrefix(table: string): string {
+  return `stream-${table}~`;
+}
+
+/** The stream of the streamed tables of one dynalite store. */
+export class EmbeddedStream {
+  private readonly changed = new EventEmitter();
+  private sequence = 0n;
+  private ready: Promise<void>;
+  private readonly hooked = new WeakSet<object>();
+
+  constructor(
+    private readonly store: DynaliteStore,
+    private readonly tables: ReadonlySet<string>,
+  ) {
+    this.ready = this.loadSequence();
+    const getItemDb = store.getItemDb;
+    store.getItemDb = (name: string) => {
+      const itemDb = getItemDb(name);
+      if (this.tables.has(name) && !this.hooked.has(itemDb)) this.hook(name, itemDb);
+      return itemDb;
+    };
+  }
+
+  /** The stream source of one table, for the stream poller. */
+  source(table: string): ChangeStreamSource {
+    return {
+      name: table,
+      shards: async () => [SHARD],
+      read: (_shard, after, limit) => this.read(table, after, limit),
+      trim: (_shard, through) => this.trim(table, through),
+      onChange: (wake) => {
+        this.changed.on(table, wake);
+        return () => this.changed.off(table, wake);
+      },
+    };
+  }
+
+  /** The last sequence number in use (the stream continues after it when the store is reopened). */
+  private async loadSequence(): Promise<void> {
+    for (const table of this.tables) {
+      const prefix = journalPrefix(table);
+      const [last] = await this.store.db.iterator({ gt: prefix, lt: `${prefix}~`, reverse: true, limit: 1 }).all();
+      if (last) {
+        const value = BigInt(last[0].slice(prefix.length));
+        if (value > this.sequence) this.sequence = value;
+      }
+    }
+  }
+
+  /** Replace an item db's put and del with ones that write the stream record in the same batch. */
+  private hook(table: string, itemDb: ItemDb): void {
+    this.hooked.add(itemDb);
+    const itemPrefix = `item-${table}~`;
+    const write = (key: string, value: unknown, callback: (error?: Error | null) => void) => {
+      this.journal(table, `${itemPrefix}${key}`, value).then(
+        () => setImmediate(callback, null),
+        (error: Error) => setImmediate(callback, error),
+      );
+    };
+    itemDb.put = (key, value, callback) => write(key, value, callback);
+    itemDb.del = (key, callback) => write(key, undefined, callback);
+  }
+
+  /** Write an item change and its stream record as one batch. The caller (dynalite) holds the item's lock. */
+  private async journal(table: string, itemKey: string, after: unknown): Promise<void> {
+    await this.ready;
+    const before = (await this.store.db.get(itemKey)) as Record<string, unknown> | undefined;
+    if (before === undefined && after === undefined) return;
+    this.sequence += 1n;
+    const sequenceNumber = this.sequence.toString().padStart(SEQUENCE_DIGITS, '0');
+    const keys = await this.keysOf(table, (after ?? before) as Record<string, unknown>);
+    const record: ItemChangeRecord & { dynamodb: { ApproximateCreationDateTime: number } } = {
+      eventName: before === undefined ? 'INSERT' : after === undefined ? 'REMOVE' : 'MODIFY',
+      dynamodb: {
+        Keys: keys,
+        ...(after === undefined ? {} : { NewImage: after as Record<string, unknown> }),
+        ...(before === undefined ? {} : { OldImage: before }),
+        SequenceNumber: sequenceNumber,
+        ApproximateCreationDateTime: Math.floor(Date.now() / 1000),
+      },
+    };
+    await this.store.db.batch([
+      after === undefined ? { type: 'del', key: itemKey } : { type: 'put', key: itemKey, value: after },
+      { type: 'put', key: `${journalPrefix(table)}${sequenceNumber}`, value: record },
+    ]);
+    this.changed.emit(table);
+  }
+
+  private keysOf(table: string, item: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return new Promise((resolve, reject) => {
+      this.store.getTable(table, (error, definition) => {
+        if (error || !definition) {
+          reject(error ?? new Error(`no table ${table}`));
+          return;
+        }
+        resolve(
+          Object.fromEntries(definition.KeySchema.map(({ AttributeName }) => [AttributeName, item[AttributeName]])),
+        );
+      });
+    });
+  }
+
+  private async read(table: string, after: string | undefined, limit: number): Promise<ItemChangeRecord[]> {
+    await this.ready;
+    const prefix = journalPrefix(table);
+    const entries = await this.store.db
+      .iterator({ gt: after === undefined ? prefix : `${prefix}${after}`, lt: `${prefix}~`, limit })
+      .all();
+    return entries.map(([, value]) => value as ItemChangeRecord);
+  }
+
+  /** Forget the records up to `through`, which the change log has finished with. */
+  private async trim(table: string, through: string): Promise<void> {
+    const prefix = journalPrefix(table);
+    const entries = await this.store.db.iterator({ gt: prefix, lt: `${prefix}${through}~` }).all();
+    if (entries.length > 0) await this.store.db.batch(entries.map(([key]) => ({ type: 'del' as const, key })));
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * `npm start`'s change log and webhook deliveries (docs/interface.md §18), in the server's own process: what the
+ * deployment's stream function and delivery queue do, with the same code. The records table's stream (the embedded
+ * store's twin, or the Streams API of another endpoint) is read by the stream poller from its checkpoint; each
+ * batch goes to the change log's writer (shared/changes/change-stream.ts), which logs events and queues deliveries
+ * on the local twin of the SQS queue; the deliveries sign and send them on the deployment's retry schedule (which
+ * `webhookRetryScale` may shorten, for tests).
+ */
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { monotonicFactory } from 'ulid';
+import { endpointClientConfig } from '../../shared/aws/dynamodb';
+import { CachedCatalogProvider } from '../../shared/catalog/catalog-provider';
+import type { CatalogConfig } from '../../shared/catalog/schema';
+import { readDeployedCatalog } from '../../shared/catalog-store/catalog-store';
+import { logItemChanges } from '../../shared/changes/change-stream';
+import { DynamoDbStreamsSource } from '../../shared/changes/dynamodb-streams-source';
+import { LocalDeliveries } from '../../shared/changes/local-deliveries';
+import { retrySchedule } from '../../shared/changes/retry-schedule';
+import { type ChangeStreamSource, StreamPoller } from '../../shared/changes/stream-poller';
+import { ConfigWebhookSecrets } from '../../shared/changes/webhook-secrets';
+import { httpWebhookTransport } from '../../shared/changes/webhook-transport';
+import { CapacityMeter } from '../../shared/observability/capacity-meter';
+import { logChangeBatch } from '../../shared/observability/change-metrics';
+import { EventStore } from '../../shared/storage/event-store';
+import { LocalDeliveryQueueItems } from '../../shared/storage/local-delivery-queue';
+import { StreamCheckpoints } from '../../shared/storage/stream-checkpoints';
+import { WebhookStateStore } from '../../shared/storage/webhook-state';
+import type { EmbeddedDynamo, ExternalDynamoOptions } from './embedded-dynamo';
+
+export interface LocalChangeLogOptions {
+  dynamo: EmbeddedDynamo;
+  documents: DynamoDBDocumentClient;
+  config: CatalogConfig;
+  tables: { records: string; catalog: string; events: string };
+  /** Another endpoint (its Streams API is read); the embedded store's twin without it. */
+  external?: ExternalDynamoOptions;
+  metricNamespace: string;
+  /** Every wait of the retry schedule multiplied by this (1: the deployment's schedule). */
+  webhookRetryScale?: number;
+  /** How long after its position an event may still be written (the feed's handlers are given the same). */
+  settleMs: number;
+  /** How often a stream with nothing new is read again (ms); the embedded twin also wakes the reader on a write. */
+  idleMs?: number;
+}
+
+export interface LocalChangeLog {
+  /** Resolves once every change made so far is logged, and every delivery due now is made (or waits its retry). */
+  settled(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startLocalChangeLog(options: LocalChangeLogOptions): Promise<LocalChangeLog> {
+  const { documents, tables } = options;
+  const catalog = new CachedCatalogProvider({
+    load: () => readDeployedCatalog(documents, tables.catalog),
+    ttlMs: 1_000,
+  });
+  const events = new EventStore(documents, tables.events, options.settleMs);
+  const nextPosition = monotonicFactory();
+  const deliveries = new LocalDeliveries({
+    items: new LocalDeliveryQueueItems(documents, tables.events),
+    ports: {
+      catalog: () => catalog.current(),
+      events,
+      state: new WebhookStateStore(documents, tables.events),
+      secrets: new ConfigWebhookSecrets(options.config),
+      transport: httpWebhookTransport({ allowNonPublic: true }),
+      schedule: retrySchedule(options.webhookRetryScale ?? 1),
+      now: Date.now,
+    },
+    metricNamespace: options.metricNamespace,
+    meter: () => new CapacityMeter(),
+  });
+  const source: ChangeStreamSource =
+    options.dynamo.stream?.source(tables.records) ??
+    new DynamoDbStreamsSource(
+      new DynamoDBStreamsClient(
+        endpointClientConfig(
+          options.dynamo.endpoint,
+          options.external?.region ?? 'local',
+          options.external?.credentialsConfigured ?? false,
+        ),
+      ),
+      tables.records,
+    );
+  const poller = new StreamPoller({
+    source,
+    checkpoints: new StreamCheckpoints(documents, tables.events),
+    idleMs: options.idleMs ?? (options.dynamo.stream ? 5_000 : 500),
+    retryMs: 1_000,
+    handle: async (records) => {
+      const meter = new CapacityMeter();
+      const started = performance.now();
+      const outcome = await logItemChanges(
+        records,
+        { catalog: () => catalog.current(), events, deliveries, nextPosition: () => nextPosition(), now: Date.now },
+        meter,
+      );
+      logChangeBatch(
+        {
+          records: records.length,
+          logged: outcome.logged,
+          duplicates: outcome.duplicates,
+          queued: outcome.queued,
+          failed:
+            outcome.failedAt === undefined
+              ? 0
+              : records.length - records.findIndex((r) => r.dynamodb?.SequenceNumber === outcome.failedAt),
+          writeUnits: meter.writeUnits,
+          readUnits: meter.readUnits,
+          ...(outcome.lagMs === undefined ? {} : { lagMs: outcome.lagMs }),
+          durationMs: performance.now() - started,
+          ...(outcome.error ? { error: outcome.error.message } : {}),
+        },
+        options.metricNamespace,
+      );
+      return outcome;
+    },
+  });
+  await deliveries.start();
+  poller.start();
+  return {
+    settled: async () => {
+      await poller.caughtUp();
+      await deliveries.idle();
+    },
+    stop: async () => {
+      await poller.stop();
+      await deliveries.stop();
+    },
+  };
+}

@@ -1,0 +1,292 @@
+/**
+ * The change log and webhook delivery of a deployment (docs/interface.md §18, docs/deploying.md "Change log and
+ * webhooks"), on AWS's own parts:
+ *
+ * - the records table's stream (NEW_AND_OLD_IMAGES) feeds the stream function through Lambda's event source, from
+ *   the oldest record kept, with partial batch responses (the first item change not logged, and all after it, come
+ *   again), bisection of a failing batch, and an on-failure destination (an SQS queue, watched by an alarm) for a
+ *   batch that still fails when its records are about to leave the stream: nothing is dropped unseen;
+ * - the stream function logs events in the events table and queues one message per subscription and event on an
+ *   SQS FIFO queue, grouped per subscription and record (per-record order, records in parallel);
+ * - the delivery function sends them; a failed attempt waits on the queue itself (its visibility set to the retry
+ *   schedule's wait, at most SQS's 12 hours a step); a message given up on goes to the parked queue, which is also
+ *   the delivery queue's dead-letter queue;
+ * - each subscription's signing secret is in Secrets Manager (created by the stateful stack);
+ * - alarms on parked events, on the stream's iterator age (delivery lag) and on failed stream batches.
+ */
+import { ArnFormat, Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Alarm, ComparisonOperator, type IAlarmAction, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { type ITable, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import { Architecture, LoggingFormat, Runtime, StartingPosition, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { FEED_INDEX } from '../shared/storage/table-definitions';
+import { acknowledge } from './nag-acknowledgements';
+import { FUNCTION_BUNDLING } from './operation-function';
+import type { StatefulResources } from './stateful-stack';
+
+export interface ChangeLogFunctionsProps {
+  stage: string;
+  resources: StatefulResources;
+  projectRoot: string;
+  metricNamespace: string;
+  logRetention: RetentionDays;
+  logRemovalPolicy: RemovalPolicy;
+  encryptionKey?: IKey;
+  alarmAction?: IAlarmAction;
+}
+
+/** SQS keeps a message at most 14 days: longer than the retry schedule's ~4 days, so no wait outlives its message. */
+const QUEUE_RETENTION = Duration.days(14);
+/** One delivery waits at most 15 s for its receiver; a batch holds up to 10, one group's after the other. */
+const DELIVERY_TIMEOUT = Duration.minutes(3);
+/** Receives of one message before SQS moves it to the parked queue: the schedule's 10 attempts take ~13 receives. */
+const MAX_RECEIVES = 40;
+/** The stream's iterator age (how far behind the change log is) that raises the delivery-lag alarm. */
+export const CHANGE_LAG_ALARM_MS = 5 * 60_000;
+
+export class ChangeLogFunctions extends Construct {
+  readonly streamFunction: NodejsFunction;
+  readonly deliveryFunction: NodejsFunction;
+  readonly deliveryQueue: Queue;
+  readonly parkedQueue: Queue;
+  readonly streamFailures: Queue;
+  readonly alarms: Alarm[] = [];
+
+  constructor(scope: Construct, id: string, props: ChangeLogFunctionsProps) {
+    super(scope, id);
+    const stack = Stack.of(this);
+    const { resources } = props;
+    const events = resources.tables.events;
+    const encryption = props.encryptionKey
+      ? { encryption: QueueEncryption.KMS, encryptionMasterKey: props.encryptionKey }
+      : { encryption: QueueEncryption.SQS_MANAGED };
+
+    this.parkedQueue = new Queue(this, 'Parked', {
+      fifo: true,
+      retentionPeriod: QUEUE_RETENTION,
+      enforceSSL: true,
+      ...encryption,
+    });
+    this.deliveryQueue = new Queue(this, 'Deliveries', {
+      fifo: true,
+      retentionPeriod: QUEUE_RETENTION,
+      // Lambda's guidance: six times the function's timeout, so a message is not handed out twice while in hand.
+      visibilityTimeout: Duration.seconds(DELIVERY_TIMEOUT.toSeconds() * 6),
+      deadLetterQueue: { queue: this.parkedQueue, maxReceiveCount: MAX_RECEIVES },
+      enforceSSL: true,
+      ...encryption,
+    });
+    this.streamFailures = new Queue(this, 'StreamFailures', {
+      retentionPeriod: QUEUE_RETENTION,
+      enforceSSL: true,
+      ...encryption,
+    });
+    for (const queue of [this.parkedQueue, this.streamFailures]) {
+      acknowledge(queue, [
+        {
+          id: 'AwsSolutions-SQS3',
+          reason:
+            'It is the end of the line: parked deliveries and stream batches that could not be logged stay here, ' +
+            'watched by an alarm, for a replay (das webhooks replay); a dead-letter queue of its own would add nothing.',
+        },
+      ]);
+    }
+
+    // On this construct: the IAM5 finding is on the roles' policies, the L1 finding on the functions.
+    acknowledge(this, [
+      {
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'Only X-Ray (tracing: active) is granted on "*": xray:PutTraceSegments and xray:PutTelemetryRecords ' +
+          'have no resource-level permissions. Every table, queue and secret is listed by name.',
+      },
+      {
+        id: 'AwsSolutions-IAM5[Action::kms:GenerateDataKey*]',
+        reason:
+          'With a customer-managed key, sending to an encrypted SQS queue needs kms:GenerateDataKey*, granted on ' +
+          'that one key only (the queue grant); the wildcard is in the action name, not the resource.',
+      },
+      {
+        id: 'AwsSolutions-IAM5[Action::kms:ReEncrypt*]',
+        reason: 'As above: the queue grant of a customer-managed key, on that one key only.',
+      },
+      {
+        id: 'AwsSolutions-L1',
+        reason: 'Node.js 22 is the runtime the design fixes for the service, as for the operations.',
+      },
+    ]);
+    const tableArn = (tableName: string) =>
+      stack.formatArn({ service: 'dynamodb', resource: 'table', resourceName: tableName });
+    const eventsArn = tableArn(events.tableName);
+    const common = (name: string, description: string, entry: string, timeout: Duration) => {
+      const logGroup = new LogGroup(this, `${name}Logs`, {
+        retention: props.logRetention,
+        removalPolicy: props.logRemovalPolicy,
+        ...(props.encryptionKey ? { encryptionKey: props.encryptionKey } : {}),
+      });
+      const role = new Role(this, `${name}Role`, {
+        assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+        description: `${props.stage} ${description}: exactly the actions it needs`,
+      });
+      role.addToPolicy(
+        new PolicyStatement({
+          effect: Effect.ALLOW,
+          actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+          resources: [logGroup.logGroupArn],
+        }),
+      );
+      role.addToPolicy(
+        new PolicyStatement({
+          actions: ['dynamodb:GetItem'],
+          resources: [tableArn(resources.tables.catalog.tableName)],
+        }),
+      );
+      const fn = new NodejsFunction(this, name, {
+        description: `${props.stage}: ${description}`,
+        entry: `${props.projectRoot}/functions/${entry}.ts`,
+        handler: 'handler',
+        projectRoot: props.projectRoot,
+        depsLockFilePath: `${props.projectRoot}/package-lock.json`,
+        runtime: Runtime.NODEJS_22_X,
+        architecture: Architecture.ARM_64,
+        memorySize: 512,
+        timeout,
+        tracing: Tracing.ACTIVE,
+        role,
+        logGroup,
+        loggingFormat: LoggingFormat.JSON,
+        environment: {
+          RECORDS_TABLE: resources.tables.records.tableName,
+          CATALOG_TABLE: resources.tables.catalog.tableName,
+          QUOTA_TABLE: resources.tables.quota.tableName,
+          EVENTS_TABLE: events.tableName,
+          KEY_STORE: 'secrets-manager',
+          SECRET_PREFIX: resources.secretPrefix,
+          DEFAULT_SECRET_ID: resources.defaultSecretName,
+          DELIVERY_QUEUE_URL: this.deliveryQueue.queueUrl,
+          PARKED_QUEUE_URL: this.parkedQueue.queueUrl,
+          METRIC_NAMESPACE: props.metricNamespace,
+          STAGE: props.stage,
+          NODE_OPTIONS: '--enable-source-maps',
+        },
+        bundling: FUNCTION_BUNDLING,
+      });
+      return { fn, role };
+    };
+
+    // The change log's writer: the stream in, events and delivery messages out.
+    const writer = common('ChangeStream', 'change log writer (records stream)', 'change-stream', Duration.minutes(1));
+    this.streamFunction = writer.fn;
+    writer.role.addToPolicy(
+      new PolicyStatement({ actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], resources: [eventsArn] }),
+    );
+    this.deliveryQueue.grantSendMessages(writer.role);
+    const records: ITable = Table.fromTableAttributes(this, 'RecordsStream', {
+      tableName: resources.tables.records.tableName,
+      tableStreamArn: resources.recordsStreamArn,
+    });
+    this.streamFunction.addEventSource(
+      new DynamoEventSource(records, {
+        startingPosition: StartingPosition.TRIM_HORIZON,
+        batchSize: 100,
+        bisectBatchOnError: true,
+        reportBatchItemFailures: true,
+        retryAttempts: 10_000,
+        onFailure: new SqsDlq(this.streamFailures),
+      }),
+    );
+
+    // The deliveries: read the event, sign, send; retry on the queue; park.
+    const sender = common('WebhookDelivery', 'webhook delivery', 'webhook-delivery', DELIVERY_TIMEOUT);
+    this.deliveryFunction = sender.fn;
+    sender.role.addToPolicy(
+      new PolicyStatement({
+        actions: [
+          'dynamodb:GetItem',
+          'dynamodb:BatchGetItem',
+          'dynamodb:PutItem',
+          'dynamodb:UpdateItem',
+          'dynamodb:DeleteItem',
+          'dynamodb:Query',
+        ],
+        resources: [eventsArn, `${eventsArn}/index/${FEED_INDEX.indexName}`],
+      }),
+    );
+    if (resources.webhookSecretNames.length > 0) {
+      sender.role.addToPolicy(
+        new PolicyStatement({
+          actions: ['secretsmanager:GetSecretValue'],
+          resources: resources.webhookSecretNames.map((name) =>
+            stack.formatArn({
+              service: 'secretsmanager',
+              resource: 'secret',
+              resourceName: `${name}-??????`,
+              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+            }),
+          ),
+        }),
+      );
+    }
+    this.parkedQueue.grantSendMessages(sender.role);
+    this.deliveryFunction.addEventSource(
+      new SqsEventSource(this.deliveryQueue, { batchSize: 10, reportBatchItemFailures: true }),
+    );
+
+    const alarm = (alarmId: string, description: string, metric: Metric, threshold: number) => {
+      const created = new Alarm(this, alarmId, {
+        alarmName: `data-access-service-${props.stage}-${alarmId.replace(/([a-z])([A-Z])/g, '$1-$2').toLowerCase()}`,
+        alarmDescription: `${props.stage}: ${description}`,
+        metric,
+        threshold,
+        evaluationPeriods: 1,
+        comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: TreatMissingData.NOT_BREACHING,
+      });
+      if (props.alarmAction) {
+        created.addAlarmAction(props.alarmAction);
+        created.addOkAction(props.alarmAction);
+      }
+      this.alarms.push(created);
+    };
+    alarm(
+      'WebhooksParked',
+      'webhook events parked after their last attempt (das webhooks status; das webhooks replay)',
+      this.parkedQueue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
+      1,
+    );
+    alarm(
+      'ChangeLogLag',
+      'the change log is more than 5 minutes behind the records table (the stream iterator age)',
+      this.streamFunction.metric('IteratorAge', { period: Duration.minutes(5), statistic: 'Maximum' }),
+      CHANGE_LAG_ALARM_MS,
+    );
+    alarm(
+      'ChangeStreamFailures',
+      'stream batches that could not be logged are on the on-failure queue',
+      this.streamFailures.metricApproximateNumberOfMessagesVisible({
+        period: Duration.minutes(5),
+        statistic: 'Maximum',
+      }),
+      1,
+    );
+  }
+
+  /** The dashboard's metrics of webhooks: deliveries, failures, parked events, the oldest undelivered event's age. */
+  metrics(namespace: string): Record<'deliveries' | 'failures' | 'parked' | 'oldestAge' | 'lag', Metric> {
+    const emf = (metricName: string, statistic = 'Sum') =>
+      new Metric({ namespace, metricName, statistic, period: Duration.minutes(5) });
+    return {
+      deliveries: emf('webhookDeliveries'),
+      failures: emf('webhookFailures'),
+      parked: this.parkedQueue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum' }),
+      oldestAge: this.deliveryQueue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum' }),
+      lag: this.streamFunction.metric('IteratorAge', { statistic: 'Maximum' }),
+    };
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * The change log's writer (docs/interface.md §18): it reads the records table's change stream, which holds every
+ * item change once, in order per item, with the item before and after, and turns each record change into an event
+ * in the change log (storage/event-store.ts) and a delivery for each webhook subscription that may see it
+ * (delivery-queue.ts). The same code runs in the deployment's stream function (functions/change-stream.ts, fed by
+ * Lambda's DynamoDB Streams event source) and in `npm start` (stream-poller.ts, fed by the local stream twin).
+ *
+ * Why this gives an event exactly when a change happened: the event is built from the stream record of the write
+ * that made the change (a write that failed makes no stream record; one that succeeded always does), it is logged
+ * under the record's id and revision with a condition that it is new (a record read twice is logged once), and the
+ * reader of a batch reports the first item change it could not finish, so the stream hands it, and everything
+ * after it, out again: nothing is skipped, and a record's changes are handled in order, one after the other
+ * (different records in parallel).
+ */
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { Catalog } from '../catalog/catalog';
+import type { CapacityMeter } from '../observability/capacity-meter';
+import type { EventStore, LoggedChange } from '../storage/event-store';
+import { changeOfImages, eventFor, eventIdOf } from './change-events';
+import type { DeliveryMessage, DeliveryQueue } from './delivery-queue';
+
+/** An item change as the stream gives it (Lambda's event records and the Streams API's records have this shape). */
+export interface ItemChangeRecord {
+  eventName?: string | undefined;
+  dynamodb?:
+    | {
+        Keys?: Record<string, unknown> | undefined;
+        NewImage?: Record<string, unknown> | undefined;
+        OldImage?: Record<string, unknown> | undefined;
+        SequenceNumber?: string | undefined;
+      }
+    | undefined;
+}
+
+export interface ChangeLogPorts {
+  catalog(): Promise<Catalog>;
+  events: EventStore;
+  deliveries: DeliveryQueue;
+  /** The next position in the change log: a ULID of now, increasing within the process. */
+  nextPosition(): string;
+  now(): number;
+}
+
+export interface ChangeLogOutcome {
+  logged: number;
+  duplicates: number;
+  queued: number;
+  /** The longest time from a change to its event (ms), when the batch logged any. */
+  lagMs?: number;
+  /** The sequence number of the first item change that failed: it and everything after it must be read again. */
+  failedAt?: string;
+  /** Why it failed (for the log). */
+  error?: Error;
+}
+
+/** How many records' changes are handled at once (each record's own changes one after the other). */
+const RECORDS_IN_PARALLEL = 10;
+
+/** Stream images in the document form the rest of the service reads (numbers as numbers, as the stores read them). */
+function imageOf(image: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (!image) return undefined;
+  return unmarshall(image as Record<string, AttributeValue>, { wrapNumbers: (text: string) => Number(text) });
+}
+
+/** The item an item change is about, as a key (record changes of one item are handled in stream order). */
+function itemKeyOf(record: ItemChangeRecord): string {
+  const keys = record.dynamodb?.Keys ?? {};
+  return JSON.stringify(
+    Object.keys(keys)
+      .sort()
+      .map((name) => [name, keys[name]]),
+  );
+}
+
+/** Log the record changes among a batch of item changes, and queue their deliveries. */
+export async function logItemChanges(
+  records: readonly ItemChangeRecord[],
+  ports: ChangeLogPorts,
+  meter: CapacityMeter,
+): Promise<ChangeLogOutcome> {
+  const byItem = new Map<string, number[]>();
+  records.forEach((record, index) => {
+    const key = itemKeyOf(record);
+    byItem.set(key, [...(byItem.get(key) ?? []), index]);
+  });
+  const outcome: ChangeLogOutcome = { logged: 0, duplicates: 0, queued: 0 };
+  let firstFailure: number | undefined;
+  const groups = [...byItem.values()];
+  const work = async (indexes: number[]) => {
+    for (const index of indexes) {
+      if (firstFailure !== undefined && firstFailure < index) return;
+      const record = records[index] as ItemChangeRecord;
+      try {
+        await logOne(record, ports, meter, outcome);
+      } catch (error) {
+        if (firstFailure === undefined || index < firstFailure) {
+          firstFailure = index;
+          outcome.error = error instanceof Error ? error : new Error(String(error));
+        }
+        return;
+      }
+    }
+  };
+  for (let start = 0; start < groups.length; start += RECORDS_IN_PARALLEL) {
+    await Promise.all(groups.slice(start, start + RECORDS_IN_PARALLEL).map(work));
+  }
+  if (firstFailure !== undefined) {
+    outcome.failedAt = records[firstFailure]?.dynamodb?.SequenceNumber ?? String(firstFailure);
+  }
+  return outcome;
+}
+
+async function logOne(
+  record: ItemChangeRecord,
+  ports: ChangeLogPorts,
+  meter: CapacityMeter,
+  outcome: ChangeLogOutcome,
+): Promise<void> {
+  const change = changeOfImages(imageOf(record.dynamodb?.OldImage), imageOf(record.dynamodb?.NewImage));
+  if (!change) return;
+  const catalog = await ports.catalog();
+  const position = ports.nextPosition();
+  const expiresAt = change.occurredAt + catalog.changeRetentionDays * 86_400_000;
+  const logged = await ports.events.log(change, position, expiresAt, meter);
+  if (logged) {
+    outcome.logged += 1;
+    const lag = ports.now() - change.occurredAt;
+    outcome.lagMs = Math.max(outcome.lagMs ?? 0, lag);
+  } else {
+    outcome.duplicates += 1;
+  }
+  // Queued again even when the event was logged before: the attempt that logged it may have stopped before
+  // queueing. The queue keeps one message per subscription and event.
+  const messages = deliveriesOf(change, position, catalog);
+  if (messages.length > 0) {
+    await ports.deliveries.enqueue(messages);
+    outcome.queued += messages.length;
+  }
+}
+
+/** One delivery per subscription of the dataset that may see the change, of a type it asked for. */
+export function deliveriesOf(change: LoggedChange, position: string, catalog: Catalog): DeliveryMessage[] {
+  const dataset = catalog.dataset(change.datasetCode);
+  if (!dataset) return [];
+  const messages: DeliveryMessage[] = [];
+  for (const subscription of catalog.webhooksOf(change.datasetCode)) {
+    const grant = catalog.application(subscription.appCode)?.grants.get(change.datasetCode);
+    if (!grant?.operations.includes('read')) continue;
+    const event = eventFor({ ...change, position }, dataset, grant);
+    if (!event || (subscription.types && !subscription.types.includes(event.type))) continue;
+    messages.push({
+      subscriptionId: subscription.id,
+      datasetCode: change.datasetCode,
+      id: change.id,
+      revision: change.revision,
+      eventId: eventIdOf(change.datasetCode, change.id, change.revision),
+      position,
+    });
+  }
+  return messages;
+}

@@ -1,0 +1,105 @@
+/**
+ * The change log and webhook delivery in a deployment (lib/change-log-functions.ts): the records table's stream
+ * feeds the writer with partial batch responses, bisection and an on-failure queue; deliveries go through an SQS
+ * FIFO queue whose dead-letter queue is the parked queue; each subscription has a generated secret; alarms on
+ * parked events, lag and failed stream batches.
+ */
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { parseConfig } from '../../../shared/catalog-store/load-config';
+import { buildService, TEST_CONFIG } from '../../support/service-fixture';
+
+let stateless: Template;
+let stateful: Template;
+
+beforeAll(() => {
+  const config = parseConfig({
+    ...TEST_CONFIG,
+    webhooks: [{ id: 'crm', appCode: 'app-reports', url: 'https://crm.example.com/hooks', datasets: ['orders'] }],
+  });
+  const service = buildService({ config });
+  stateless = service.statelessTemplate;
+  stateful = service.statefulTemplate;
+});
+
+describe('the change log in a deployment', () => {
+  it('streams the records table with both images, and keeps events in their own table with the feed index', () => {
+    stateful.hasResourceProperties('AWS::DynamoDB::Table', {
+      TableName: 'data-access-service-dev-records',
+      StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' },
+    });
+    stateful.hasResourceProperties('AWS::DynamoDB::Table', {
+      TableName: 'data-access-service-dev-events',
+      GlobalSecondaryIndexes: [Match.objectLike({ IndexName: 'feed' })],
+      TimeToLiveSpecification: { AttributeName: '@expires', Enabled: true },
+    });
+  });
+
+  it('reads the stream from its oldest record, reports the first failed change, bisects, and keeps what still fails', () => {
+    stateless.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      StartingPosition: 'TRIM_HORIZON',
+      BatchSize: 100,
+      BisectBatchOnFunctionError: true,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      MaximumRetryAttempts: 10000,
+      DestinationConfig: { OnFailure: { Destination: Match.anyValue() } },
+    });
+  });
+
+  it('delivers through an SQS FIFO queue whose dead-letter queue is the parked queue, kept 14 days', () => {
+    stateless.hasResourceProperties('AWS::SQS::Queue', {
+      FifoQueue: true,
+      MessageRetentionPeriod: 14 * 86400,
+      VisibilityTimeout: 1080,
+      RedrivePolicy: { maxReceiveCount: 40, deadLetterTargetArn: Match.anyValue() },
+    });
+    stateless.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      BatchSize: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      EventSourceArn: Match.anyValue(),
+    });
+    stateless.resourcePropertiesCountIs('AWS::SQS::Queue', { FifoQueue: true }, 2);
+  });
+
+  it('generates each subscription a secret in the secret store, which only the delivery function reads', () => {
+    stateful.hasResourceProperties('AWS::SecretsManager::Secret', {
+      Name: 'data-access-service/dev/webhooks/crm',
+      GenerateSecretString: Match.objectLike({ GenerateStringKey: 'secret', PasswordLength: 48 }),
+    });
+    stateless.hasResourceProperties('AWS::IAM::Policy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({
+            Action: 'secretsmanager:GetSecretValue',
+            Resource: Match.objectLike({
+              'Fn::Join': Match.arrayWith([Match.arrayWith([':secret:data-access-service/dev/webhooks/crm-??????'])]),
+            }),
+          }),
+        ]),
+      },
+    });
+  });
+
+  it('alarms on parked events, on the change log lag and on stream batches that could not be logged', () => {
+    stateless.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'data-access-service-dev-webhooks-parked',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Threshold: 1,
+    });
+    stateless.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'data-access-service-dev-change-log-lag',
+      MetricName: 'IteratorAge',
+      Threshold: 300000,
+    });
+    stateless.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'data-access-service-dev-change-stream-failures',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+    });
+  });
+
+  it('gives the feed function the events table and a Query of its feed index only', () => {
+    stateless.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('\\(changes\\)$'),
+      Environment: { Variables: Match.objectLike({ EVENTS_TABLE: 'data-access-service-dev-events' }) },
+    });
+  });
+});
