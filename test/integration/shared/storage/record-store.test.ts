@@ -323,7 +323,10 @@ describe('capacity in the request log', () => {
     const before = harness.logLines.length;
     const created = await harness.create('notes', { title: 'metered' });
     await harness.getOne('notes', created.body.data.id);
-    const [createLine, getLine] = harness.logLines.slice(before);
+    // The local change log's writer logs lines of its own (operation 'change-log') between the requests' lines.
+    const lines = harness.logLines.slice(before);
+    const createLine = lines.find((line) => line.operation === 'create');
+    const getLine = lines.find((line) => line.operation === 'get-one');
     // Each request also pays the quota's admission and its lease release: one write each, no read. A create
     // writes its change item (claimed first) and its record.
     expect(createLine).toMatchObject({ operation: 'create', datasetCode: 'notes', readUnits: 0, writeUnits: 4 });
