@@ -10,7 +10,7 @@
 import { ulid } from 'ulid';
 import { startEmbeddedDynamo } from '../bin/local/embedded-dynamo';
 import { createDocumentClient } from '../shared/aws/dynamodb';
-import type { Dataset } from '../shared/catalog/catalog';
+import { type Dataset, toDataset } from '../shared/catalog/catalog';
 import type { FieldConfig } from '../shared/catalog/schema';
 import { CapacityMeter } from '../shared/observability/capacity-meter';
 import { executeListPlan } from '../shared/query/list-executor';
@@ -60,13 +60,7 @@ function random(seed: number): () => number {
 }
 
 function datasetOf(code: string): Dataset {
-  return {
-    datasetCode: code,
-    appCode: 'bench',
-    name: code,
-    fields: FIELDS,
-    fieldsByName: new Map(FIELDS.map((f) => [f.name, f])),
-  };
+  return toDataset({ datasetCode: code, appCode: 'bench', name: code, fields: FIELDS });
 }
 
 export async function run(): Promise<void> {

@@ -22,6 +22,7 @@ const BENCHMARKS: Record<string, string> = {
   batch: './batch',
   hooks: './hooks',
   'hook-limits': './hook-limits',
+  reindex: './reindex',
 };
 
 interface BenchmarkModule {

@@ -12,7 +12,7 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ulid } from 'ulid';
 import { startEmbeddedDynamo } from '../bin/local/embedded-dynamo';
 import { createDocumentClient } from '../shared/aws/dynamodb';
-import type { Dataset } from '../shared/catalog/catalog';
+import { type Dataset, toDataset } from '../shared/catalog/catalog';
 import type { FieldConfig } from '../shared/catalog/schema';
 import { CapacityMeter } from '../shared/observability/capacity-meter';
 import { executeListPlan } from '../shared/query/list-executor';
@@ -61,13 +61,7 @@ export async function run(): Promise<void> {
   const reader = new ListReader(doc, table, { listReadBudget: 1e9 });
   const bookkeeping = new DatasetBookkeeping(doc, table);
   const code = 'orders';
-  const dataset: Dataset = {
-    datasetCode: code,
-    appCode: 'bench',
-    name: code,
-    fields: FIELDS,
-    fieldsByName: new Map(FIELDS.map((f) => [f.name, f])),
-  };
+  const dataset: Dataset = toDataset({ datasetCode: code, appCode: 'bench', name: code, fields: FIELDS });
   let clock = Date.now();
   let serial = 0;
   const item = (id: string, ms: number) => {

@@ -17,9 +17,14 @@ const COMMANDS: Record<string, CommandEntry> = {
     run: async (args) => (await import('./local-server')).runServe(args, 'das serve'),
   },
   config: {
-    synopsis: 'config validate',
-    summary: 'check a configuration file; every problem with its path',
+    synopsis: 'config validate|plan',
+    summary: 'check a configuration file; or what applying it would change (every refused change with its path)',
     run: async (args, io) => (await import('./cli/config-command')).runConfig(args, io),
+  },
+  indexes: {
+    synopsis: 'indexes',
+    summary: "the datasets' indexes and how far their builds have come, from a running service",
+    run: async (args, io) => (await import('./cli/indexes-command')).runIndexes(args, io),
   },
   ...CLIENT_COMMANDS,
   openapi: {
@@ -37,6 +42,8 @@ const COMMANDS: Record<string, CommandEntry> = {
 const EXAMPLES = [
   'das serve --port 3000',
   'das config validate config/demo.json',
+  'das config plan --config config/demo.json --data-dir .data',
+  'das indexes --dataset orders',
   'das sign --app app-demo --dataset orders --key ak-7f3c9a1b2d4e --secret sk-demo-secret',
   'das call get-list --dataset orders --param pageSize:=5',
   'das user-key create --app app-demo --user alice',

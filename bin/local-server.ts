@@ -16,10 +16,14 @@ import { parseArgs } from 'node:util';
 import { signedCurl } from '../packages/client/src/cli/signed-curl';
 import { createDocumentClient } from '../shared/aws/dynamodb';
 import type { CatalogConfig } from '../shared/catalog/schema';
-import { writeCatalog } from '../shared/catalog-store/catalog-store';
+import { applyConfiguration } from '../shared/catalog-store/catalog-store';
+import { type ConfigurationPlan, describeConfigurationPlan } from '../shared/catalog-store/configuration-change';
 import { ConfigError, loadConfigFile } from '../shared/catalog-store/load-config';
+import { createIndexJobs, INDEX_JOB_PAGE_SIZE, RECORDS_PER_SEGMENT } from '../shared/composition/index-job-task';
 import { operationRoutes } from '../shared/contract/client-routes';
-import { setLogSink } from '../shared/observability/request-log';
+import { settleWindow } from '../shared/indexing/index-jobs';
+import { LocalIndexRunner } from '../shared/indexing/local-index-runner';
+import { indexJobWorkOf, logIndexJobWork, setLogSink } from '../shared/observability/request-log';
 import { endpointTarget } from '../shared/runtime/environment';
 import { startSandboxes } from '../shared/sandbox/sandbox';
 import { DEFAULT_SETTLE_MS } from '../shared/storage/event-store';
@@ -66,6 +70,15 @@ export interface LocalServerOptions {
   changeSettleMs?: number;
   /** How each route's handler is loaded (default: the TypeScript sources under functions/). */
   loadHandler?: (functionFile: string) => Promise<ProxyHandler | undefined>;
+  /** Run the index jobs in this process (default); tests that drive them step by step turn it off. */
+  runIndexJobs?: boolean;
+  /** Index jobs: their writes a second, all segments together (default 1,000; 0 leaves them unpaced). */
+  indexBuildWritesPerSecond?: number;
+  /**
+   * How long after a change the index runner makes itself every handler serves it (ms): the handlers cache the
+   * catalog a second here (default: the settle window of that cache time).
+   */
+  indexSettleMs?: number;
 }
 
 export interface LocalServer {
@@ -73,10 +86,25 @@ export interface LocalServer {
   port: number;
   config: CatalogConfig;
   configFile: string;
+  /** What applying the configuration to the store did. */
+  plan: ConfigurationPlan;
+  /** Resolves when the index jobs have nothing left to do (or the server stopped). */
+  indexJobs(): Promise<void>;
   /** Resolves once every change made so far is in the change log and every webhook delivery due now is made. */
   changesSettled(): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * How long the local handlers cache the catalog: a change the index jobs make (a build complete) shows within a
+ * second, and the jobs wait about half a minute, not a deployment's minutes, for every handler to serve one.
+ */
+const LOCAL_CATALOG_CACHE_MS = 1_000;
+
+/** Segments an index job works on at once inside `npm start`, and how long each turn lasts. */
+const LOCAL_INDEX_CONCURRENCY = 2;
+const LOCAL_SEGMENT_TURN_MS = 250;
+const LOCAL_MAX_SEGMENTS = 8;
 
 async function loadSourceHandler(functionFile: string): Promise<ProxyHandler | undefined> {
   const file = path.join(__dirname, '..', 'functions', functionFile);
@@ -101,11 +129,19 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
   const dynamo = options.dynamodb
     ? connectDynamo(options.dynamodb)
     : await startEmbeddedDynamo(dynamoDir, [tables.Records as string]);
-  await ensureTables(dynamo.client, tables);
-  // What the deploy-time custom resource does in AWS: the configuration becomes the catalog.
   const documents = createDocumentClient(dynamo.client);
   const changeSettleMs = options.changeSettleMs ?? DEFAULT_SETTLE_MS;
-  await writeCatalog(documents, tables.Catalog as string, config);
+  const storeTables = { catalog: tables.Catalog as string, records: tables.Records as string };
+  let plan: ConfigurationPlan;
+  try {
+    await ensureTables(dynamo.client, tables);
+    // What the deploy-time custom resource does in AWS: the configuration is compared with the one applied last,
+    // refused whole or applied. No handler of this process has read a catalog yet: nothing needs to settle.
+    plan = (await applyConfiguration(documents, storeTables, config, { settleMs: 0, source: configFile })).plan;
+  } catch (error) {
+    await dynamo.close();
+    throw error;
+  }
 
   Object.assign(process.env, {
     RECORDS_TABLE: tables.Records,
@@ -116,6 +152,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     KEY_STORE: 'file',
     KEY_FILE: configFile,
     DYNAMODB_ENDPOINT: dynamo.endpoint,
+    CATALOG_CACHE_MS: String(LOCAL_CATALOG_CACHE_MS),
     ...(options.dynamodb ? { AWS_REGION: options.dynamodb.region } : {}),
     STAGE: 'local',
     CORS_ALLOW_ORIGIN: '*',
@@ -123,6 +160,46 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
   const terminalLog = options.textLog ? createTerminalLog(options.textLog) : undefined;
   if (terminalLog) setLogSink(terminalLog.logSink);
   else if (options.logSink) setLogSink(options.logSink);
+
+  // The index jobs a deployment runs in Step Functions, run here by this process.
+  const runner = new LocalIndexRunner(
+    createIndexJobs(documents, storeTables, {
+      writesPerSecond: options.indexBuildWritesPerSecond ?? 1_000,
+      concurrency: LOCAL_INDEX_CONCURRENCY,
+      maxSegments: LOCAL_MAX_SEGMENTS,
+      recordsPerSegment: RECORDS_PER_SEGMENT,
+      pageSize: INDEX_JOB_PAGE_SIZE,
+      settleMs: options.indexSettleMs ?? settleWindow(LOCAL_CATALOG_CACHE_MS),
+      // One process serves this store: a lease another name holds is left by a process that has ended.
+      isRunning: async () => false,
+    }),
+    {
+      concurrency: LOCAL_INDEX_CONCURRENCY,
+      segmentBudgetMs: LOCAL_SEGMENT_TURN_MS,
+      onSegment: (ref, run) =>
+        logIndexJobWork(
+          {
+            step: 'segment',
+            ...ref,
+            ...run.counts,
+            throttled: run.throttled,
+            readUnits: run.meter.readUnits,
+            writeUnits: run.meter.writeUnits,
+            durationMs: 0,
+          },
+          'DataAccessService/local',
+        ),
+      onError: (error) =>
+        logIndexJobWork(
+          {
+            ...indexJobWorkOf('next'),
+            error: error instanceof Error ? `${error.name}: ${error.message}` : 'unknown',
+          },
+          'DataAccessService/local',
+        ),
+    },
+  );
+  const indexJobs = options.runIndexJobs === false ? Promise.resolve() : runner.start();
 
   const loadHandler = options.loadHandler ?? loadSourceHandler;
   const handlers = new Map<string, ProxyHandler>();
@@ -147,6 +224,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
       ...(options.webhookRetryScale === undefined ? {} : { webhookRetryScale: options.webhookRetryScale }),
     });
   } catch (error) {
+    await runner.stop();
     await dynamo.close();
     throw error;
   }
@@ -178,8 +256,11 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     port,
     config,
     configFile,
+    plan,
+    indexJobs: () => indexJobs,
     changesSettled: () => startedChangeLog.settled(),
     close: async () => {
+      await runner.stop();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await startedChangeLog.stop();
@@ -295,6 +376,12 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
       `Data access service listening on ${server.url}`,
       `Other shells reach it with: export DAS_URL=${server.url}   (das and npm run sign in this checkout find it)`,
       `Configuration: ${server.configFile} (${server.config.applications.length} applications, ${server.config.datasets.length} datasets, ${server.config.queries?.length ?? 0} queries)`,
+      ...(server.plan.first || server.plan.datasets.every((d) => d.change === 'unchanged')
+        ? []
+        : [
+            'Changes from the configuration applied last (indexes build in the background; das indexes shows them):',
+            ...describeConfigurationPlan(server.plan),
+          ]),
       endpoint
         ? `Records are in the tables das-local-* at ${endpoint} (region ${endpointTarget().region})`
         : `Records persist in ${path.resolve(values['data-dir'] ?? '.data')}`,

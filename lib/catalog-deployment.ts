@@ -1,20 +1,30 @@
 /**
  * Deploys the configuration file: a custom resource (custom-resources Provider around functions/deploy-catalog.ts)
  * whose properties hold the configuration without its key material. A change of content changes the
- * properties, so CloudFormation sends an Update and the new catalog is written on that deploy.
+ * properties, so CloudFormation sends an Update and the new configuration is applied on that deploy: compared
+ * with the one applied last and refused as a whole when incompatible (docs/interface.md §17). Every function of the
+ * stack depends on this resource (lib/stateless-stack.ts), so a refused configuration fails the deploy before any
+ * function is updated, and the functions that were serving go on serving the configuration applied before.
+ *
+ * A second resource of the same provider starts a run of the index jobs' state machine once the catalog is applied
+ * and the state machine is in place (`startIndexBuilds`).
  */
-import { CustomResource, Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { createHash } from 'node:crypto';
+import { ArnFormat, CustomResource, Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import { Architecture, type CfnFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Provider } from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import type { CatalogConfig } from '../shared/catalog/schema';
 import { withoutSecrets } from '../shared/catalog-store/catalog-store';
+import { indexBuildsStateMachineName } from './index-builds';
 import { acknowledge } from './nag-acknowledgements';
 import { FUNCTION_BUNDLING } from './operation-function';
+import type { TableResource } from './stateful-stack';
 
 /**
  * CloudFormation invokes custom resources asynchronously, and an asynchronous Lambda event is at most 256 KB;
@@ -23,8 +33,11 @@ import { FUNCTION_BUNDLING } from './operation-function';
 export const MAX_DEPLOYED_CONFIG_BYTES = 200_000;
 
 export interface CatalogDeploymentProps {
+  stage: string;
   /** Physical name of the catalog table (created by the stateful stack). */
   catalogTableName: string;
+  /** The records table: a change is planned against the records it holds (read only). */
+  records: TableResource;
   config: CatalogConfig;
   projectRoot: string;
   logRetention: RetentionDays;
@@ -36,6 +49,8 @@ export interface CatalogDeploymentProps {
 export class CatalogDeployment extends Construct {
   readonly resource: CustomResource;
   readonly handler: NodejsFunction;
+  private readonly provider: Provider;
+  private readonly configDigest: string;
 
   constructor(scope: Construct, id: string, props: CatalogDeploymentProps) {
     super(scope, id);
@@ -62,12 +77,36 @@ export class CatalogDeployment extends Construct {
         resources: [logGroup.logGroupArn],
       }),
     );
+    const stack = Stack.of(this);
     role.addToPolicy(
       new PolicyStatement({
-        // GetItem: the catalog being replaced holds the functions' previous versions (catalog-resource.ts).
+        // GetItem: the configuration applied last, its registry and the functions' previous versions
+        // (catalog-resource.ts); PutItem on the condition that nothing else wrote the item meanwhile.
         actions: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+        resources: [stack.formatArn({ service: 'dynamodb', resource: 'table', resourceName: props.catalogTableName })],
+      }),
+    );
+    const records = stack.formatArn({ service: 'dynamodb', resource: 'table', resourceName: props.records.tableName });
+    role.addToPolicy(
+      new PolicyStatement({
+        // The plan's questions about stored records (storage/dataset-probes.ts): reads only.
+        actions: ['dynamodb:Query', 'dynamodb:GetItem'],
         resources: [
-          Stack.of(this).formatArn({ service: 'dynamodb', resource: 'table', resourceName: props.catalogTableName }),
+          records,
+          ...props.records.definition.globalSecondaryIndexes.map((index) => `${records}/index/${index.indexName}`),
+        ],
+      }),
+    );
+    role.addToPolicy(
+      new PolicyStatement({
+        actions: ['states:StartExecution'],
+        resources: [
+          stack.formatArn({
+            service: 'states',
+            resource: 'stateMachine',
+            resourceName: indexBuildsStateMachineName(props.stage),
+            arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+          }),
         ],
       }),
     );
@@ -81,7 +120,9 @@ export class CatalogDeployment extends Construct {
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
       memorySize: 256,
-      timeout: Duration.seconds(60),
+      // Removing an enum option of an unindexed field reads the dataset's records for it (a few minutes for
+      // millions of records); everything else takes a second.
+      timeout: Duration.minutes(10),
       role,
       logGroup,
       bundling: FUNCTION_BUNDLING,
@@ -96,10 +137,12 @@ export class CatalogDeployment extends Construct {
       }),
     });
 
+    this.provider = provider;
+    this.configDigest = createHash('sha256').update(configJson).digest('hex');
     this.resource = new CustomResource(this, 'Catalog', {
       serviceToken: provider.serviceToken,
       resourceType: 'Custom::DeployedCatalog',
-      properties: { TableName: props.catalogTableName, Config: configJson },
+      properties: { TableName: props.catalogTableName, RecordsTableName: props.records.tableName, Config: configJson },
     });
 
     const handlerLogicalId = Stack.of(this).getLogicalId(this.handler.node.defaultChild as CfnFunction);
@@ -125,5 +168,19 @@ export class CatalogDeployment extends Construct {
           "Provider framework function's runtime is chosen by the CDK version, not by this project.",
       },
     ]);
+  }
+
+  /**
+   * Start a run of the index jobs after each deploy that changes the configuration, once the catalog is applied and
+   * the state machine updated (the resource depends on both).
+   */
+  startIndexBuilds(stateMachine: IStateMachine): CustomResource {
+    const start = new CustomResource(this, 'IndexBuildStart', {
+      serviceToken: this.provider.serviceToken,
+      resourceType: 'Custom::IndexBuildStart',
+      properties: { StateMachineArn: stateMachine.stateMachineArn, ConfigDigest: this.configDigest },
+    });
+    start.node.addDependency(this.resource, stateMachine);
+    return start;
   }
 }

@@ -60,6 +60,15 @@ export interface DeploymentSettings {
   throttleBurstLimit: number;
   /** p99 API latency, in milliseconds, above which the latency alarm fires. */
   latencyAlarmP99Ms: number;
+  /**
+   * Index jobs' writes a second, all segments together (`indexBuildWritesPerSecond`, default 250): a dataset's
+   * records share one partition, which takes about 1,000 writes a second, and the API keeps the rest.
+   */
+  indexBuildWritesPerSecond: number;
+  /** Segments of an index job that run at once (`indexBuildConcurrency`, default 8). */
+  indexBuildConcurrency: number;
+  /** The most segments one dataset is split into (`indexBuildMaxSegments`, default 64). */
+  indexBuildMaxSegments: number;
 }
 
 export const DEFAULT_STAGE = 'dev';
@@ -236,6 +245,9 @@ export function readDeploymentSettings(node: Node): DeploymentSettings {
     customerManagedKey: flag(node, 'customerManagedKey', false, problems),
     latencyAlarmP99Ms: positiveInteger(node, 'latencyAlarmP99Ms', 3000, problems),
     authFailureAlarmThreshold: positiveInteger(node, 'authFailureAlarmThreshold', 100, problems),
+    indexBuildWritesPerSecond: positiveInteger(node, 'indexBuildWritesPerSecond', 250, problems),
+    indexBuildConcurrency: positiveInteger(node, 'indexBuildConcurrency', 8, problems),
+    indexBuildMaxSegments: positiveInteger(node, 'indexBuildMaxSegments', 64, problems),
   };
   if (settings.wafRateLimitPer5Minutes < 10) {
     problems.push('wafRateLimitPer5Minutes: WAF counts from 10 requests per 5 minutes upwards');

@@ -12,10 +12,14 @@ import {
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
+import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import {
   apiServerErrorRate,
   credentialFailures,
+  INDEX_BUILD_STALL_PERIOD,
+  indexBuildRunsFailed,
+  indexBuildStalled,
   indexThrottles,
   lambdaThrottles,
   METRIC_PERIOD,
@@ -32,6 +36,8 @@ export interface ServiceAlarmsProps extends ServiceMetricSources {
   authFailureAlarmThreshold: number;
   /** The records table's generic indexes, watched by name for throttling. */
   recordIndexNames: readonly string[];
+  /** The index jobs' state machine: its failed runs, and pending work without progress, raise alarms. */
+  indexBuilds?: IStateMachine;
   topic?: ITopic;
 }
 
@@ -124,6 +130,27 @@ export class ServiceAlarms extends Construct {
         'skewed client clock. See "Authentication failures by code" and the request log by appCode.',
       { evaluationPeriods: 1, datapointsToAlarm: 1 },
     );
+    if (props.indexBuilds) {
+      add(
+        'IndexBuildStalled',
+        'index-build-stalled',
+        indexBuildStalled(props.metricNamespace),
+        1,
+        `Indexes are being built or dropped but no index job processed a record in 2 consecutive periods of ` +
+          `${INDEX_BUILD_STALL_PERIOD.toMinutes()} minutes: see "Index builds" on the dashboard and the index ` +
+          "job function's log (errorMessage); das indexes shows where each build stands.",
+        { evaluationPeriods: 2, datapointsToAlarm: 2 },
+      );
+      add(
+        'IndexBuildRunFailed',
+        'index-build-failed',
+        indexBuildRunsFailed(props.indexBuilds),
+        1,
+        'A run of the index jobs state machine failed, timed out or was aborted: builds stop until the next deploy ' +
+          'or a redrive of the run (docs/deploying.md, "Index builds"); their progress is kept.',
+        { evaluationPeriods: 1, datapointsToAlarm: 1 },
+      );
+    }
     add(
       'ApiLatencyP99',
       'api-latency-p99',

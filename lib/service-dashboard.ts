@@ -14,6 +14,7 @@ import {
   MathExpression,
   TextWidget,
 } from 'aws-cdk-lib/aws-cloudwatch';
+import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { ErrorCode } from '../shared/contract/errors';
 import type { AuthMode } from '../shared/contract/routes';
@@ -22,6 +23,9 @@ import {
   AUTH_FAILURE_CODES,
   apiServerErrorRate,
   businessMetric,
+  indexBuildMetric,
+  indexBuildRate,
+  indexBuildRunsFailed,
   METRIC_PERIOD,
   type ServiceMetricSources,
   sumOf,
@@ -34,6 +38,8 @@ export interface ServiceDashboardProps extends ServiceMetricSources {
   hookFunctions?: readonly string[];
   /** The change log's and webhooks' metrics (lib/change-log-functions.ts). */
   changeLog: Record<'deliveries' | 'failures' | 'parked' | 'oldestAge' | 'lag', IMetric>;
+  /** The index jobs' state machine: its runs beside the jobs' own metrics. */
+  indexBuilds?: IStateMachine;
 }
 
 /**
@@ -235,6 +241,25 @@ export class ServiceDashboard extends Construct {
       graph('Oldest undelivered event (s)', [changes.oldestAge], 6),
       graph('Change log lag: stream iterator age (ms)', [changes.lag], 6),
     );
+    if (props.indexBuilds) {
+      this.dashboard.addWidgets(
+        section('## Index builds (records done, rate, errors; `das indexes` shows each index)'),
+      );
+      this.dashboard.addWidgets(
+        graph('Index jobs: records done and keys written', [
+          indexBuildMetric(ns, 'records', 'Sum', 'records done'),
+          indexBuildMetric(ns, 'writes', 'Sum', 'index keys written'),
+          indexBuildMetric(ns, 'pending', 'Maximum', 'indexes pending'),
+        ]),
+        graph('Index jobs: records per second', [indexBuildRate(ns)]),
+        graph('Index jobs: errors, throttles, failed runs', [
+          indexBuildMetric(ns, 'errors', 'Sum', 'step errors'),
+          indexBuildMetric(ns, 'throttles', 'Sum', 'writes throttled'),
+          indexBuildMetric(ns, 'conflicts', 'Sum', 'writes redone (record changed)'),
+          indexBuildRunsFailed(props.indexBuilds),
+        ]),
+      );
+    }
 
     const hooked = props.hookFunctions ?? [];
     if (hooked.length === 0) return;

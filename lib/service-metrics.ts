@@ -7,8 +7,9 @@ import { Duration } from 'aws-cdk-lib';
 import type { RestApi } from 'aws-cdk-lib/aws-apigateway';
 import { MathExpression, Metric } from 'aws-cdk-lib/aws-cloudwatch';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { ErrorCode } from '../shared/contract/errors';
-import { ERROR_CODE_DIMENSION } from '../shared/observability/request-log';
+import { ERROR_CODE_DIMENSION, INDEX_BUILD_METRICS } from '../shared/observability/request-log';
 import type { OperationFunction } from './operation-function';
 
 export const METRIC_PERIOD = Duration.minutes(5);
@@ -120,5 +121,59 @@ export function tableThrottles(tables: ServiceMetricSources['tables']): MathExpr
       table.metric('WriteThrottleEvents', { statistic: 'Sum', period: METRIC_PERIOD }),
     ]),
     'DynamoDB throttle events (all tables)',
+  );
+}
+
+/** An index job metric (request-log.ts, `logIndexJobWork`): published without dimensions. */
+export function indexBuildMetric(
+  namespace: string,
+  name: keyof typeof INDEX_BUILD_METRICS,
+  statistic: string,
+  label: string,
+  period = METRIC_PERIOD,
+): Metric {
+  return new Metric({ namespace, metricName: INDEX_BUILD_METRICS[name], statistic, period, label });
+}
+
+/** Records the index jobs processed per second, over each period. */
+export function indexBuildRate(namespace: string): MathExpression {
+  return new MathExpression({
+    expression: 'FILL(records, 0) / PERIOD(records)',
+    usingMetrics: { records: indexBuildMetric(namespace, 'records', 'Sum', '') },
+    label: 'records per second',
+    period: METRIC_PERIOD,
+  });
+}
+
+/** How long index work may go without a record processed before the stalled-build alarm counts a period. */
+export const INDEX_BUILD_STALL_PERIOD = Duration.minutes(15);
+
+/**
+ * 1 in a period where indexes were still pending (the last `next` said so) and no index job processed a record:
+ * a build or a drop that stopped making progress. Waits between steps are minutes at most, so a whole period
+ * without a record is a job that is failing or gone.
+ */
+export function indexBuildStalled(namespace: string): MathExpression {
+  return new MathExpression({
+    expression: 'IF(FILL(pending, REPEAT) > 0 AND FILL(records, 0) == 0, 1, 0)',
+    usingMetrics: {
+      pending: indexBuildMetric(namespace, 'pending', 'Maximum', '', INDEX_BUILD_STALL_PERIOD),
+      records: indexBuildMetric(namespace, 'records', 'Sum', '', INDEX_BUILD_STALL_PERIOD),
+    },
+    label: 'index work pending without progress',
+    period: INDEX_BUILD_STALL_PERIOD,
+  });
+}
+
+/** Runs of the index jobs' state machine that ended failed, timed out or aborted. */
+export function indexBuildRunsFailed(stateMachine: IStateMachine): MathExpression {
+  return sumOf(
+    [
+      stateMachine.metricFailed({ statistic: 'Sum', period: METRIC_PERIOD }),
+      stateMachine.metricTimedOut({ statistic: 'Sum', period: METRIC_PERIOD }),
+      stateMachine.metricAborted({ statistic: 'Sum', period: METRIC_PERIOD }),
+    ],
+    'index job runs failed, timed out or aborted',
+    'sfn',
   );
 }

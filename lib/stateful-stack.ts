@@ -28,6 +28,7 @@ import {
   QUOTA_TABLE,
   RECORDS_TABLE,
   type TableDefinition,
+  tableNameFor,
 } from '../shared/storage/table-definitions';
 import { acknowledge } from './nag-acknowledgements';
 import { ServiceKey } from './service-key';
@@ -78,10 +79,8 @@ function attribute(key: KeyAttribute): { name: string; type: AttributeType } {
   return { name: key.name, type: ATTRIBUTE_TYPES[key.type] };
 }
 
-/** The physical table name of a definition in a stage, e.g. `data-access-service-dev-records`. */
-export function tableNameFor(stage: string, definition: TableDefinition): string {
-  return `data-access-service-${stage}-${definition.logicalName.toLowerCase()}`;
-}
+/** The physical table name of a definition in a stage (storage's rule, which the tools share). */
+export { tableNameFor };
 
 /** The secret name prefix of a stage; the runtime reads it from SECRET_PREFIX. */
 export function secretPrefixFor(stage: string): string {

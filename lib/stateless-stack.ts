@@ -21,6 +21,7 @@ import { MAX_BODY_BYTES } from '../shared/http/body-middleware';
 import { CatalogDeployment } from './catalog-deployment';
 import { ChangeLogFunctions } from './change-log-functions';
 import type { DeploymentSettings } from './deployment-settings';
+import { IndexBuilds } from './index-builds';
 import { acknowledge } from './nag-acknowledgements';
 import { type BundleAsset, OperationFunction } from './operation-function';
 import { ServiceAlarms } from './service-alarms';
@@ -62,6 +63,8 @@ export const OPERATION_SIZING: Record<OperationName, { memorySize: number; timeo
   'execute-sql': { memorySize: 3072, timeout: Duration.seconds(28) },
   // The change feed: a query of the change log per readable dataset, merged; pages of at most 500 events.
   changes: { memorySize: 1024, timeout: Duration.seconds(15) },
+  // The index status: the catalog, and one read of each index job's progress.
+  indexes: { memorySize: 512, timeout: Duration.seconds(10) },
   // Client-key mode's "who am I": a catalog lookup and the quota write.
   'login-user-info': { memorySize: 512, timeout: Duration.seconds(10) },
   // A backend function's description and version: a catalog lookup and the quota write, like loginUserInfo.
@@ -80,6 +83,7 @@ export class StatelessStack extends Stack {
   readonly operations: OperationFunction[];
   readonly api: ServiceApi;
   readonly catalogDeployment: CatalogDeployment;
+  readonly indexBuilds: IndexBuilds;
   readonly alarms: ServiceAlarms;
   readonly dashboard: ServiceDashboard;
   readonly changeLog: ChangeLogFunctions;
@@ -157,13 +161,32 @@ export class StatelessStack extends Stack {
     });
 
     this.catalogDeployment = new CatalogDeployment(this, 'CatalogDeployment', {
+      stage: settings.stage,
       catalogTableName: resources.tables.catalog.tableName,
+      records: resources.tables.records,
       config: props.config,
       projectRoot: props.projectRoot,
       logRetention,
       logRemovalPolicy,
       ...(encryptionKey ? { logEncryptionKey: encryptionKey } : {}),
     });
+
+    this.indexBuilds = new IndexBuilds(this, 'IndexBuilds', {
+      stage: settings.stage,
+      projectRoot: props.projectRoot,
+      tables: { records: resources.tables.records, catalog: resources.tables.catalog },
+      metricNamespace: settings.metricNamespace,
+      writesPerSecond: settings.indexBuildWritesPerSecond,
+      concurrency: settings.indexBuildConcurrency,
+      maxSegments: settings.indexBuildMaxSegments,
+      logRetention,
+      logRemovalPolicy,
+      ...(encryptionKey ? { encryptionKey } : {}),
+    });
+    // The configuration is applied (or refused) before any function changes: every function depends on it.
+    for (const operation of this.operations) operation.node.addDependency(this.catalogDeployment.resource);
+    this.indexBuilds.node.addDependency(this.catalogDeployment.resource);
+    this.catalogDeployment.startIndexBuilds(this.indexBuilds.stateMachine);
 
     const topic = this.createAlarmTopic(settings, encryptionKey);
     if (topic) this.alarmTopic = topic;
@@ -183,6 +206,7 @@ export class StatelessStack extends Stack {
       latencyAlarmP99Ms: settings.latencyAlarmP99Ms,
       authFailureAlarmThreshold: settings.authFailureAlarmThreshold,
       recordIndexNames: resources.tables.records.definition.globalSecondaryIndexes.map((index) => index.indexName),
+      indexBuilds: this.indexBuilds.stateMachine,
       ...(topic ? { topic } : {}),
     });
     this.changeLog = new ChangeLogFunctions(this, 'ChangeLog', {
@@ -201,6 +225,7 @@ export class StatelessStack extends Stack {
       alarms: [...this.alarms.alarms, ...this.changeLog.alarms],
       hookFunctions: [...new Set((props.config.hooks ?? []).map((hook) => hook.function))],
       changeLog: this.changeLog.metrics(settings.metricNamespace),
+      indexBuilds: this.indexBuilds.stateMachine,
     });
   }
 

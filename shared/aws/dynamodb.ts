@@ -66,6 +66,32 @@ export function dynamoDocumentClient(): DynamoDBDocumentClient {
   return client;
 }
 
+let indexJobClient: DynamoDBDocumentClient | undefined;
+
+/**
+ * The document client of the index jobs' function: the endpoint its own environment names (AWS's when none), and
+ * more retries than a request's, since a job's step can afford to wait.
+ */
+export function indexJobDocumentClient(env: {
+  dynamodbEndpoint?: string;
+  dynamodbRegion?: string;
+  awsCredentialsConfigured: boolean;
+  tracing: boolean;
+}): DynamoDBDocumentClient {
+  indexJobClient ??= createDocumentClient(
+    traced(
+      new DynamoDBClient({
+        ...(env.dynamodbEndpoint
+          ? endpointClientConfig(env.dynamodbEndpoint, env.dynamodbRegion ?? 'local', env.awsCredentialsConfigured)
+          : {}),
+        maxAttempts: 5,
+      }),
+      env.tracing,
+    ),
+  );
+  return indexJobClient;
+}
+
 let deploymentClient: DynamoDBDocumentClient | undefined;
 
 /**

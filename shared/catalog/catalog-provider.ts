@@ -4,14 +4,28 @@
  */
 import { Catalog } from './catalog';
 import type { FunctionVersions } from './function-versions';
+import type { IndexRegistry } from './index-registry';
 import type { CatalogConfig } from './schema';
 
-/** What a deployment stored: the configuration and the versions of its backend functions. */
+/** What a deployment stored: the configuration, the versions of its backend functions and its indexes. */
 export interface DeployedCatalog {
   config: CatalogConfig;
   functionVersions: FunctionVersions;
+  indexes: IndexRegistry;
   /** When it was deployed (epoch ms): a webhook a receiver disabled stays disabled until a later deploy. */
   deployedAt?: number;
+}
+
+/** How long a container serves its copy of the catalog before reading it again. */
+export const CATALOG_TTL_MS = 60_000;
+
+/**
+ * The oldest copy a container serves while reading a new one fails: twice its cache time. Bounded tightly: a
+ * configuration change is only complete once no function serves the configuration before it (an index build
+ * waits for that, see shared/indexing/), and a revoked key stops working within this time.
+ */
+export function maxStaleFor(ttlMs: number): number {
+  return 2 * ttlMs;
 }
 
 export interface CatalogProvider {
@@ -34,8 +48,8 @@ export class CachedCatalogProvider implements CatalogProvider {
   private readonly now: () => number;
 
   constructor(private readonly options: CachedCatalogOptions) {
-    this.ttl = options.ttlMs ?? 60_000;
-    this.maxStale = options.maxStaleMs ?? 60 * 60_000;
+    this.ttl = options.ttlMs ?? CATALOG_TTL_MS;
+    this.maxStale = options.maxStaleMs ?? maxStaleFor(this.ttl);
     this.now = options.now ?? Date.now;
   }
 
@@ -58,7 +72,7 @@ export class CachedCatalogProvider implements CatalogProvider {
         if (!loaded) throw new Error('no catalog has been deployed');
         const catalog =
           'config' in loaded
-            ? new Catalog(loaded.config, loaded.functionVersions, loaded.deployedAt)
+            ? new Catalog(loaded.config, loaded.functionVersions, loaded.deployedAt, loaded.indexes)
             : new Catalog(loaded);
         this.cached = { catalog, loadedAt: this.now() };
         return catalog;

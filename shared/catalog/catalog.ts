@@ -1,9 +1,10 @@
 /**
- * Lookups over a validated configuration: applications, datasets, grants, registered queries and backend
- * functions (with the versions their deployments gave them), with the defaults of the contract filled in. Built
- * once per configuration version and shared by every request.
+ * Lookups over a validated configuration: applications, datasets (with the indexes the store has built for them),
+ * grants, registered queries and backend functions (with the versions their deployments gave them), with the
+ * defaults of the contract filled in. Built once per configuration version and shared by every request.
  */
 import type { FunctionVersion, FunctionVersions } from './function-versions';
+import { type DatasetIndexes, datasetIndexes, type IndexRegistry, initialIndexRegistry } from './index-registry';
 import type {
   ApplicationConfig,
   CatalogConfig,
@@ -33,6 +34,8 @@ export interface Dataset {
   name: string;
   fields: readonly FieldConfig[];
   fieldsByName: ReadonlyMap<string, FieldConfig>;
+  /** Its indexes as the store has them: which the planner may use, which every write keeps up to date. */
+  indexes: DatasetIndexes;
 }
 
 /** A backend function as deployed: its configuration and, in a deployed catalog, its version. */
@@ -54,11 +57,16 @@ export class Catalog {
   private readonly queriesById = new Map<string, QueryConfig>();
   private readonly functions = new Map<string, FunctionConfig>();
 
+  /**
+   * `indexes`: the registry the store keeps beside the configuration (shared/catalog/index-registry.ts); without
+   * one (a configuration in hand that no store applied), every indexed field counts as complete.
+   */
   constructor(
     readonly config: CatalogConfig,
     private readonly functionVersions: FunctionVersions = {},
     /** When the deployment wrote it (epoch ms); 0 for a catalog built from a configuration in hand. */
     readonly deployedAt = 0,
+    indexes: IndexRegistry = initialIndexRegistry(config),
   ) {
     this.timeZone = config.timeZone ?? 'UTC';
     this.defaultPageSize = config.defaultPageSize ?? 20;
@@ -73,7 +81,7 @@ export class Catalog {
         config: app,
       });
     }
-    for (const dataset of config.datasets) this.datasets.set(dataset.datasetCode, toDataset(dataset));
+    for (const dataset of config.datasets) this.datasets.set(dataset.datasetCode, toDataset(dataset, indexes));
     for (const query of config.queries ?? []) {
       this.queriesByCode.set(`${query.appCode}/${query.sqlCode}`, query);
       if (query.id !== undefined) this.queriesById.set(`${query.appCode}/${query.id}`, query);
@@ -128,12 +136,17 @@ export class Catalog {
   }
 }
 
-export function toDataset(config: DatasetConfig): Dataset {
+/** A dataset of the configuration; its indexes from `registry` (default: every indexed field complete). */
+export function toDataset(
+  config: DatasetConfig,
+  registry: IndexRegistry = initialIndexRegistry({ applications: [], datasets: [config] }),
+): Dataset {
   return {
     datasetCode: config.datasetCode,
     appCode: config.appCode,
     name: config.name ?? config.datasetCode,
     fields: config.fields,
     fieldsByName: new Map(config.fields.map((field) => [field.name, field])),
+    indexes: datasetIndexes(registry[config.datasetCode]),
   };
 }

@@ -128,13 +128,14 @@ function pipelineFor(
       // Authentication has resolved the caller and the catalog, or thrown; the operation sees no HTTP state.
       const { catalog, caller } = authenticated(request) as NonNullable<ReturnType<typeof authenticated>>;
       const granted = access.accessOf(request);
-      const { records, lists, bookkeeping, recordBatches, idempotency, changeLog } = lazy();
+      const { records, lists, bookkeeping, recordBatches, idempotency, changeLog, indexBuilds } = lazy();
       const ports: OperationPorts = {
         records,
         lists,
         bookkeeping,
         recordBatches,
         idempotency,
+        indexBuilds,
         ...(changeLog ? { changeLog } : {}),
       };
       const remaining = typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : 0;

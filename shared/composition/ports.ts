@@ -15,6 +15,7 @@ import { environment } from '../runtime/environment';
 import { DatasetBookkeeping } from '../storage/dataset-bookkeeping';
 import { EventStore } from '../storage/event-store';
 import { IdempotencyStore } from '../storage/idempotency-store';
+import { IndexBuildStore } from '../storage/index-build-store';
 import { ListReader } from '../storage/list-reader';
 import { DynamoNonceStore, type NonceStore } from '../storage/nonce-store';
 import { QuotaStore } from '../storage/quota-store';
@@ -31,6 +32,8 @@ export interface RuntimePorts {
   recordBatches: RecordBatchStore;
   /** Requests sent with an Idempotency-Key (kept in the records table). */
   idempotency: IdempotencyStore;
+  /** Index builds' progress (kept in the catalog table). */
+  indexBuilds: IndexBuildStore;
   quota: QuotaStore;
   /** The change log, read by the feed (docs/interface.md §18); absent where EVENTS_TABLE is not set. */
   changeLog?: EventStore;
@@ -59,7 +62,10 @@ export function runtimePorts(): RuntimePorts {
           defaultSecretId: env.defaultSecretId as string,
         });
   ports = {
-    catalog: new CachedCatalogProvider({ load: () => readDeployedCatalog(client, env.catalogTable) }),
+    catalog: new CachedCatalogProvider({
+      load: () => readDeployedCatalog(client, env.catalogTable),
+      ...(env.catalogCacheMs === undefined ? {} : { ttlMs: env.catalogCacheMs }),
+    }),
     keys,
     records: new RecordStore(client, env.recordsTable),
     lists: new ListReader(
@@ -70,6 +76,7 @@ export function runtimePorts(): RuntimePorts {
     bookkeeping: new DatasetBookkeeping(client, env.recordsTable),
     recordBatches: new RecordBatchStore(client, env.recordsTable),
     idempotency: new IdempotencyStore(client, env.recordsTable),
+    indexBuilds: new IndexBuildStore(client, { records: env.recordsTable, catalog: env.catalogTable }),
     quota: new QuotaStore(dynamoClient(), env.quotaTable),
     ...(env.eventsTable ? { changeLog: new EventStore(client, env.eventsTable, env.changeSettleMs) } : {}),
     nonces: new DynamoNonceStore(client, env.quotaTable),

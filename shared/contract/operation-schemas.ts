@@ -172,6 +172,44 @@ export const sqlResultSchema = z.object({
   execError: z.string().optional().describe('Why the SQL failed; present on failure'),
 });
 
+/** POST /openapi/data/indexes: the index status of the datasets the caller may read (docs/interface.md §17). */
+export const indexesRequestSchema = z.object({
+  appCode: envelopeCodes.appCode,
+  datasetCode: z
+    .optional(codeSchema)
+    .meta({ description: 'Only this dataset; signed like any other when sent', examples: ['orders'] }),
+});
+
+export const indexStatusSchema = z.object({
+  field: z.string().describe('The indexed field'),
+  state: z
+    .enum(['complete', 'building', 'waiting', 'dropping'])
+    .describe(
+      'complete: lists use it; building: records stored before are being indexed; waiting: every index slot is ' +
+        'taken until a dropped index frees one; dropping: lists no longer use it and its entries are being removed',
+    ),
+  percent: z.int().min(0).max(100).describe('How far it has come: 100 once complete'),
+  recordsDone: z.int().nullable().describe('Records its job has processed so far; null before its job starts'),
+  recordsTotal: z.int().nullable().describe('Records the dataset held when its job started; null before it starts'),
+  startedAt: timestampText
+    .meta({ examples: ['2024-05-01 09:30:00'] })
+    .nullable()
+    .describe('When its job started: YYYY-MM-DD HH:MM:SS'),
+  finishedAt: timestampText
+    .meta({ examples: ['2024-05-01 09:31:12'] })
+    .nullable()
+    .describe('When it became complete: YYYY-MM-DD HH:MM:SS'),
+});
+
+export const indexesResultSchema = z.object({
+  datasets: z.array(
+    z.object({
+      datasetCode: z.string(),
+      indexes: z.array(indexStatusSchema),
+    }),
+  ),
+});
+
 /** GET /client/user/loginUserInfo: the user a personal access key belongs to (docs/interface.md §14). */
 export const loginUserInfoSchema = z.object({
   id: z.string().describe("The user's userId"),
@@ -342,6 +380,12 @@ export const OPERATION_SCHEMAS = {
     errorCodes: DATA_CODES,
     summary: 'The change feed: events of the datasets the caller may read, oldest first, from a cursor',
   },
+  indexes: {
+    request: indexesRequestSchema,
+    data: indexesResultSchema,
+    errorCodes: [...COMMON_CODES, 1005, 1006],
+    summary: 'The indexes of the datasets the caller may read, and how far their builds have come',
+  },
   'login-user-info': {
     // A GET without a body: the personal access key alone says who is calling.
     request: z.object({}),
@@ -377,6 +421,7 @@ export type ExecuteSqlRequest = z.input<typeof executeSqlRequestSchema>;
 export type SqlResult = z.infer<typeof sqlResultSchema>;
 export type LoginUserInfo = z.infer<typeof loginUserInfoSchema>;
 export type BffEndpoint = z.infer<typeof bffEndpointSchema>;
+export type IndexesResult = z.infer<typeof indexesResultSchema>;
 export type ChangeEventShape = z.infer<typeof changeEventSchema>;
 export type ChangesPageShape = z.infer<typeof changesPageSchema>;
 export type FailureEnvelope = z.infer<typeof failureEnvelope>;

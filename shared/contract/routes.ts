@@ -100,6 +100,14 @@ export const ROUTES: readonly RouteDefinition[] = [
     readsChangeLog: true,
     writes: false,
   },
+  {
+    // The indexes of the datasets the caller may read and how far their builds have come (docs/interface.md §17):
+    // the catalog and the builds' progress, both in the catalog table.
+    ...wireRoute('indexes'),
+    functionFile: 'indexes',
+    writes: false,
+    readsRecords: false,
+  },
 ];
 
 /** The names of a path's `{name}` segments, in order: what a GET route reads instead of a body. */

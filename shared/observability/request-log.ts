@@ -143,6 +143,85 @@ export function logHookRuns(
   }
 }
 
+/** What one step of an index job did (shared/indexing/index-jobs.ts), for its log line and metrics. */
+export interface IndexJobWork {
+  step: 'next' | 'segment' | 'finish';
+  /** `next`: what it decided (scan, wait, done). */
+  decision?: string;
+  jobId?: string;
+  datasetCode?: string;
+  segment?: number;
+  /** Records read, records whose index keys were written, writes redone because the record had changed. */
+  records: number;
+  written: number;
+  conflicts: number;
+  /** Writes DynamoDB throttled (the segment slowed down). */
+  throttled: number;
+  readUnits: number;
+  writeUnits: number;
+  durationMs: number;
+  /** The step failed: its error's name and message (never record contents). */
+  error?: string;
+  /** `next`: indexes not complete yet (building, waiting or being dropped), all datasets together. */
+  pending?: number;
+}
+
+/** A step's record before it has done anything: every count at zero. */
+export function indexJobWorkOf(step: IndexJobWork['step']): IndexJobWork {
+  return { step, records: 0, written: 0, conflicts: 0, throttled: 0, readUnits: 0, writeUnits: 0, durationMs: 0 };
+}
+
+/** The metrics an index job step publishes (`logIndexJobWork`); the dashboard and the alarms read these names. */
+export const INDEX_BUILD_METRICS = {
+  records: 'indexBuildRecords',
+  writes: 'indexBuildWrites',
+  conflicts: 'indexBuildConflicts',
+  throttles: 'indexBuildThrottles',
+  errors: 'indexBuildErrors',
+  pending: 'indexBuildPending',
+} as const;
+
+/**
+ * One line per index job step, in embedded metric format without dimensions: records read, index keys written,
+ * writes redone, writes DynamoDB throttled, errors (0 or 1), and after each `next` the indexes still pending. The
+ * dashboard draws records done and their rate from them, and an alarm fires when pending work stops progressing.
+ */
+export function logIndexJobWork(work: IndexJobWork, namespace: string, now = Date.now()): void {
+  const metrics: string[] = [
+    INDEX_BUILD_METRICS.records,
+    INDEX_BUILD_METRICS.writes,
+    INDEX_BUILD_METRICS.conflicts,
+    INDEX_BUILD_METRICS.throttles,
+    INDEX_BUILD_METRICS.errors,
+  ];
+  if (work.pending !== undefined) metrics.push(INDEX_BUILD_METRICS.pending);
+  writeLogLine({
+    _aws: {
+      Timestamp: now,
+      CloudWatchMetrics: [
+        { Namespace: namespace, Dimensions: [[]], Metrics: metrics.map((Name) => ({ Name, Unit: 'Count' })) },
+      ],
+    },
+    level: work.error ? 'ERROR' : 'INFO',
+    operation: 'index-job',
+    step: work.step,
+    decision: work.decision,
+    jobId: work.jobId,
+    datasetCode: work.datasetCode,
+    segment: work.segment,
+    durationMs: round(work.durationMs),
+    readUnits: round(work.readUnits),
+    writeUnits: round(work.writeUnits),
+    indexBuildRecords: work.records,
+    indexBuildWrites: work.written,
+    indexBuildConflicts: work.conflicts,
+    indexBuildThrottles: work.throttled,
+    indexBuildErrors: work.error ? 1 : 0,
+    indexBuildPending: work.pending,
+    errorMessage: work.error,
+  });
+}
+
 function round(units: number): number {
   return Math.round(units * 100) / 100;
 }

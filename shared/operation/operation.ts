@@ -13,6 +13,7 @@ import type { DatasetBookkeeping } from '../storage/dataset-bookkeeping';
 import type { EventStore } from '../storage/event-store';
 import type { IdBlock } from '../storage/id-blocks';
 import type { IdempotencyStore } from '../storage/idempotency-store';
+import type { IndexBuildStore } from '../storage/index-build-store';
 import type { ListReader } from '../storage/list-reader';
 import type { RecordBatchStore } from '../storage/record-batch-store';
 import type { WriteOrigin } from '../storage/record-revisions';
@@ -39,6 +40,8 @@ export interface OperationPorts {
   recordBatches: RecordBatchStore;
   /** Requests sent with an Idempotency-Key. */
   idempotency: IdempotencyStore;
+  /** How far index builds have come (a 2001 names it, `das indexes` shows it). */
+  indexBuilds: IndexBuildStore;
   /** The change log, for the feed (docs/interface.md §18); absent where none is configured. */
   changeLog?: EventStore;
 }

@@ -14,9 +14,10 @@ import { readParamMap } from '../operation/param-map';
 import { allOf, filterFields, type ListQuery, MATCH_ALL } from '../records/list-query';
 import { type ApiRecord, toApiRecord } from '../records/record-codec';
 import { assertEvaluable } from '../storage/filter-expression';
-import { countSlotKey, indexLayout } from '../storage/index-attributes';
+import { countSlotKey, type IndexSlot, indexLayout } from '../storage/index-attributes';
 import { countSlotValues } from '../storage/value-counter';
-import { executeListPlan } from './list-executor';
+import { buildingIndexAdvice } from './building-indexes';
+import { executeListPlan, ListBudgetExceeded } from './list-executor';
 import { parseListParams } from './list-params';
 import { pageStartCache } from './page-start-cache';
 import { planListQuery } from './query-planner';
@@ -77,6 +78,13 @@ export const getListOperation: Operation = {
     // A filter the store could not evaluate is refused before anything is read (docs/interface.md §7).
     assertEvaluable(query.filter);
     const layout = indexLayout(dataset);
+    // Only the complete indexes whose totals count every record answer from them; the others count their keys.
+    const exactTotals = new Set(
+      [...dataset.indexes.queryable.values()]
+        .filter((index) => dataset.indexes.exactTotals.has(index.build))
+        .map((index) => layout.get(index.field))
+        .filter((slot): slot is IndexSlot => slot !== undefined),
+    );
     const plan = planListQuery(query, layout);
     const at = now();
     const result = await executeListPlan(plan, query, {
@@ -90,17 +98,21 @@ export const getListOperation: Operation = {
       nameable: new Set([...filterFields(parsed.filter), ...parsed.sort.map((key) => key.field.name)]),
       countPath: async (path) => {
         const slot = layout.get(path.field);
-        if (!slot) return undefined;
+        if (!slot || !exactTotals.has(slot)) return undefined;
         const counted = countSlotKey(slot);
         return countSlotValues(ports.bookkeeping, {
           datasetCode: dataset.datasetCode,
           slot: counted,
-          otherSlots: [...layout.values()].map(countSlotKey).filter((other) => other !== counted),
+          otherSlots: [...exactTotals].map(countSlotKey).filter((other) => other !== counted),
           intervals: path.intervals,
           now: at,
           meter: telemetry.capacity,
         });
       },
+    }).catch(async (error: unknown) => {
+      // A field whose index is being built is named with how far the build has come (docs/interface.md §17).
+      if (!(error instanceof ListBudgetExceeded)) throw error;
+      throw await buildingIndexAdvice(error, dataset, ports.indexBuilds, telemetry.capacity);
     });
     const selected = parsed.select ? new Set(['id', ...parsed.select]) : undefined;
     const narrow = (record: ApiRecord): ApiRecord =>

@@ -90,13 +90,30 @@ function tooBroad(
   );
 }
 
-function budgetExceeded(plan: ListPlan, budget: number, nameable?: ReadonlySet<string>): QueryTimeoutError {
-  const named = plan.unindexedFields.filter((name) => !nameable || nameable.has(name));
-  const fields = named.map((name) => `'${name}'`).join(', ');
-  const advice = fields
-    ? `no index serves ${fields}: mark ${named.length > 1 ? 'one of them' : 'it'} as indexed in the dataset, or add a condition on an indexed field`
-    : 'add a narrower condition on an indexed field';
-  return new QueryTimeoutError(`the query would read more than ${budget} capacity units; ${advice}`);
+/** A list read past its budget (2001); names the fields without a complete index that the caller may see. */
+export class ListBudgetExceeded extends QueryTimeoutError {
+  constructor(
+    readonly budget: number,
+    readonly unindexedFields: readonly string[],
+    message = ListBudgetExceeded.advise(budget, unindexedFields),
+  ) {
+    super(message);
+  }
+
+  static advise(budget: number, fields: readonly string[]): string {
+    const named = fields.map((name) => `'${name}'`).join(', ');
+    const advice = named
+      ? `no index serves ${named}: mark ${fields.length > 1 ? 'one of them' : 'it'} as indexed in the dataset, or add a condition on an indexed field`
+      : 'add a narrower condition on an indexed field';
+    return `the query would read more than ${budget} capacity units; ${advice}`;
+  }
+}
+
+function budgetExceeded(plan: ListPlan, budget: number, nameable?: ReadonlySet<string>): ListBudgetExceeded {
+  return new ListBudgetExceeded(
+    budget,
+    plan.unindexedFields.filter((name) => !nameable || nameable.has(name)),
+  );
 }
 
 /** What BatchGetItem charges per record of up to 4 KB (eventually consistent). */

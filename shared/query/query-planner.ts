@@ -51,6 +51,8 @@ export type AccessPath =
       kind: 'index';
       indexName: string;
       attribute: string;
+      /** The build's tag: every key of the index starts with it (the intervals are of what follows). */
+      tag: string;
       field: string;
       /** Disjoint, in ascending key order. */
       intervals: KeyInterval[];
@@ -258,6 +260,7 @@ function indexPath(slot: IndexSlot, intervals: KeyInterval[], direction: SortDir
     kind: 'index',
     indexName: slot.indexName,
     attribute: slot.attribute,
+    tag: slot.tag,
     field: slot.field,
     intervals,
     direction,

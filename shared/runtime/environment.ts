@@ -55,6 +55,11 @@ export interface Environment {
   listReadBudget?: number;
   /** Browser callers (pre-generated tokens): the origin allowed to read responses, e.g. `*` or `https://app.example.com`. */
   corsAllowOrigin?: string;
+  /**
+   * How long a container serves its copy of the catalog (`CATALOG_CACHE_MS`; 60 s without it). The local server
+   * sets a second: its index jobs then wait seconds, not minutes, for every handler to serve a change.
+   */
+  catalogCacheMs?: number;
 }
 
 function required(env: NodeJS.ProcessEnv, name: string, why: string): string {
@@ -128,6 +133,14 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
     }
     result.listReadBudget = units;
   }
+  const cache = optional(env, 'CATALOG_CACHE_MS');
+  if (cache !== undefined) {
+    const ms = Number(cache);
+    if (!Number.isInteger(ms) || ms <= 0) {
+      throw new MissingEnvironmentError('CATALOG_CACHE_MS', `a positive whole number of milliseconds, not '${cache}'`);
+    }
+    result.catalogCacheMs = ms;
+  }
   const eventsTable = optional(env, 'EVENTS_TABLE');
   if (eventsTable) result.eventsTable = eventsTable;
   const deliveryQueueUrl = optional(env, 'DELIVERY_QUEUE_URL');
@@ -144,6 +157,51 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
   }
   const corsAllowOrigin = optional(env, 'CORS_ALLOW_ORIGIN');
   if (corsAllowOrigin) result.corsAllowOrigin = corsAllowOrigin;
+  const endpoint = optional(env, 'DYNAMODB_ENDPOINT');
+  if (endpoint) {
+    result.dynamodbEndpoint = endpoint;
+    result.dynamodbRegion = endpointTarget(env).region;
+  }
+  return result;
+}
+
+/** The environment of the index jobs' function (lib/index-builds.ts): the tables and the jobs' pace. */
+export interface IndexJobEnvironment {
+  recordsTable: string;
+  catalogTable: string;
+  metricNamespace: string;
+  tracing: boolean;
+  /** Writes a second one job may make, its segments together (`INDEX_BUILD_WRITES_PER_SECOND`). */
+  writesPerSecond: number;
+  /** Segments that run at once (`INDEX_BUILD_CONCURRENCY`: the state machine's map concurrency). */
+  concurrency: number;
+  /** At most this many segments per dataset (`INDEX_BUILD_MAX_SEGMENTS`). */
+  maxSegments: number;
+  dynamodbEndpoint?: string;
+  dynamodbRegion?: string;
+  awsCredentialsConfigured: boolean;
+}
+
+function positiveNumber(env: NodeJS.ProcessEnv, name: string, why: string): number {
+  const text = required(env, name, why);
+  const value = Number(text);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new MissingEnvironmentError(name, `a positive number, not '${text}'`);
+  return value;
+}
+
+export function readIndexJobEnvironment(env: NodeJS.ProcessEnv = process.env): IndexJobEnvironment {
+  const result: IndexJobEnvironment = {
+    recordsTable: required(env, 'RECORDS_TABLE', 'the records table name'),
+    catalogTable: required(env, 'CATALOG_TABLE', 'the catalog table name'),
+    metricNamespace: optional(env, 'METRIC_NAMESPACE') ?? 'DataAccessService',
+    tracing:
+      optional(env, 'AWS_LAMBDA_FUNCTION_NAME') !== undefined && optional(env, 'AWS_XRAY_DAEMON_ADDRESS') !== undefined,
+    writesPerSecond: positiveNumber(env, 'INDEX_BUILD_WRITES_PER_SECOND', 'the writes a second of one index job'),
+    concurrency: positiveNumber(env, 'INDEX_BUILD_CONCURRENCY', 'the segments of an index job that run at once'),
+    maxSegments: positiveNumber(env, 'INDEX_BUILD_MAX_SEGMENTS', 'the most segments of a dataset in an index job'),
+    awsCredentialsConfigured: endpointTarget(env).credentialsConfigured,
+  };
   const endpoint = optional(env, 'DYNAMODB_ENDPOINT');
   if (endpoint) {
     result.dynamodbEndpoint = endpoint;

@@ -124,9 +124,24 @@ export function idempotencyItemKey(appCode: string, idempotencyKey: string): Rec
   return { [RecordAttr.partitionKey]: `idem#${appCode}#${idempotencyKey}`, [RecordAttr.sortKey]: 'request' };
 }
 
-/** The catalog table's one item: the current deployed configuration. */
+/** The catalog table's main item: the configuration applied last, and its datasets' index registry. */
 export function catalogKey(): Record<string, string> {
   return { [CATALOG_TABLE.partitionKey.name]: 'catalog#current' };
+}
+
+/** An index job's definition (shared/indexing/), in the catalog table beside the catalog it works for. */
+export function indexJobKey(jobId: string): Record<string, string> {
+  return { [CATALOG_TABLE.partitionKey.name]: `indexjob#${jobId}` };
+}
+
+/** How far one segment of an index job has read: where to resume after a crash or a redeploy. */
+export function indexJobSegmentKey(jobId: string, datasetCode: string, segment: number): Record<string, string> {
+  return { [CATALOG_TABLE.partitionKey.name]: `indexjob#${jobId}#${datasetCode}#${segment}` };
+}
+
+/** How many records of a dataset an index job has processed, all its segments together. */
+export function indexJobProgressKey(jobId: string, datasetCode: string): Record<string, string> {
+  return { [CATALOG_TABLE.partitionKey.name]: `indexjob#${jobId}#${datasetCode}` };
 }
 
 /**

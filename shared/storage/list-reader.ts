@@ -114,12 +114,13 @@ export class ListReader {
   }
 
   /**
-   * Keys of a generic index within one interval, in key order (`desc`: reversed). Keys-only, so a read
-   * costs about 0.5 units per 4 KB of keys however large the records are.
+   * Keys of a generic index within one interval of one build's keys (`index.tag` followed by the interval), in
+   * key order (`desc`: reversed). Keys-only, so a read costs about 0.5 units per 4 KB of keys however large the
+   * records are.
    */
   async queryIndexKeys(
     datasetCode: string,
-    index: { indexName: string; attribute: string },
+    index: { indexName: string; attribute: string; tag: string },
     interval: KeyInterval,
     direction: 'asc' | 'desc',
     options: {
@@ -133,7 +134,9 @@ export class ListReader {
     meter: CapacityMeter,
   ): Promise<IndexKey[]> {
     const { limit, keep } = options;
-    const range = keyRange('#ix', index.attribute, interval, direction);
+    // Keys of this build only: every key it wrote starts with its tag, and no tag is a prefix of another's.
+    const tagged = { lower: index.tag + interval.lower, upper: index.tag + interval.upper };
+    const range = keyRange('#ix', index.attribute, tagged, direction);
     if (range === 'empty') return [];
     const page = range.past ? ONE_SIDED_PAGE : undefined;
     // Filtering by id, a call reads more keys than it keeps: its Limit follows the share kept so far, and under a

@@ -168,3 +168,11 @@ export const QUOTA_TABLE: TableDefinition = {
 };
 
 export const TABLES = [RECORDS_TABLE, CATALOG_TABLE, QUOTA_TABLE, EVENTS_TABLE] as const;
+
+/**
+ * The physical table name of a definition in a deployed stage, e.g. `data-access-service-dev-records`: the stacks
+ * name the tables so, and tools that read a deployment's tables (`das config plan --stage`) find them so.
+ */
+export function tableNameFor(stage: string, definition: TableDefinition): string {
+  return `data-access-service-${stage}-${definition.logicalName.toLowerCase()}`;
+}

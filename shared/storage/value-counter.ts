@@ -55,9 +55,12 @@
  *
  * A slot's totals start once for a dataset whose records were all written with claims (it holds none, or its
  * oldest record's creating claim carries the slot): from the first position. A slot of a dataset holding
- * records written before change items existed has none (its totals count index keys, as before) until an index
- * build counts its records; that build's contribution (a scanned record counts at the build's start position
- * when its `@cpos` is at or before it, else from the claims after) is not written yet.
+ * records written before change items existed has none (its totals count index keys, as before). A slot is one
+ * index build (`countSlotKey`): the caller asks only for builds that were complete from the moment they were made
+ * (`exactTotals` in catalog/index-registry.ts). A build a job ran over stored records has claims of the writes
+ * since it was made only, and the oldest-record test alone would not see a record a function still serving the
+ * earlier configuration wrote without the build's key. Counting what the job scans (a scanned record counts at
+ * the build's start position when its `@cpos` is at or before it, else from the claims after) is not written yet.
  */
 import type { CapacityMeter } from '../observability/capacity-meter';
 import { compareCodePoints, countKeyPlace, type KeyInterval } from '../records/value-encoding';

@@ -69,6 +69,8 @@ export interface HarnessOptions {
    * beside the bundles of the operations that configuration hooks).
    */
   sources?: boolean;
+  /** Run the local server's index jobs (default); a test that drives them step by step turns them off. */
+  indexJobs?: boolean;
   /** The local server's change settle time and webhook retry scale (bin/local-server.ts). */
   changeSettleMs?: number;
   webhookRetryScale?: number;
@@ -109,6 +111,7 @@ export class ServiceHarness {
       configFile: this.configFile,
       port: 0,
       logSink: sink,
+      ...(this.options.indexJobs === false ? { runIndexJobs: false } : {}),
       ...(this.options.changeSettleMs === undefined ? {} : { changeSettleMs: this.options.changeSettleMs }),
       ...(this.options.webhookRetryScale === undefined ? {} : { webhookRetryScale: this.options.webhookRetryScale }),
       loadHandler:
@@ -132,7 +135,7 @@ export class ServiceHarness {
   }
 
   /** A client of the server's store (embedded or not) and its table names, to prepare or inspect items directly. */
-  dynamo(): { client: DynamoDBDocumentClient; tables: { quota: string; records: string } } {
+  dynamo(): { client: DynamoDBDocumentClient; tables: { quota: string; records: string; catalog: string } } {
     const env = environment();
     this.store ??= createDocumentClient(
       new DynamoDBClient(
@@ -143,7 +146,10 @@ export class ServiceHarness {
         ),
       ),
     );
-    return { client: this.store, tables: { quota: env.quotaTable, records: env.recordsTable } };
+    return {
+      client: this.store,
+      tables: { quota: env.quotaTable, records: env.recordsTable, catalog: env.catalogTable },
+    };
   }
 
   /** Resolves once every change made so far is in the change log and every webhook delivery due now is made. */

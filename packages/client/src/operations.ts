@@ -15,6 +15,7 @@ export type OperationName =
   | 'update'
   | 'execute-sql'
   | 'changes'
+  | 'indexes'
   | 'login-user-info'
   | 'bff-endpoint';
 
@@ -26,7 +27,7 @@ export interface OperationRoute {
   method: 'POST' | 'GET';
   /** `{name}` segments are filled in from the request's fields (`pathWith`). */
   path: string;
-  /** Data operations sign and send a dataset code; custom SQL may. */
+  /** Data operations sign and send a dataset code; custom SQL and the index status may. */
   requiresDataset: boolean;
 }
 
@@ -40,6 +41,7 @@ export const OPERATIONS: readonly OperationRoute[] = [
   { operation: 'execute-sql', method: 'POST', path: '/api/custom/executeSql', requiresDataset: false },
   // The change feed (§18): every dataset the caller may read, or the one a datasetCode names.
   { operation: 'changes', method: 'POST', path: '/openapi/data/changes', requiresDataset: false },
+  { operation: 'indexes', method: 'POST', path: '/openapi/data/indexes', requiresDataset: false },
 ];
 
 /** Answers the user a personal access key belongs to; client-key mode only. */

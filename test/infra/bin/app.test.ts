@@ -26,6 +26,9 @@ describe('deployment settings from context', () => {
       customerManagedKey: false,
       latencyAlarmP99Ms: 3000,
       authFailureAlarmThreshold: 100,
+      indexBuildWritesPerSecond: 250,
+      indexBuildConcurrency: 8,
+      indexBuildMaxSegments: 64,
     });
   });
 
@@ -83,6 +86,9 @@ describe('deployment settings from context', () => {
         provisionedConcurrency: 'get-one=2, create=1',
         customerManagedKey: 'true',
         authFailureAlarmThreshold: '40',
+        indexBuildWritesPerSecond: '500',
+        indexBuildConcurrency: '4',
+        indexBuildMaxSegments: '16',
       }),
     ).toEqual({
       stage: 'prod',
@@ -105,6 +111,9 @@ describe('deployment settings from context', () => {
       throttleRateLimit: 50,
       throttleBurstLimit: 80,
       latencyAlarmP99Ms: 1200,
+      indexBuildWritesPerSecond: 500,
+      indexBuildConcurrency: 4,
+      indexBuildMaxSegments: 16,
     });
   });
 
@@ -132,7 +141,7 @@ describe('deployment settings from context', () => {
         "  sqlReservedConcurrency: must be a positive integer, or none, not '-1'",
         "  provisionedConcurrency: get-one needs a positive integer, as in get-one=2, not '0'",
         "  provisionedConcurrency: 'get-lists' is not an operation (get-list, get-one, create, batch-create, update, " +
-          'execute-sql, changes, login-user-info, bff-endpoint)',
+          'execute-sql, changes, indexes, login-user-info, bff-endpoint)',
         '  provisionedConcurrency: create is given twice',
         "  provisionedConcurrency: update needs a positive integer, as in update=2, not ''",
         "  throttleRateLimit: must be a positive integer, not 'fast'",

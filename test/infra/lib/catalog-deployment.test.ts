@@ -4,6 +4,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SFNClient } from '@aws-sdk/client-sfn';
 import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -12,8 +13,10 @@ import dynalite from 'dynalite';
 import { CatalogDeployment } from '../../../lib/catalog-deployment';
 import { createDocumentClient } from '../../../shared/aws/dynamodb';
 import type { FunctionConfig } from '../../../shared/catalog/schema';
-import { applyCatalogResource } from '../../../shared/catalog-store/catalog-resource';
+import { applyDeployResource } from '../../../shared/catalog-store/catalog-resource';
 import { readCatalog, readDeployedCatalog, withoutSecrets } from '../../../shared/catalog-store/catalog-store';
+import { RECORDS_TABLE } from '../../../shared/storage/table-definitions';
+import { toCreateTableInput } from '../../../shared/storage/table-setup';
 import {
   arnOf,
   type BuiltService,
@@ -50,7 +53,7 @@ describe('custom resource', () => {
     expect(deployed.datasets).toEqual(TEST_CONFIG.datasets);
   });
 
-  it('gives the deploy function GetItem and PutItem on the catalog table and nothing else of DynamoDB', () => {
+  it('gives the deploy function GetItem and PutItem on the catalog, reads of the records, and the start of index builds', () => {
     const roleId = logicalIdOf(template, 'AWS::IAM::Role', '/CatalogDeployment/Role/');
     template.hasResourceProperties('AWS::IAM::Policy', {
       Roles: [{ Ref: roleId }],
@@ -68,9 +71,47 @@ describe('custom resource', () => {
             Action: ['dynamodb:GetItem', 'dynamodb:PutItem'],
             Resource: arnOf('dynamodb', 'table/data-access-service-dev-catalog'),
           },
+          {
+            Effect: 'Allow',
+            Action: ['dynamodb:GetItem', 'dynamodb:Query'],
+            Resource: [
+              arnOf('dynamodb', 'table/data-access-service-dev-records'),
+              ...['counted', 'gsi1', 'gsi2', 'gsi3', 'gsi4', 'gsi5'].map((index) =>
+                arnOf('dynamodb', `table/data-access-service-dev-records/index/${index}`),
+              ),
+            ],
+          },
+          {
+            Effect: 'Allow',
+            Action: 'states:StartExecution',
+            Resource: arnOf('states', 'stateMachine:data-access-service-dev-index-builds'),
+          },
         ],
       },
     });
+  });
+
+  it('applies the configuration before any function of the stack is created or updated', () => {
+    // CloudFormation creates or updates a resource only after every resource in its DependsOn: a refused
+    // configuration fails the catalog resource, and the stack rolls back with every function as it was.
+    const catalogId = logicalIdOf(template, 'Custom::DeployedCatalog', '/CatalogDeployment/Catalog/');
+    const deployFunction = logicalIdOf(template, 'AWS::Lambda::Function', '/CatalogDeployment/Handler/');
+    const functions = Object.entries(template.findResources('AWS::Lambda::Function')).filter(
+      ([id, resource]) =>
+        id !== deployFunction && !String(resource.Metadata?.['aws:cdk:path']).includes('/CatalogDeployment/'),
+    );
+    const operations = functions.filter(([, resource]) => String(resource.Metadata?.['aws:cdk:path']).includes('/Op-'));
+    expect(operations.length).toBeGreaterThan(5);
+    const notAfter = functions
+      .filter(([, resource]) => !(resource.DependsOn ?? []).includes(catalogId))
+      .map(([, resource]) => resource.Metadata?.['aws:cdk:path']);
+    // Only CDK's own helpers (log retention, the provider's framework) may come before it.
+    expect(notAfter.filter((path) => /\/(Op-[^/]+|IndexBuilds)\//.test(String(path)))).toEqual([]);
+    const machine = logicalIdOf(template, 'AWS::StepFunctions::StateMachine', '/IndexBuilds/');
+    expect(template.toJSON().Resources[machine].DependsOn).toContain(catalogId);
+    const start = Object.values(template.findResources('Custom::IndexBuildStart'));
+    expect(start).toHaveLength(1);
+    expect(start[0]?.DependsOn).toEqual(expect.arrayContaining([catalogId, machine]));
   });
 
   it('refuses at synth a configuration too large for a custom resource event', () => {
@@ -82,7 +123,9 @@ describe('custom resource', () => {
     expect(
       () =>
         new CatalogDeployment(stack, 'Catalog', {
+          stage: 'dev',
           catalogTableName: 'catalog',
+          records: { tableName: 'records', definition: RECORDS_TABLE },
           config: big,
           projectRoot: PROJECT_ROOT,
           logRetention: RetentionDays.ONE_DAY,
@@ -109,7 +152,12 @@ describe('deploy-catalog function', () => {
       LogicalResourceId: 'Catalog',
       ResourceType: 'Custom::DeployedCatalog',
       PhysicalResourceId: 'catalog',
-      ResourceProperties: { ServiceToken: 'token', TableName: 'catalog', Config: JSON.stringify(config) },
+      ResourceProperties: {
+        ServiceToken: 'token',
+        TableName: 'catalog',
+        RecordsTableName: 'records',
+        Config: JSON.stringify(config),
+      },
       OldResourceProperties: {},
     }) as unknown as DeployCatalogEvent;
 
@@ -131,6 +179,7 @@ describe('deploy-catalog function', () => {
         BillingMode: 'PAY_PER_REQUEST',
       }),
     );
+    await raw.send(new CreateTableCommand(toCreateTableInput(RECORDS_TABLE, 'records')));
     ({ handler } = await import('../../../functions/deploy-catalog'));
   });
 
@@ -143,7 +192,10 @@ describe('deploy-catalog function', () => {
 
   it('writes the configuration as the catalog on create', async () => {
     const result = await invoke(event('Create', withoutSecrets(TEST_CONFIG)));
-    expect(result).toEqual({ PhysicalResourceId: 'catalog', Data: { applications: 2, datasets: 1, functions: 1 } });
+    expect(result).toEqual({
+      PhysicalResourceId: 'catalog',
+      Data: { applications: 2, datasets: 1, functions: 1, indexesToBuild: 0, indexesToDrop: 0 },
+    });
     expect(await readCatalog(createDocumentClient(raw), 'catalog')).toEqual(withoutSecrets(TEST_CONFIG));
   });
 
@@ -171,11 +223,18 @@ describe('deploy-catalog function', () => {
       ({
         RequestType: requestType,
         PhysicalResourceId: 'catalog',
-        ResourceProperties: { ServiceToken: 'token', TableName: table, Config: JSON.stringify(config) },
+        ResourceProperties: {
+          ServiceToken: 'token',
+          TableName: table,
+          RecordsTableName: 'records',
+          Config: JSON.stringify(config),
+        },
       }) as unknown as DeployCatalogEvent;
     const deployAt = (iso: string, functions: FunctionConfig[]) =>
-      applyCatalogResource(deployEvent('Update', configWith(functions)), createDocumentClient(raw), () =>
-        Date.parse(iso),
+      applyDeployResource(
+        deployEvent('Update', configWith(functions)),
+        { dynamo: createDocumentClient(raw), stepFunctions: () => new SFNClient({}) },
+        () => Date.parse(iso),
       );
     const versions = async () =>
       Object.fromEntries(
@@ -197,7 +256,10 @@ describe('deploy-catalog function', () => {
 
     it('gives each function version 1 and the deploy time on the first deploy', async () => {
       const result = await deployAt('2026-03-01T10:00:00.000Z', [fn('greet', 'hello'), fn('tag', 'a')]);
-      expect(result).toEqual({ PhysicalResourceId: 'catalog', Data: { applications: 2, datasets: 1, functions: 2 } });
+      expect(result).toEqual({
+        PhysicalResourceId: 'catalog',
+        Data: { applications: 2, datasets: 1, functions: 2, indexesToBuild: 0, indexesToDrop: 0 },
+      });
       expect(await versions()).toEqual({
         greet: { version: 1, modifiedAt: '2026-03-01T10:00:00.000Z' },
         tag: { version: 1, modifiedAt: '2026-03-01T10:00:00.000Z' },

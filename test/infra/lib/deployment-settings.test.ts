@@ -75,9 +75,9 @@ describe('production data survives mistakes', () => {
 
   it('keeps logs 180 days by default, and retains them when the stack goes', () => {
     const groups = Object.values(stateless.findResources('AWS::Logs::LogGroup'));
-    // Nine operation functions, the API's access log, the catalog deployment's function and provider, and the
-    // change log's stream and delivery functions.
-    expect(groups.length).toBe(14);
+    // Ten operation functions, the API's access log, the catalog deployment's function and provider, and the
+    // change log's stream and delivery functions, and the index builds' function and state machine.
+    expect(groups.length).toBe(17);
     for (const group of groups) {
       expect(group.Properties.RetentionInDays).toBe(180);
       expect(group.DeletionPolicy).toBe('Retain');
@@ -95,7 +95,7 @@ describe('production alarms reach someone', () => {
   it('gives every alarm the e-mail topic as its alarm and OK action', () => {
     const topicId = logicalIdOf(stateless, 'AWS::SNS::Topic', '/AlarmTopic/');
     const alarms = Object.values(stateless.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(10);
+    expect(alarms).toHaveLength(12);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
       expect(alarm.Properties.OKActions).toEqual([{ Ref: topicId }]);
@@ -178,14 +178,14 @@ describe('edge protection in production', () => {
     const others = Object.values(stateless.findResources('AWS::Lambda::Function')).filter(
       (fn) => !String(fn.Properties.Description ?? '').includes('(execute-sql)'),
     );
-    // The eight other operation functions, the catalog deployment's two and the change log's two.
-    expect(others.length).toBe(12);
+    // The nine other operation functions, the catalog deployment's two, the change log's two and the index builds' one.
+    expect(others.length).toBe(14);
     for (const fn of others) expect(fn.Properties.ReservedConcurrentExecutions).toBeUndefined();
   });
 
   it('allows no cross-origin request unless an origin is configured', () => {
-    // Seven signed POSTs, their seven /client/ twins, GET loginUserInfo and GET bff endpoint: no OPTIONS preflight.
-    stateless.resourceCountIs('AWS::ApiGateway::Method', 16);
+    // Eight signed POSTs, their eight /client/ twins, GET loginUserInfo and GET bff endpoint: no OPTIONS preflight.
+    stateless.resourceCountIs('AWS::ApiGateway::Method', 18);
     for (const fn of Object.values(stateless.findResources('AWS::Lambda::Function'))) {
       expect(fn.Properties.Environment?.Variables?.CORS_ALLOW_ORIGIN).toBeUndefined();
     }
@@ -246,7 +246,7 @@ describe('customer-managed key', () => {
     expect(imported).toBeDefined();
     const keyImport = { 'Fn::ImportValue': imported };
     const groups = Object.values(withKey.statelessTemplate.findResources('AWS::Logs::LogGroup'));
-    expect(groups).toHaveLength(14);
+    expect(groups).toHaveLength(17);
     for (const group of groups) expect(group.Properties.KmsKeyId).toEqual(keyImport);
     withKey.statelessTemplate.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: keyImport });
     withKey.statelessTemplate.hasResourceProperties('AWS::IAM::Policy', {

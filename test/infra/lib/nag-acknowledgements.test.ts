@@ -92,6 +92,12 @@ describe('cdk-nag AwsSolutions', () => {
       'AwsSolutions-IAM5[Action::kms:ReEncrypt*]',
       'AwsSolutions-IAM5[Resource::*]',
       'AwsSolutions-IAM5[Resource::<CatalogDeploymentHandler8C2712E1.Arn>:*]',
+      // The index builds' state machine: invoking its function's versions, reading its own executions, and the
+      // Distributed Map's child executions.
+      'AwsSolutions-IAM5[Resource::<IndexBuildsFunction57D53FF8.Arn>:*]',
+      'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:data-access-service-dev-index-builds:*]',
+      `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"IndexBuildsStateMachine4407C2D2"}]}]}/*:*]`,
+      `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"IndexBuildsStateMachine4407C2D2"}]}]}:*]`,
       'AwsSolutions-L1',
       'AwsSolutions-SMG4',
       // The parked queue and the stream's on-failure queue are the end of the line (lib/change-log-functions.ts).

@@ -11,7 +11,7 @@ beforeAll(() => {
 });
 
 describe('alarms', () => {
-  it('creates the ten alarms of the stage', () => {
+  it('creates the twelve alarms of the stage', () => {
     const names = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties.AlarmName);
     expect(names).toEqual([
       'data-access-service-dev-api-5xx-rate',
@@ -20,6 +20,8 @@ describe('alarms', () => {
       'data-access-service-dev-dynamodb-index-throttles',
       'data-access-service-dev-dynamodb-index-throttles-2',
       'data-access-service-dev-auth-failures',
+      'data-access-service-dev-index-build-stalled',
+      'data-access-service-dev-index-build-failed',
       'data-access-service-dev-api-latency-p99',
       // The change log and webhooks (lib/change-log-functions.ts).
       'data-access-service-dev-webhooks-parked',
@@ -100,7 +102,7 @@ describe('alarms', () => {
       AlarmName: 'data-access-service-dev-lambda-throttles',
       Threshold: 1,
       EvaluationPeriods: 1,
-      Metrics: Match.arrayWith([Match.objectLike({ Expression: 'm0 + m1 + m2 + m3 + m4 + m5 + m6 + m7 + m8' })]),
+      Metrics: Match.arrayWith([Match.objectLike({ Expression: 'm0 + m1 + m2 + m3 + m4 + m5 + m6 + m7 + m8 + m9' })]),
     });
   });
 
@@ -137,7 +139,7 @@ describe('alarms', () => {
       Endpoint: 'oncall@example.com',
     });
     const alarms = Object.values(withEmail.statelessTemplate.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(10);
+    expect(alarms).toHaveLength(12);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toHaveLength(1);
       expect(alarm.Properties.OKActions).toEqual(alarm.Properties.AlarmActions);

@@ -25,6 +25,7 @@ const ROUTE_PATHS = [
   ['batch-create', '/openapi/data/batch-create'],
   ['update', '/openapi/data/update'],
   ['execute-sql', '/api/custom/executeSql'],
+  ['indexes', '/openapi/data/indexes'],
 ] as const;
 
 function resourceIdForPath(path: string, from: Template = template): string {
@@ -48,15 +49,15 @@ function resourceIdForPath(path: string, from: Template = template): string {
 describe('routes', () => {
   it('has one POST method per operation and its /client/ twin, GET loginUserInfo and bff endpoint, and nothing else', () => {
     const methods = Object.values(template.findResources('AWS::ApiGateway::Method'));
-    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(14);
+    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(16);
     expect(methods.filter((m) => m.Properties.HttpMethod === 'GET')).toHaveLength(2);
     expect(methods.filter((m) => !['POST', 'GET'].includes(m.Properties.HttpMethod))).toHaveLength(0);
   });
 
   it('adds a CORS preflight (OPTIONS) per resource when an origin is allowed', () => {
     const methods = Object.values(corsTemplate.findResources('AWS::ApiGateway::Method'));
-    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(14);
-    expect(methods.filter((m) => m.Properties.HttpMethod === 'OPTIONS').length).toBeGreaterThanOrEqual(16);
+    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(16);
+    expect(methods.filter((m) => m.Properties.HttpMethod === 'OPTIONS').length).toBeGreaterThanOrEqual(18);
     expect(methods.filter((m) => !['POST', 'GET', 'OPTIONS'].includes(m.Properties.HttpMethod))).toHaveLength(0);
   });
 
@@ -95,8 +96,8 @@ describe('routes', () => {
   });
 
   it('lets API Gateway invoke each function on the deployed stage only (no console test-invoke)', () => {
-    // One per method: six signed, eight client-key.
-    template.resourceCountIs('AWS::Lambda::Permission', 16);
+    // One per method: eight signed, ten client-key.
+    template.resourceCountIs('AWS::Lambda::Permission', 18);
   });
 });
 
@@ -226,6 +227,7 @@ describe('stage', () => {
       { ResourcePath: '/~1openapi~1data~1update', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
       { ResourcePath: '/~1api~1custom~1executeSql', ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 },
       { ResourcePath: '/~1openapi~1data~1changes', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
+      { ResourcePath: '/~1openapi~1data~1indexes', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
     ]);
   });
 
@@ -297,9 +299,9 @@ describe('gateway responses', () => {
         1001,
         '"no operation at this path and method; the operations are POST /openapi/data/get-list, POST /openapi/data/get-one, ' +
           'POST /openapi/data/create, POST /openapi/data/batch-create, POST /openapi/data/update, POST /api/custom/executeSql, ' +
-          'POST /openapi/data/changes, POST /client/data/get-list, ' +
+          'POST /openapi/data/changes, POST /openapi/data/indexes, POST /client/data/get-list, ' +
           'POST /client/data/get-one, POST /client/data/create, POST /client/data/batch-create, POST /client/data/update, POST /client/custom/executeSql, ' +
-          'POST /client/data/changes, ' +
+          'POST /client/data/changes, POST /client/data/indexes, ' +
           'GET /client/user/loginUserInfo, GET /client/bff/endpoint/{appCode}/{functionName}"',
       ),
     ],

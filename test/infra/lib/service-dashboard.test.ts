@@ -87,6 +87,10 @@ describe('dashboard', () => {
       'Parked events',
       'Oldest undelivered event (s)',
       'Change log lag: stream iterator age (ms)',
+      '## Index builds (records done, rate, errors; `das indexes` shows each index)',
+      'Index jobs: records done and keys written',
+      'Index jobs: records per second',
+      'Index jobs: errors, throttles, failed runs',
       // TEST_CONFIG hooks get-one with one function.
       '## Hooks (backend functions, by function)',
       'Hook duration p50 by function (ms)',
@@ -97,7 +101,7 @@ describe('dashboard', () => {
 
   it('draws one invocation line per operation function', () => {
     const rows = widget('Invocations by operation').metrics as unknown[][];
-    expect(rows.map((row) => row[0])).toEqual(Array(9).fill('AWS/Lambda'));
+    expect(rows.map((row) => row[0])).toEqual(Array(10).fill('AWS/Lambda'));
     expect(rows.map((row) => (row.at(-1) as { label: string }).label)).toEqual([
       'get-list',
       'get-one',
@@ -106,6 +110,7 @@ describe('dashboard', () => {
       'update',
       'execute-sql',
       'changes',
+      'indexes',
       'login-user-info',
       'bff-endpoint',
     ]);
@@ -144,6 +149,7 @@ describe('dashboard', () => {
       ['DataAccessService/dev', 'requests', 'operation', 'update'],
       ['DataAccessService/dev', 'requests', 'operation', 'execute-sql'],
       ['DataAccessService/dev', 'requests', 'operation', 'changes'],
+      ['DataAccessService/dev', 'requests', 'operation', 'indexes'],
       ['DataAccessService/dev', 'requests', 'operation', 'login-user-info'],
       ['DataAccessService/dev', 'requests', 'operation', 'bff-endpoint'],
     ]);
@@ -163,6 +169,21 @@ describe('dashboard', () => {
       ['DataAccessService/dev', 'sqlDurationMs', 'operation', 'execute-sql'],
       ['DataAccessService/dev', 'sqlDurationMs', 'operation', 'execute-sql'],
     ]);
+  });
+
+  it('shows index builds: records done, their rate, and errors, throttles and failed runs of the state machine', () => {
+    expect(metricsOf('Index jobs: records done and keys written').map((row) => row.slice(0, 2))).toEqual([
+      ['DataAccessService/dev', 'indexBuildRecords'],
+      ['DataAccessService/dev', 'indexBuildWrites'],
+      ['DataAccessService/dev', 'indexBuildPending'],
+    ]);
+    const failed = metricsOf('Index jobs: errors, throttles, failed runs');
+    expect(failed.slice(0, 3).map((row) => row.slice(0, 2))).toEqual([
+      ['DataAccessService/dev', 'indexBuildErrors'],
+      ['DataAccessService/dev', 'indexBuildThrottles'],
+      ['DataAccessService/dev', 'indexBuildConflicts'],
+    ]);
+    expect(JSON.stringify(failed.slice(3))).toContain('AWS/States');
   });
 
   it('shows signed and client-key traffic apart: requests, failures and p99 duration by mode', () => {
@@ -187,22 +208,25 @@ describe('dashboard', () => {
       expect.objectContaining({
         label: '1002',
         expression:
-          'auth1002_0 + auth1002_1 + auth1002_2 + auth1002_3 + auth1002_4 + auth1002_5 + auth1002_6 + auth1002_7 + auth1002_8',
+          'auth1002_0 + auth1002_1 + auth1002_2 + auth1002_3 + auth1002_4 + auth1002_5 + auth1002_6 + ' +
+          'auth1002_7 + auth1002_8 + auth1002_9',
       }),
       expect.objectContaining({
         label: '1003',
         expression:
-          'auth1003_0 + auth1003_1 + auth1003_2 + auth1003_3 + auth1003_4 + auth1003_5 + auth1003_6 + auth1003_7 + auth1003_8',
+          'auth1003_0 + auth1003_1 + auth1003_2 + auth1003_3 + auth1003_4 + auth1003_5 + auth1003_6 + ' +
+          'auth1003_7 + auth1003_8 + auth1003_9',
       }),
       expect.objectContaining({
         label: '1004',
         expression:
-          'auth1004_0 + auth1004_1 + auth1004_2 + auth1004_3 + auth1004_4 + auth1004_5 + auth1004_6 + auth1004_7 + auth1004_8',
+          'auth1004_0 + auth1004_1 + auth1004_2 + auth1004_3 + auth1004_4 + auth1004_5 + auth1004_6 + ' +
+          'auth1004_7 + auth1004_8 + auth1004_9',
       }),
     ]);
     const sources = rows.filter((row) => row[0] === 'DataAccessService/dev');
-    // Three codes, nine operation functions.
-    expect(sources).toHaveLength(27);
+    // Three codes, ten operation functions.
+    expect(sources).toHaveLength(30);
     expect(sources).toContainEqual([
       'DataAccessService/dev',
       'errors',
@@ -258,7 +282,7 @@ describe('hook metrics on the dashboard', () => {
     );
     const unhookedTitles = unhooked.widgets.map((w) => w.properties.title ?? w.properties.markdown);
     expect(unhookedTitles.filter((title) => /^(## )?Hook/.test(title))).toEqual([]);
-    expect(unhookedTitles.at(-1)).toBe('Change log lag: stream iterator age (ms)');
+    expect(unhookedTitles.at(-1)).toBe('Index jobs: errors, throttles, failed runs');
   });
 
   it('draws duration p50/p99 and failures of each hooked function, by its configured name', () => {

@@ -34,14 +34,14 @@ describe('help and usage errors', () => {
   it('das --help lists every command; each command has its own --help', async () => {
     const runs = await Promise.all([
       das(['--help']),
-      ...['serve', 'config', 'sign', 'token', 'call', 'openapi'].map((c) => das([c, '--help'])),
+      ...['serve', 'config', 'indexes', 'sign', 'token', 'call', 'openapi'].map((c) => das([c, '--help'])),
     ]);
     const [top, ...commands] = runs as [Run, ...Run[]];
     expect(top.code).toBe(0);
-    for (const name of ['serve', 'config validate', 'sign', 'token', 'call <operation>', 'openapi']) {
+    for (const name of ['serve', 'config validate|plan', 'indexes', 'sign', 'token', 'call <operation>', 'openapi']) {
       expect(top.stdout).toContain(`  ${name} `);
     }
-    for (const [i, name] of ['serve', 'config', 'sign', 'token', 'call', 'openapi'].entries()) {
+    for (const [i, name] of ['serve', 'config', 'indexes', 'sign', 'token', 'call', 'openapi'].entries()) {
       expect([name, commands[i]?.code]).toEqual([name, 0]);
       expect(commands[i]?.stdout).toContain(`Usage: das ${name}`);
     }

@@ -24,6 +24,7 @@ const OPERATIONS = [
   'batch-create',
   'update',
   'execute-sql',
+  'indexes',
   'login-user-info',
   'bff-endpoint',
 ] as const;
@@ -79,8 +80,8 @@ const SHARED_STATEMENTS = [
 ];
 
 describe('one function per operation', () => {
-  it('deploys nine operation functions, the catalog deployer, the provider framework and the change log two', () => {
-    template.resourceCountIs('AWS::Lambda::Function', 13);
+  it('deploys ten operation functions, the catalog deployer, the provider framework, the change log two and the index jobs', () => {
+    template.resourceCountIs('AWS::Lambda::Function', 15);
   });
 
   it.each(OPERATIONS)('%s runs on Node.js 22, arm64, with tracing and a JSON log format', (operation) => {
@@ -100,6 +101,7 @@ describe('one function per operation', () => {
     ['batch-create', 1024, 25],
     ['update', 1024, 10],
     ['execute-sql', 3072, 28],
+    ['indexes', 512, 10],
     ['login-user-info', 512, 10],
     ['bff-endpoint', 512, 10],
   ] as const)('%s has %i MB and a %i s timeout, under API Gateway’s 29 s', (operation, memory, timeout) => {

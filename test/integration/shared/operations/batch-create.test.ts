@@ -117,14 +117,14 @@ describe('batch create', () => {
     const line = harness.logLines.find((l) => l.requestId === res.headers.get('x-request-id'));
     expect(line).toMatchObject({ operation: 'batch-create', appCode: 'app-loader', datasetCode: 'orders' });
     // Each record's own write unit (the embedded store leaves index writes out); per batch, its change item (the
-    // item naming the records, one per index slot with their values: a unit per KB each), the record count's
+    // item naming the records, one per index build with their values: a unit per KB each), the record count's
     // bulk group (begun, then done) and the quota's admit and release.
     const changeItems = await changeItemsOf(res.body.data[0]);
     expect(changeItems.map((item) => item[RecordAttr.sortKey])).toEqual([
       expect.stringMatching(/^change#/),
-      expect.stringMatching(/^change-slot#@ix1\.customer#/),
-      expect.stringMatching(/^change-slot#@ix2\.amount#/),
-      expect.stringMatching(/^change-slot#@ix3\.status#/),
+      expect.stringMatching(/^change-slot#@ix1\.b1:customer#/),
+      expect.stringMatching(/^change-slot#@ix2\.b2:amount#/),
+      expect.stringMatching(/^change-slot#@ix3\.b3:status#/),
     ]);
     const changeUnits = changeItems.reduce((sum, item) => sum + Math.ceil(itemSize(item) / 1024), 0);
     expect(changeUnits).toBeLessThan(40);

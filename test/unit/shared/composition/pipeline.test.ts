@@ -16,6 +16,7 @@ import { setLogSink } from '../../../../shared/observability/request-log';
 import { getOneOperation } from '../../../../shared/operations/get-one';
 import { DatasetBookkeeping } from '../../../../shared/storage/dataset-bookkeeping';
 import { IdempotencyStore } from '../../../../shared/storage/idempotency-store';
+import { IndexBuildStore } from '../../../../shared/storage/index-build-store';
 import { ListReader } from '../../../../shared/storage/list-reader';
 import { QuotaStore } from '../../../../shared/storage/quota-store';
 import { RecordBatchStore } from '../../../../shared/storage/record-batch-store';
@@ -61,6 +62,7 @@ const handler = createHandler(getOneOperation, {
     bookkeeping: new DatasetBookkeeping(prodClient, 'records-table-prod'),
     recordBatches: new RecordBatchStore(prodClient, 'records-table-prod'),
     idempotency: new IdempotencyStore(prodClient, 'records-table-prod'),
+    indexBuilds: new IndexBuildStore(prodClient, { records: 'records-table-prod', catalog: 'catalog-table' }),
     quota: new QuotaStore(quotaClient, 'quota-table-prod'),
     metricNamespace: 'Test',
     responseHeaders: {},

@@ -24,6 +24,7 @@ describe('OpenAPI document', () => {
       '/client/data/create',
       '/client/data/get-list',
       '/client/data/get-one',
+      '/client/data/indexes',
       '/client/data/update',
       '/client/user/loginUserInfo',
       '/openapi/data/batch-create',
@@ -31,6 +32,7 @@ describe('OpenAPI document', () => {
       '/openapi/data/create',
       '/openapi/data/get-list',
       '/openapi/data/get-one',
+      '/openapi/data/indexes',
       '/openapi/data/update',
     ]);
     for (const route of ROUTES) expect(Object.keys(doc.paths[route.path])).toEqual(['post']);
@@ -132,6 +134,7 @@ describe('OpenAPI document', () => {
       '/openapi/data/create',
       '/openapi/data/get-list',
       '/openapi/data/get-one',
+      '/openapi/data/indexes',
       '/openapi/data/update',
     ]);
     const headersOf = (path: string) => {

@@ -1,5 +1,5 @@
 /** The planner's choice of access path, residual and order source, for the cases that decide cost. */
-import type { Dataset } from '../../../../shared/catalog/catalog';
+import { type Dataset, toDataset } from '../../../../shared/catalog/catalog';
 import type { FieldConfig } from '../../../../shared/catalog/schema';
 import { parseListParams } from '../../../../shared/query/list-params';
 import { planListQuery } from '../../../../shared/query/query-planner';
@@ -13,13 +13,7 @@ const FIELDS: FieldConfig[] = [
   { name: 'region', type: 'string' },
   { name: 'note', type: 'text' },
 ];
-const DATASET: Dataset = {
-  datasetCode: 'orders',
-  appCode: 'app',
-  name: 'orders',
-  fields: FIELDS,
-  fieldsByName: new Map(FIELDS.map((f) => [f.name, f])),
-};
+const DATASET: Dataset = toDataset({ datasetCode: 'orders', appCode: 'app', name: 'orders', fields: FIELDS });
 
 function plan(params: Record<string, unknown>) {
   const parsed = parseListParams(params, DATASET);
@@ -42,6 +36,7 @@ describe('planListQuery', () => {
         kind: 'index',
         indexName: 'gsi2',
         attribute: '@ix2',
+        tag: 'b2:',
         field: 'qty',
         direction: 'asc',
         intervals: [{ lower: '0', upper: '2' }],
@@ -65,6 +60,7 @@ describe('planListQuery', () => {
       kind: 'index',
       indexName: 'gsi3',
       attribute: '@ix3',
+      tag: 'b3:',
       field: 'status',
       intervals: [{ lower: '1paid\u0001', upper: '1paid\u0001\uffff' }],
       direction: 'desc',

@@ -1,6 +1,6 @@
 /** The size check of `where` (docs/interface.md §7): counted as the parser counts, first, and stopping at the limit + 1. */
 import fc from 'fast-check';
-import type { Dataset } from '../../../../shared/catalog/catalog';
+import { type Dataset, toDataset } from '../../../../shared/catalog/catalog';
 import type { FieldConfig } from '../../../../shared/catalog/schema';
 import { InvalidParameterError } from '../../../../shared/contract/errors';
 import { parseListParams } from '../../../../shared/query/list-params';
@@ -10,13 +10,7 @@ const FIELDS: FieldConfig[] = [
   { name: 'name', type: 'string' },
   { name: 'qty', type: 'integer' },
 ];
-const DATASET: Dataset = {
-  datasetCode: 'orders',
-  appCode: 'app',
-  name: 'orders',
-  fields: FIELDS,
-  fieldsByName: new Map(FIELDS.map((f) => [f.name, f])),
-};
+const DATASET: Dataset = toDataset({ datasetCode: 'orders', appCode: 'app', name: 'orders', fields: FIELDS });
 
 const TOO_MANY = new InvalidParameterError('where: holds more than 100 conditions');
 

@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { CachedCatalogProvider } from '../../../../../shared/catalog/catalog-provider';
 import type { CatalogConfig } from '../../../../../shared/catalog/schema';
-import { readCatalog, writeCatalog } from '../../../../../shared/catalog-store/catalog-store';
+import { applyConfiguration, readCatalog } from '../../../../../shared/catalog-store/catalog-store';
 import { loadConfigFile } from '../../../../../shared/catalog-store/load-config';
 import { createHandler } from '../../../../../shared/composition/pipeline';
 import { type RuntimePorts, runtimePorts } from '../../../../../shared/composition/ports';
@@ -90,7 +90,10 @@ async function deployWithoutAlicesFirstKey(): Promise<void> {
   const alice = config.applications[0]?.users?.find((user) => user.userId === 'alice');
   if (!alice) throw new Error('fixture has no alice');
   alice.keyHashes = alice.keyHashes.filter((digest) => digest !== ALICE_DIGEST);
-  await writeCatalog(harness.dynamo().client, environment().catalogTable, config);
+  const env = environment();
+  await applyConfiguration(harness.dynamo().client, { catalog: env.catalogTable, records: env.recordsTable }, config, {
+    settleMs: 0,
+  });
 }
 
 describe('revoking a key', () => {

@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { ulid } from 'ulid';
 import { type EmbeddedDynamo, startEmbeddedDynamo } from '../../../../../bin/local/embedded-dynamo';
 import { createDocumentClient } from '../../../../../shared/aws/dynamodb';
-import type { Dataset } from '../../../../../shared/catalog/catalog';
+import { type Dataset, toDataset } from '../../../../../shared/catalog/catalog';
 import type { FieldConfig } from '../../../../../shared/catalog/schema';
 import { CapacityMeter } from '../../../../../shared/observability/capacity-meter';
 import { executeListPlan } from '../../../../../shared/query/list-executor';
@@ -30,7 +30,6 @@ const FIELDS: FieldConfig[] = [
   { name: 'd', type: 'boolean' },
   { name: 'e', type: 'enum', options: ['x', 'y', 'z'], indexed: true },
 ];
-const DATASET_FIELDS = new Map(FIELDS.map((f) => [f.name, f]));
 type Raw = { a?: number; b?: string; c?: number; d?: boolean; e?: string };
 type Row = Raw & { id: string; gmt_create: string };
 
@@ -52,7 +51,7 @@ beforeAll(async () => {
 afterAll(() => dynamo.close());
 
 function datasetFor(code: string): Dataset {
-  return { datasetCode: code, appCode: 'app', name: code, fields: FIELDS, fieldsByName: DATASET_FIELDS };
+  return toDataset({ datasetCode: code, appCode: 'app', name: code, fields: FIELDS });
 }
 
 /** Write records as the create operation lays them out, with ids in the order given. */

@@ -33,6 +33,7 @@ import {
 import { DatasetBookkeeping } from '../../../../../shared/storage/dataset-bookkeeping';
 import { IdempotencyStore } from '../../../../../shared/storage/idempotency-store';
 import { countSlotKey, indexLayout } from '../../../../../shared/storage/index-attributes';
+import { IndexBuildStore } from '../../../../../shared/storage/index-build-store';
 import { datasetPartitionKey } from '../../../../../shared/storage/item-keys';
 import { ListReader } from '../../../../../shared/storage/list-reader';
 import { RecordBatchStore } from '../../../../../shared/storage/record-batch-store';
@@ -57,6 +58,7 @@ interface Fault {
 
 let dynamo: EmbeddedDynamo;
 let table: string;
+let catalogTable: string;
 let datasetNumber = 0;
 /** The histories' clock (ms). */
 let clock = Date.UTC(2026, 0, 1);
@@ -94,6 +96,7 @@ beforeAll(async () => {
   const names = localTableNames('values');
   await ensureTables(dynamo.client, names);
   table = names.Records as string;
+  catalogTable = names.Catalog as string;
 });
 afterAll(() => dynamo.close());
 
@@ -265,6 +268,7 @@ it('totals equal the written records, whatever the writes, their deaths and the 
     bookkeeping: new DatasetBookkeeping(client, table),
     recordBatches: new RecordBatchStore(client, table),
     idempotency: new IdempotencyStore(client, table),
+    indexBuilds: new IndexBuildStore(client, { records: table, catalog: catalogTable }),
   };
   const reader = createDocumentClient(dynamo.client);
   await fc.assert(

@@ -19,6 +19,7 @@ import { setLogSink } from '../../../../../shared/observability/request-log';
 import { getOneOperation } from '../../../../../shared/operations/get-one';
 import { DatasetBookkeeping } from '../../../../../shared/storage/dataset-bookkeeping';
 import { IdempotencyStore } from '../../../../../shared/storage/idempotency-store';
+import { IndexBuildStore } from '../../../../../shared/storage/index-build-store';
 import { ListReader } from '../../../../../shared/storage/list-reader';
 import { QuotaStore } from '../../../../../shared/storage/quota-store';
 import { RecordBatchStore } from '../../../../../shared/storage/record-batch-store';
@@ -66,6 +67,7 @@ const handler = createHandler(getOneOperation, {
     bookkeeping: new DatasetBookkeeping(documentClient, 'records-table'),
     recordBatches: new RecordBatchStore(documentClient, 'records-table'),
     idempotency: new IdempotencyStore(documentClient, 'records-table'),
+    indexBuilds: new IndexBuildStore(documentClient, { records: 'records-table', catalog: 'catalog-table' }),
     quota: new QuotaStore(quotaClient, 'quota-table'),
     metricNamespace: 'Test',
     responseHeaders: {},
