@@ -14,7 +14,7 @@ import { readParamMap } from '../operation/param-map';
 import { allOf, filterFields, type ListQuery, MATCH_ALL } from '../records/list-query';
 import { type ApiRecord, toApiRecord } from '../records/record-codec';
 import { assertEvaluable } from '../storage/filter-expression';
-import { countSlotKey, type IndexSlot, indexLayout } from '../storage/index-attributes';
+import { countSlotKey, exactTotalsIndexes, indexLayout } from '../storage/index-attributes';
 import { countSlotValues } from '../storage/value-counter';
 import { buildingIndexAdvice } from './building-indexes';
 import { executeListPlan, ListBudgetExceeded } from './list-executor';
@@ -79,12 +79,7 @@ export const getListOperation: Operation = {
     assertEvaluable(query.filter);
     const layout = indexLayout(dataset);
     // Only the complete indexes whose totals count every record answer from them; the others count their keys.
-    const exactTotals = new Set(
-      [...dataset.indexes.queryable.values()]
-        .filter((index) => dataset.indexes.exactTotals.has(index.build))
-        .map((index) => layout.get(index.field))
-        .filter((slot): slot is IndexSlot => slot !== undefined),
-    );
+    const exactTotals = exactTotalsIndexes(dataset);
     const plan = planListQuery(query, layout);
     const at = now();
     const result = await executeListPlan(plan, query, {

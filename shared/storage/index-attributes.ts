@@ -63,16 +63,26 @@ export function indexKey(slot: IndexSlot, value: StoredValue | null, id: string)
 
 const layouts = new WeakMap<
   Dataset,
-  { queryable: ReadonlyMap<string, IndexSlot>; maintained: IndexSlot[]; totalled: IndexSlot[] }
+  {
+    queryable: ReadonlyMap<string, IndexSlot>;
+    maintained: IndexSlot[];
+    totalled: IndexSlot[];
+    exactTotals: ReadonlySet<IndexSlot>;
+  }
 >();
 
 function slotsOf(dataset: Dataset) {
   let slots = layouts.get(dataset);
   if (!slots) {
+    const queryable = new Map([...dataset.indexes.queryable].map(([field, index]) => [field, indexSlot(index)]));
+    const exact = [...dataset.indexes.queryable.values()].filter((index) =>
+      dataset.indexes.exactTotals.has(index.build),
+    );
     slots = {
-      queryable: new Map([...dataset.indexes.queryable].map(([field, index]) => [field, indexSlot(index)])),
+      queryable,
       maintained: dataset.indexes.maintained.map(indexSlot),
       totalled: dataset.indexes.totalled.map(indexSlot),
+      exactTotals: new Set(exact.map((index) => queryable.get(index.field) as IndexSlot)),
     };
     layouts.set(dataset, slots);
   }
@@ -82,6 +92,14 @@ function slotsOf(dataset: Dataset) {
 /** The complete indexes of a dataset, by field: the only ones a query may read. */
 export function indexLayout(dataset: Dataset): ReadonlyMap<string, IndexSlot> {
   return slotsOf(dataset).queryable;
+}
+
+/**
+ * The complete indexes (of `indexLayout`) whose per-value totals count every record and may answer a list; the
+ * others count their index keys.
+ */
+export function exactTotalsIndexes(dataset: Dataset): ReadonlySet<IndexSlot> {
+  return slotsOf(dataset).exactTotals;
 }
 
 /** The complete and building indexes of a dataset: those whose per-value totals writes keep. */
