@@ -109,12 +109,12 @@ export async function run(): Promise<void> {
       shipping: { carrier: 'DHL' },
     };
     const createdOrder = await measure(
-      'create (a dataset read by custom SQL: + its change item)',
+      'create (orders: 4 indexed fields)',
       () => call('/openapi/data/create', { paramMap: order }, 'orders'),
       { datasetCode: 'orders' },
     );
     await measure(
-      'create (a dataset no query reads)',
+      'create (products: 2 indexed fields)',
       () => call('/openapi/data/create', { paramMap: { sku: 'SKU-1', name: 'Widget', price: 9.5 } }, 'products'),
       { datasetCode: 'products' },
     );

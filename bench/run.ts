@@ -12,6 +12,7 @@ const BENCHMARKS: Record<string, string> = {
   quota: './quota',
   list: './list',
   totals: './totals',
+  scale: './scale',
   sql: './sql',
   capacity: './capacity',
   throughput: './throughput',

@@ -152,7 +152,7 @@ export async function run(): Promise<void> {
         await Promise.all(
           moments.slice(i, i + 25).map((ms) => {
             const id = ulid(ms);
-            return store.create(code, id, item(id, ms), new CapacityMeter());
+            return store.create(code, id, item(id, ms), new CapacityMeter(), { values: {}, now: () => ms });
           }),
         );
       }
@@ -181,7 +181,7 @@ export async function run(): Promise<void> {
       Array.from({ length: 20 }, (_, k) => {
         const ms = clock + (i + k) * 2;
         const id = ulid(ms);
-        return store.create(code, id, item(id, ms), new CapacityMeter());
+        return store.create(code, id, item(id, ms), new CapacityMeter(), { values: {}, now: () => ms });
       }),
     );
   }

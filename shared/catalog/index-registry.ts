@@ -67,6 +67,15 @@ export interface DatasetIndexes {
   readonly queryable: ReadonlyMap<string, DatasetIndex>;
   /** Every index a write keeps up to date. */
   readonly maintained: readonly DatasetIndex[];
+  /** The indexes whose per-value totals writes keep (storage/value-counter.ts): complete and building ones. */
+  readonly totalled: readonly DatasetIndex[];
+  /**
+   * The builds (by number) whose per-value totals count every record: complete since they were made (nothing
+   * stored to index, no function writing under an earlier configuration), so every record's writes carried their
+   * count keys. A build a job completed has counts of the writes since it was made only, not of the records its
+   * job indexed: its totals do not answer (a list counts its index keys instead).
+   */
+  readonly exactTotals: ReadonlySet<number>;
   /** Indexes of the configuration's fields that are not complete yet (building or waiting), by field. */
   readonly pending: ReadonlyMap<string, AppliedIndex>;
   /** Every index of the dataset's registry entry, dropped ones still being removed included. */
@@ -98,6 +107,15 @@ export function datasetIndexes(entry: DatasetIndexRegistry | undefined): Dataset
       )
       .filter(hasSlot)
       .map(toDatasetIndex),
+    totalled: indexes
+      .filter((index) => index.state === 'complete' || index.state === 'building')
+      .filter(hasSlot)
+      .map(toDatasetIndex),
+    exactTotals: new Set(
+      indexes
+        .filter((index) => index.state === 'complete' && index.startedAt === undefined)
+        .map((index) => index.build),
+    ),
     pending: new Map(
       indexes
         .filter((index) => index.state === 'building' || index.state === 'waiting')

@@ -7,7 +7,6 @@
  * Ids come from one block (id-blocks.ts): consecutive ULIDs of one time, so the batch's records sort in
  * `paramList` order and an Idempotency-Key retry finds what an interrupted attempt wrote with one range read.
  */
-import { recordDatasetWrite } from '../changes/change-log';
 import { AccessDeniedError, ErrorCode, InvalidParameterError, ServiceError } from '../contract/errors';
 import { initialBlock, planIds } from '../idempotency/id-plan';
 import { dataContext, type Operation } from '../operation/operation';
@@ -84,9 +83,6 @@ export const batchCreateOperation: Operation = {
         now: data.now,
       }),
     );
-    // Once per batch. A retry names every id: the attempt that failed never got to say what it wrote.
-    const changed = data.attempt?.resumed ? ids : records.map((record) => record.id);
-    await recordDatasetWrite(data, changed);
     return ids;
   },
 };

@@ -8,9 +8,11 @@
  *
  * `If-Match: "<revision>"` makes the read revision a precondition: when the record is at another one, nothing is
  * written and the answer is 1001 with HTTP 412 (also when a concurrent write moves it on between read and write).
+ *
+ * Each write claims its change item first (storage/change-items.ts), with the values before and after of the
+ * index slots it changes: per-value totals and custom SQL's loaded copies learn of it there.
  */
 import { assertWritable, rowInScope, rowScope, updateScopeCondition, visibleFields } from '../access/permissions';
-import { recordDatasetWrite } from '../changes/change-log';
 import { DataNotFoundError, InvalidParameterError, RateLimitedError, RevisionMismatchError } from '../contract/errors';
 import { type DataOperationContext, dataContext, type Operation, writeOrigin } from '../operation/operation';
 import { readParamMap, readRecordId } from '../operation/param-map';
@@ -22,8 +24,10 @@ import {
   validateChanges,
 } from '../records/record-codec';
 import { formatTimestamp } from '../records/timestamps';
-import { withDerivedAttributes } from '../storage/index-attributes';
+import { slotCountKeys, withDerivedAttributes } from '../storage/index-attributes';
 import { revisionOf } from '../storage/record-revisions';
+import type { UpdateClaimInput } from '../storage/record-store';
+import { RecordAttr } from '../storage/table-definitions';
 import { answerRecord } from './record-answer';
 
 /** Reads and conditional writes one update may make before it gives up under contention. */
@@ -79,11 +83,8 @@ export const updateOperation: Operation = {
       }
       const changes = effectiveChanges(stored, sent);
       if (isEmptyChange(changes)) return answerRecord(data, stored);
-      const written = await writeAtRevision(data, id, changes, revision);
-      if (written) {
-        await recordDatasetWrite(data, [id]);
-        return answerRecord(data, written);
-      }
+      const written = await writeAtRevision(data, stored, id, changes, revision);
+      if (written) return answerRecord(data, written);
     }
     telemetry.detail('updateContention', String(MAX_UPDATE_ROUNDS));
     throw new RateLimitedError(
@@ -96,6 +97,7 @@ export const updateOperation: Operation = {
 /** One conditional write of the changes on the revision read; `undefined` when another write came first. */
 async function writeAtRevision(
   context: DataOperationContext,
+  stored: RecordItem,
   id: string,
   changes: RecordChanges,
   revision: number,
@@ -115,10 +117,40 @@ async function writeAtRevision(
   return ports.records.updateAtRevision(
     dataset.datasetCode,
     id,
-    { changes: derived, modifiedAt, revision, origin: writeOrigin(context, occurredAt) },
+    {
+      changes: derived,
+      modifiedAt,
+      revision,
+      origin: writeOrigin(context, occurredAt),
+      claim: { ...movedSlots(context, stored, derived, id), now },
+    },
     telemetry.capacity,
     condition,
   );
+}
+
+/** The index slots an update moves, with their count keys before and after, and the write it replaces. */
+function movedSlots(
+  context: DataOperationContext,
+  stored: RecordItem,
+  derived: RecordChanges,
+  id: string,
+): Omit<UpdateClaimInput, 'now'> {
+  const after: RecordItem = { ...stored, ...derived.set };
+  for (const name of derived.remove) delete after[name];
+  const keysBefore = slotCountKeys(context.dataset, stored, id);
+  const keysAfter = slotCountKeys(context.dataset, after, id);
+  const moved = Object.keys(keysAfter).filter((slot) => keysBefore[slot] !== keysAfter[slot]);
+  const previous = stored[RecordAttr.changePosition];
+  return {
+    ...(typeof previous === 'string' ? { previous } : {}),
+    before: Object.fromEntries(moved.flatMap((slot) => pair(slot, keysBefore[slot]))),
+    after: Object.fromEntries(moved.flatMap((slot) => pair(slot, keysAfter[slot]))),
+  };
+}
+
+function pair(slot: string, key: string | undefined): [string, string][] {
+  return key === undefined ? [] : [[slot, key]];
 }
 
 /** Random pause before round `round` (1-based), up to a bound that doubles each round. */

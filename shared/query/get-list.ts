@@ -14,7 +14,8 @@ import { readParamMap } from '../operation/param-map';
 import { allOf, filterFields, type ListQuery, MATCH_ALL } from '../records/list-query';
 import { type ApiRecord, toApiRecord } from '../records/record-codec';
 import { assertEvaluable } from '../storage/filter-expression';
-import { indexLayout } from '../storage/index-attributes';
+import { countSlotKey, exactTotalsIndexes, indexLayout } from '../storage/index-attributes';
+import { countSlotValues } from '../storage/value-counter';
 import { buildingIndexAdvice } from './building-indexes';
 import { executeListPlan, ListBudgetExceeded } from './list-executor';
 import { parseListParams } from './list-params';
@@ -76,16 +77,33 @@ export const getListOperation: Operation = {
     };
     // A filter the store could not evaluate is refused before anything is read (docs/interface.md §7).
     assertEvaluable(query.filter);
-    const plan = planListQuery(query, indexLayout(dataset));
+    const layout = indexLayout(dataset);
+    // Only the complete indexes whose totals count every record answer from them; the others count their keys.
+    const exactTotals = exactTotalsIndexes(dataset);
+    const plan = planListQuery(query, layout);
+    const at = now();
     const result = await executeListPlan(plan, query, {
       store: ports.lists,
       bookkeeping: ports.bookkeeping,
       datasetCode: dataset.datasetCode,
       meter: telemetry.capacity,
-      now: now(),
+      now: at,
       readBudget: ports.lists.listReadBudget,
       pageStarts: pageStartCache,
       nameable: new Set([...filterFields(parsed.filter), ...parsed.sort.map((key) => key.field.name)]),
+      countPath: async (path) => {
+        const slot = layout.get(path.field);
+        if (!slot || !exactTotals.has(slot)) return undefined;
+        const counted = countSlotKey(slot);
+        return countSlotValues(ports.bookkeeping, {
+          datasetCode: dataset.datasetCode,
+          slot: counted,
+          otherSlots: [...exactTotals].map(countSlotKey).filter((other) => other !== counted),
+          intervals: path.intervals,
+          now: at,
+          meter: telemetry.capacity,
+        });
+      },
     }).catch(async (error: unknown) => {
       // A field whose index is being built is named with how far the build has come (docs/interface.md §17).
       if (!(error instanceof ListBudgetExceeded)) throw error;

@@ -5,28 +5,35 @@
  * - unfiltered: the total from the record counter (`record-counter.ts`); only the page is read — from the
  *   base table in id order, starting at a cached page start when there is one (`page-start-cache.ts`), or
  *   from the sort field's index (keys up to the page, then BatchGetItem of the page).
- * - index path: every matching key is read (keys only, which is what an exact total costs anyway), then
- *   BatchGetItem of the page's records only; of all candidates only when a residual filter or an
+ * - index path with per-value totals (one indexed condition, nothing else to check; `countPath`): the total
+ *   from the slot's counts (`storage/value-counter.ts`), and only the page's keys, up to the page: in the
+ *   index's order, or per value merged by id; a range listed in id order reads the partition newest first
+ *   through the range's FilterExpression when that costs less than its keys. Conditions on several indexed
+ *   fields start from the one the counts say matches fewest, or answer 2001 before reading when even that one
+ *   matches more than the budget reads.
+ * - index path otherwise: every matching key is read (keys only, which is what an exact total costs anyway),
+ *   then BatchGetItem of the page's records only; of all candidates only when a residual filter or an
  *   in-memory sort needs their values. A sort on another indexed field (`sortPath`) reads that index in order,
  *   keeping the keys whose ids matched, until the page is complete, under a cap of what reading the candidates'
  *   items would cost (past it, the items are read after all).
  * - partition path: the partition (or an id range of it) with the residual as a FilterExpression.
  *
  * Every read that can grow with the dataset runs under the read budget; crossing it answers 2001 and names
- * the fields an index would serve.
+ * the fields an index would serve. Totals' own reads (the record counter's, per-value counts') are not the
+ * plan's and are not charged to it.
  */
 import { QueryTimeoutError } from '../contract/errors';
 import type { CapacityMeter } from '../observability/capacity-meter';
 import { matchesFilter, sortItems } from '../records/filter-matcher';
 import { allOf, type Filter, type ListQuery } from '../records/list-query';
 import type { RecordItem } from '../records/record-codec';
-import { compareCodePoints, fullInterval, isTruncatedKey } from '../records/value-encoding';
+import { compareCodePoints, fullInterval, isOneValueInterval, isTruncatedKey } from '../records/value-encoding';
 import type { DatasetBookkeeping } from '../storage/dataset-bookkeeping';
 import { compileFilterExpression } from '../storage/filter-expression';
 import { type IndexKey, type ListReader, ReadCapExceeded, type ReadGuard } from '../storage/list-reader';
-import { countRecords } from '../storage/record-counter';
+import { countRecords, estimateRecordCount } from '../storage/record-counter';
 import type { PageStartCache } from './page-start-cache';
-import type { IndexPath, ListPlan } from './query-planner';
+import type { IndexPath, Intersection, ListPlan } from './query-planner';
 
 export interface ListExecution {
   /** Where the list's reads go. */
@@ -44,6 +51,8 @@ export interface ListExecution {
    * query but never named to the caller (docs/interface.md §6). Undefined: every field may be named.
    */
   nameable?: ReadonlySet<string>;
+  /** The exact number of records an index path's intervals hold, from per-value totals (undefined: not kept). */
+  countPath?: (path: IndexPath) => Promise<number | undefined>;
 }
 
 export interface ListResult {
@@ -59,6 +68,26 @@ export async function executeListPlan(plan: ListPlan, query: ListQuery, run: Lis
   };
   const executor = new PlanExecutor(plan, query, run, guard, budget);
   return plan.unfiltered ? executor.unfiltered() : executor.filtered();
+}
+
+/** 2001 for conditions on several indexed fields of which even the narrowest matches too many records. */
+function tooBroad(
+  candidates: readonly Intersection[],
+  narrowest: number,
+  matches: number,
+  budget: number,
+  nameable?: ReadonlySet<string>,
+): QueryTimeoutError {
+  const fields = [...new Set(candidates.map((candidate) => candidate.path.field))].filter(
+    (name) => !nameable || nameable.has(name),
+  );
+  const field = (candidates[narrowest] as Intersection).path.field;
+  const named = fields.map((name) => `'${name}'`).join(' and ');
+  const which = !nameable || nameable.has(field) ? `the narrowest, on '${field}', ` : 'the narrowest ';
+  return new QueryTimeoutError(
+    `the query would read more than ${budget} capacity units: no index serves ${named || 'these conditions'} together, and ` +
+      `${which}matches ${matches} records; add a narrower condition on an indexed field`,
+  );
 }
 
 /** A list read past its budget (2001); names the fields without a complete index that the caller may see. */
@@ -89,6 +118,10 @@ function budgetExceeded(plan: ListPlan, budget: number, nameable?: ReadonlySet<s
 
 /** What BatchGetItem charges per record of up to 4 KB (eventually consistent). */
 const ITEM_READ_UNITS = 0.5;
+/** Index keys one read unit returns, about (keys of 70 bytes, 8 KB per unit eventually consistent). */
+const KEYS_PER_UNIT = 110;
+/** What a record read through a FilterExpression is assumed to cost when choosing a way (records up to 1 KB). */
+const SCANNED_ITEM_UNITS = 1 / 8;
 
 class PlanExecutor {
   /** The plan's residual, plus the conditions of intersections that were given up. */
@@ -184,6 +217,10 @@ class PlanExecutor {
       const items = compiled.exact ? read.items : read.items.filter((item) => matchesFilter(item, this.plan.residual));
       return this.finish(items, this.plan.order === 'path');
     }
+    if (this.run.countPath) {
+      const counted = await this.countedIndexList(path);
+      if (counted) return counted;
+    }
     const keys = await this.narrowByIntersections(await this.indexKeys(path));
     const truncated = keys.some((k) => isTruncatedKey(k.key, k.id));
     const ordered = this.plan.order === 'path' && !truncated;
@@ -209,6 +246,140 @@ class PlanExecutor {
       items.filter((item) => matchesFilter(item, this.residual)),
       ordered,
     );
+  }
+
+  /**
+   * An index path's list with its total from per-value totals, reading only up to the page; undefined when the
+   * totals cannot answer (not kept, a residual to check, an order only the items give).
+   */
+  private async countedIndexList(path: IndexPath): Promise<ListResult | undefined> {
+    const residual = this.plan.residual.op !== 'and' || this.plan.residual.items.length > 0;
+    const countPath = this.run.countPath;
+    if (residual || !countPath) return undefined;
+    if (this.plan.intersections.length > 0) return this.fromNarrowest(path, countPath);
+    const totalCount = await countPath(path);
+    if (totalCount === undefined) return undefined;
+    this.budget.start = this.run.meter.readUnits;
+    const want = this.query.offset + this.query.limit;
+    if (totalCount === 0 || this.query.offset >= totalCount) return { items: [], totalCount };
+    if (this.plan.order === 'path') {
+      const keys: IndexKey[] = [];
+      const intervals = path.direction === 'asc' ? path.intervals : [...path.intervals].reverse();
+      for (const interval of intervals) {
+        if (keys.length >= want) break;
+        keys.push(
+          ...(await this.run.store.queryIndexKeys(
+            this.run.datasetCode,
+            path,
+            interval,
+            path.direction,
+            { limit: want - keys.length, guard: this.guard },
+            this.run.meter,
+          )),
+        );
+      }
+      // Long values share a truncated key prefix and are ordered by id there: their order needs their items.
+      if (keys.some((k) => isTruncatedKey(k.key, k.id))) return undefined;
+      return { items: await this.fetchInOrder(this.page(keys).map((k) => k.id)), totalCount };
+    }
+    if (this.plan.order !== 'ids') return undefined;
+    const direction = this.plan.sort[this.plan.sort.length - 1]?.direction === 'asc' ? 'asc' : 'desc';
+    if (path.intervals.every(isOneValueInterval)) {
+      // Each value's keys are in id order: the first `want` of each, merged, hold the page.
+      const lists = await Promise.all(
+        path.intervals.map((interval) =>
+          this.run.store.queryIndexKeys(
+            this.run.datasetCode,
+            path,
+            interval,
+            direction,
+            { limit: want, guard: this.guard },
+            this.run.meter,
+          ),
+        ),
+      );
+      const sign = direction === 'asc' ? 1 : -1;
+      const ids = lists
+        .flat()
+        .map((k) => k.id)
+        .sort((a, b) => sign * compareCodePoints(a, b));
+      return { items: await this.fetchInOrder(this.page(ids)), totalCount };
+    }
+    return this.scannedIdOrder(totalCount, direction);
+  }
+
+  /**
+   * A range listed in id order: the partition in that order through the range's FilterExpression, when the
+   * records it would read before filling the page cost less than the range's keys; undefined otherwise.
+   */
+  private async scannedIdOrder(totalCount: number, direction: 'asc' | 'desc'): Promise<ListResult | undefined> {
+    const { store, bookkeeping, datasetCode, meter } = this.run;
+    const want = this.query.offset + this.query.limit;
+    const records = await estimateRecordCount(bookkeeping, datasetCode, meter);
+    this.budget.start = meter.readUnits;
+    const scanned = Math.ceil((want * Math.max(records, totalCount)) / totalCount);
+    const compiled = compileFilterExpression(allOf(...this.plan.served));
+    if (!compiled.exact || !compiled.expression || scanned * SCANNED_ITEM_UNITS >= totalCount / KEYS_PER_UNIT) {
+      return undefined;
+    }
+    const read = await store.queryPartition(
+      datasetCode,
+      {
+        direction,
+        limit: want,
+        itemsPerCall: Math.min(1000, Math.ceil(scanned * 1.5)),
+        filter: { expression: compiled.expression, names: compiled.names, values: compiled.values },
+      },
+      meter,
+      this.guard,
+    );
+    return { items: this.page(read.items), totalCount };
+  }
+
+  /**
+   * Conditions on several indexed fields: the counts say which matches fewest; its keys are read and the others
+   * narrow them, each by its keys or on the candidates' items, whichever costs less. 2001 before anything is read
+   * when even that costs more than the budget.
+   */
+  private async fromNarrowest(
+    path: IndexPath,
+    countPath: (path: IndexPath) => Promise<number | undefined>,
+  ): Promise<ListResult | undefined> {
+    const candidates: Intersection[] = [{ path, served: this.plan.served }, ...this.plan.intersections];
+    const counts = await Promise.all(candidates.map((candidate) => countPath(candidate.path)));
+    if (counts.some((count) => count === undefined)) return undefined;
+    let narrowest = 0;
+    counts.forEach((count, i) => {
+      if ((count as number) < (counts[narrowest] as number)) narrowest = i;
+    });
+    const fewest = counts[narrowest] as number;
+    this.budget.start = this.run.meter.readUnits;
+    if (fewest === 0) return { items: [], totalCount: 0 };
+    // The narrowest's keys, then each other condition checked by its keys or by the candidates' items, the cheaper.
+    const others = counts.filter((_, i) => i !== narrowest) as number[];
+    const cost =
+      fewest / KEYS_PER_UNIT +
+      others.reduce((sum, count) => sum + Math.min(count / KEYS_PER_UNIT, fewest * ITEM_READ_UNITS), 0);
+    if (cost > this.run.readBudget) {
+      throw tooBroad(candidates, narrowest, fewest, this.run.readBudget, this.run.nameable);
+    }
+    // The others narrow the narrowest's keys by their own keys where that is the cheaper check, else on the items.
+    const driver = candidates[narrowest] as Intersection;
+    const rest = candidates.filter((_, i) => i !== narrowest);
+    const byKeys = rest.filter((_, i) => (others[i] as number) / KEYS_PER_UNIT <= fewest * ITEM_READ_UNITS);
+    const onItems = rest.filter((candidate) => !byKeys.includes(candidate)).flatMap((candidate) => candidate.served);
+    const plan: ListPlan = {
+      ...this.plan,
+      path: driver.path,
+      served: driver.served,
+      intersections: byKeys,
+      residual: allOf(this.plan.residual, ...onItems),
+      // Another path's order is not this one's: unless the ids alone decide it, the items do.
+      order: narrowest === 0 || this.plan.order !== 'path' ? this.plan.order : 'items',
+    };
+    const run = { ...this.run };
+    delete run.countPath;
+    return new PlanExecutor(plan, this.query, run, this.guard, this.budget).filtered();
   }
 
   /**

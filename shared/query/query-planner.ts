@@ -75,6 +75,8 @@ export interface Intersection {
 
 export interface ListPlan {
   path: AccessPath;
+  /** The conditions the access path answers exactly (left out of the residual). */
+  served: Filter[];
   /**
    * Index path with `items` order only: the index of the sort's one field, whose keys in order, kept when the
    * filter's keys hold their id, are the list's order (ties by id in the same direction).
@@ -165,7 +167,6 @@ export function planListQuery(query: ListQuery, layout: ReadonlyMap<string, Inde
   if (chosen.path.kind === 'index') {
     for (const other of candidates) {
       if (other === chosen || other.path.kind !== 'index' || other.served.size === 0) continue;
-      if (other.score > SCORE.between) continue;
       intersections.push({ path: other.path, served: [...other.served] });
     }
   }
@@ -193,6 +194,7 @@ export function planListQuery(query: ListQuery, layout: ReadonlyMap<string, Inde
   }
   return {
     path: chosen.path,
+    served: [...chosen.served],
     ...(sortPath ? { sortPath } : {}),
     intersections,
     residual,

@@ -131,6 +131,11 @@ export function rangeInterval(lower?: Bound, upper?: Bound): { interval: KeyInte
   return { interval: { lower: low, upper: high }, exact };
 }
 
+/** Whether an interval holds the keys of one value exactly (an equality's, or the null sentinel's). */
+export function isOneValueInterval(interval: KeyInterval): boolean {
+  return interval.lower.endsWith(END_COMPLETE) && interval.upper === interval.lower + ID_CEILING;
+}
+
 /** The null sentinel's keys. */
 export function nullInterval(): KeyInterval {
   return { lower: NULL_TAG, upper: NULL_TAG + END_COMPLETE + ID_CEILING };
@@ -196,4 +201,65 @@ export function compareStoredValues(a: StoredValue | null | undefined, b: Stored
   if (typeof a === 'number' && typeof b === 'number') return a < b ? -1 : a > b ? 1 : 0;
   if (typeof a === 'boolean' && typeof b === 'boolean') return a === b ? 0 : a ? 1 : -1;
   return compareCodePoints(String(a), String(b));
+}
+
+/**
+ * Per-value totals (storage/value-counter.ts) count records by a *count key*: the value part of the index key
+ * without its end marker, its text cut to `MAX_COUNTED_CODE_POINTS` code points. A cut value is marked with
+ * `\u0002` after the kept prefix and stands for every value sharing that prefix (a group, like the index's
+ * truncated keys but shorter, so that a change item stays small whatever the values). Count keys sort in the
+ * index's order: a value before every longer value it is a prefix of, a group after the prefix itself and
+ * before any value that continues it with a higher character. A group's key ends with `\u0002\u0001`, which no
+ * value's text ends with (a body's `\u0001` is escaped).
+ */
+export const MAX_COUNTED_CODE_POINTS = 32;
+const GROUP_MARK = `${END_TRUNCATED}${END_COMPLETE}`;
+
+/** The count key of a value (`null` → the null sentinel's). */
+export function countKeyOf(value: StoredValue | null): string {
+  return countKeyOfText(encodeValue(value));
+}
+
+/** The count key of an index key of record `id` (its value part, cut). */
+export function countKeyOfIndexKey(key: string, id: string): string {
+  const part = keyValuePart(key, id);
+  return countKeyOfText({ text: part.slice(0, -1), truncated: part.endsWith(END_TRUNCATED) });
+}
+
+function countKeyOfText(encoded: EncodedValue): string {
+  const { text } = encoded;
+  // Tag plus the escaped body: an escaped character takes two code units, all of them below U+D800.
+  let codePoints = 0;
+  let i = 1;
+  while (i < text.length) {
+    if (codePoints === MAX_COUNTED_CODE_POINTS) return `${text.slice(0, i)}${GROUP_MARK}`;
+    const unit = text.charCodeAt(i);
+    i += unit === 0x2 || (unit >= 0xd800 && unit <= 0xdbff) ? 2 : 1;
+    codePoints += 1;
+  }
+  return encoded.truncated ? `${text}${GROUP_MARK}` : text;
+}
+
+/** Whether a count key stands for a group of values (a cut text) rather than one value. */
+export function isCountGroup(countKey: string): boolean {
+  return countKey.endsWith(GROUP_MARK);
+}
+
+/** Where a count key lies against an interval of index keys: every record it counts is inside, outside, or some of each. */
+export type CountKeyPlace = 'inside' | 'outside' | 'across';
+
+/** Above every character: the end of the keys that continue a given prefix. */
+const LAST_CHARACTER = '\u{10ffff}';
+
+/** Where the records a count key stands for lie against `interval` (index keys). */
+export function countKeyPlace(countKey: string, interval: KeyInterval): CountKeyPlace {
+  const group = isCountGroup(countKey);
+  // One value: its index keys are `countKey \u0001 <id>`. A group: every key that continues its kept prefix.
+  const prefix = group ? countKey.slice(0, -GROUP_MARK.length) : countKey;
+  const lowest = group ? prefix + END_TRUNCATED : countKey + END_COMPLETE;
+  const highest = group ? `${prefix}${LAST_CHARACTER}` : `${countKey}${END_COMPLETE}${ID_CEILING}`;
+  if (compareCodePoints(highest, interval.lower) < 0 || compareCodePoints(lowest, interval.upper) > 0) return 'outside';
+  if (compareCodePoints(lowest, interval.lower) >= 0 && compareCodePoints(highest, interval.upper) <= 0)
+    return 'inside';
+  return 'across';
 }

@@ -7,10 +7,15 @@
  * Two bounds: a row budget per query (more rows than that would exhaust the function's memory and time, so the
  * query answers 2001 with a message saying why), and a least-recently-used bound on the rows kept in total.
  *
- * A source that keeps a change feed (the record store: every write of a dataset read by SQL records which
- * records it changed) is not asked for a version: a loaded copy catches up by reading the changes since it last
- * looked and the changed records alone, so one write to a large dataset costs the next query a few read units
- * instead of a reload. Without a feed, a copy is reused while the source's version is unchanged.
+ * A source that keeps a change feed (the record store: every write claims a change item naming its records
+ * before it writes them) is not asked for a version: a loaded copy catches up by reading the changes since it
+ * last looked and the changed records alone, so one write to a large dataset costs the next query a few read
+ * units instead of a reload, and a query after no write reads only the change items of the last seconds.
+ * Catching up is never dearer than loading afresh: past that, the copy is loaded again. The row budget is checked
+ * before anything is read or caught up: a load from the dataset's count, a catch-up from the rows it would add.
+ * Without a feed, a copy is reused while the source's version is unchanged.
+ *
+ * A query that finds another one loading the same view waits for that load only within its own time limit.
  */
 import { createHash } from 'node:crypto';
 import type { ReadableTable } from '../access/permissions';
@@ -33,6 +38,10 @@ export interface ReadRowsRequest {
   limit: number;
   /** Stop reading at this time (epoch ms) with a 2001 that says `message`: the query's time is spent. */
   deadline?: LoadDeadline;
+  /** Records whose revision the caller wants to know (changes in flight when the load began). */
+  watch?: ReadonlySet<string>;
+  /** Told the revision of each watched record the read returned. */
+  seen?: (id: string, revision: number) => void;
 }
 
 export interface LoadDeadline {
@@ -41,38 +50,49 @@ export interface LoadDeadline {
   message: string;
 }
 
-/** A write recorded by the source: the records it changed, at a position in time order. */
+/** A write the source recorded before making it: the records it names, at a position in time order. */
 export interface DatasetChange {
   position: string;
-  /** When it was recorded (epoch ms), after the records' writes succeeded. */
+  /** The time the position carries (epoch ms). */
   time: number;
   ids: readonly string[];
+  /** The revision the write gives its records (1 for new records). */
+  revision: number;
+  /** How many of `ids` are new records (a create, a batch). */
+  created: number;
 }
 
-/** What a source offers when it records what every write changed. */
+/** A record read to catch up: its revision, and its row when the view may see it. */
+export interface ChangedRecord {
+  id: string;
+  revision: number;
+  row?: DatasetRecord;
+}
+
+/** What a source offers when it records every write before making it. */
 export interface DatasetChangeFeed {
   /**
-   * The changes recorded after time `sinceMs` (epoch ms), read consistently. A change may be recorded up to
+   * The changes recorded after time `sinceMs` (epoch ms), read consistently. A change is recorded at most
    * `rereadMs` after its position's time, so a reader that looked at time T asks again from T − `rereadMs`.
    */
   changesSince(datasetCode: string, sinceMs: number): Promise<readonly DatasetChange[]>;
   readonly rereadMs: number;
-  /**
-   * How long after a write a read that is not strongly consistent surely returns it (DynamoDB: "usually within
-   * a second"). A change recorded longer than this before a load began is in what the load read.
-   */
-  readonly settledMs: number;
-  /** The current records of `ids` as the view may read them (ids absent or outside its row filter are left out). */
-  readRowsById(
+  /** A change's write lands within this of its position's time, or never. */
+  readonly settleMs: number;
+  /** The records the changes name as they are now (read consistently); absent ones are left out. */
+  readChanged(
     datasetCode: string,
-    ids: readonly string[],
+    changes: readonly DatasetChange[],
     request: Omit<ReadRowsRequest, 'limit' | 'deadline'>,
-  ): Promise<readonly DatasetRecord[]>;
+  ): Promise<readonly ChangedRecord[]>;
   /**
    * The dataset's record count (as far as the source can tell without writing), to refuse a load that cannot
-   * fit before reading anything; the load's own row limit stays the exact guard.
+   * fit before reading anything; it may stop counting once past `atMost`. The load's own row limit stays the
+   * exact guard.
    */
-  countRecords(datasetCode: string): Promise<number>;
+  countRecords(datasetCode: string, atMost: number): Promise<number>;
+  /** Read units spent so far by this source, so that the cache knows what a load of a dataset costs. */
+  unitsRead(): number;
 }
 
 /**
@@ -112,8 +132,19 @@ interface Entry {
   version: string;
   loadedAt: number;
   table: EngineTable;
-  /** Copies kept by a change feed: when the feed was last read, and the changes already applied since then. */
-  feed?: { readAt: number; applied: Set<string> };
+  /** Copies kept by a change feed. */
+  feed?: FeedState;
+}
+
+interface FeedState {
+  /** When the feed was last read. */
+  readAt: number;
+  /** Changes already applied, among those a read from `readAt − rereadMs` returns. */
+  applied: ReadonlySet<string>;
+  /** Changes whose writes had not landed when last read: read again until they have, or have settled. */
+  pending: readonly DatasetChange[];
+  /** Read units the load took per row (what catching up is weighed against). */
+  unitsPerRow: number;
 }
 
 export interface TablesOptions {
@@ -215,7 +246,8 @@ export class DatasetCache {
 
   /**
    * Tables from a change feed: a copy younger than the maximum age catches up by the changes recorded since it
-   * last looked (and reads only the changed records); anything else is loaded.
+   * last looked (and reads only the changed records), unless loading afresh costs less; anything else is loaded.
+   * The row budget is checked before anything is read.
    */
   private async tablesByChanges(
     views: readonly DatasetView[],
@@ -231,20 +263,61 @@ export class DatasetCache {
         entry && feedState && this.now() - entry.loadedAt < this.maxAgeMs ? { ...entry, feed: feedState } : undefined;
       return { view, viewKey, entry: usable };
     });
+    // What each copy would hold, from the changes alone (no record read yet): refused here when too much.
+    const plans = await Promise.all(
+      slots.map(async (slot) => (slot.entry ? this.catchUpPlan(feed, slot.view, slot.entry) : undefined)),
+    );
     let used = 0;
-    for (const slot of slots) if (slot.entry) used += slot.entry.table.rows.length;
+    for (const [i, slot] of slots.entries()) {
+      const plan = plans[i];
+      if (slot.entry && plan) used += slot.entry.table.rows.length + plan.created;
+    }
     this.checkBudget(used);
+    const counted = await Promise.all(
+      slots.map((slot, i) =>
+        plans[i]?.reload === false || slot.view.rowFilter
+          ? undefined
+          : feed.countRecords(slot.view.datasetCode, this.rowBudget),
+      ),
+    );
+    // Loads of views without a row filter are refused from the dataset's count before any record is read (a
+    // row filter may narrow a view below the budget: then the read itself finds out).
+    this.checkBudget(used + counted.reduce<number>((sum, count) => sum + (count ?? 0), 0));
     const remaining = this.rowBudget - used;
     const tables = await Promise.all(
-      slots.map((slot) =>
-        slot.entry
-          ? this.catchUp(feed, slot.view, slot.viewKey, slot.entry)
-          : this.loadWithFeed(source, feed, slot.view, slot.viewKey, remaining, deadline),
-      ),
+      slots.map((slot, i) => {
+        const plan = plans[i];
+        return slot.entry && plan && !plan.reload
+          ? this.catchUp(feed, slot.view, slot.viewKey, slot.entry, plan)
+          : this.shared(`${slot.viewKey}\nfeed`, deadline, () =>
+              this.loadWithFeed(source, feed, slot.view, slot.viewKey, remaining, deadline),
+            );
+      }),
     );
     this.checkBudget(tables.reduce((sum, table) => sum + table.rows.length, 0));
     for (const slot of slots) this.touch(slot.viewKey);
     return tables;
+  }
+
+  /** The changes a copy has not applied, what they add, and whether loading afresh would cost less. */
+  private async catchUpPlan(
+    feed: DatasetChangeFeed,
+    view: DatasetView,
+    entry: Entry & { feed: FeedState },
+  ): Promise<CatchUpPlan> {
+    const readAt = this.now();
+    const changes = await feed.changesSince(view.datasetCode, entry.feed.readAt - feed.rereadMs);
+    const fresh = changes.filter((change) => !entry.feed.applied.has(change.position));
+    const todo = [
+      ...entry.feed.pending.filter((change) => !fresh.some((f) => f.position === change.position)),
+      ...fresh,
+    ];
+    const created = fresh.reduce((sum, change) => sum + change.created, 0);
+    // A record read by id, consistently, costs at least a unit; the load read it at `unitsPerRow`, half price.
+    const perRecord = Math.max(1, 2 * entry.feed.unitsPerRow);
+    const catchUpUnits = todo.reduce((sum, change) => sum + change.ids.length, 0) * perRecord;
+    const loadUnits = (entry.table.rows.length + created) * entry.feed.unitsPerRow;
+    return { readAt, seen: changes, todo, created, reload: todo.length > 0 && catchUpUnits > loadUnits };
   }
 
   private async loadWithFeed(
@@ -255,21 +328,33 @@ export class DatasetCache {
     remaining: number,
     deadline: LoadDeadline | undefined,
   ): Promise<EngineTable> {
-    // Too many records, whatever the view: refused before anything is read. (A row filter may narrow the view
-    // below the budget: then the read itself finds out.)
-    if (!view.rowFilter) this.checkBudget((await feed.countRecords(view.datasetCode)) + (this.rowBudget - remaining));
-    // The feed is read from this moment on: writes during the load are caught up by the next query. Changes
-    // recorded more than `settledMs` before it are in what the load reads (its read is eventually consistent);
-    // later ones are read again by the next query.
+    // The feed is read from this moment on. A change recorded before the load whose write lands as it reads may
+    // be missed by it: those of the last `settleMs` are watched, and read again by the next query unless the load
+    // showed their records at their revisions.
     const readAt = this.now();
-    const before = await feed.changesSince(view.datasetCode, readAt - feed.rereadMs);
-    const applied = new Set(
-      before.filter((change) => change.time < readAt - feed.settledMs).map((change) => change.position),
-    );
-    const table = await this.read(source, view, viewKey, undefined, remaining, deadline);
+    const recent = await feed.changesSince(view.datasetCode, readAt - feed.settleMs);
+    const watch = new Set(recent.flatMap((change) => [...change.ids]));
+    const revisions = new Map<string, number>();
+    const unitsBefore = feed.unitsRead();
+    const table = await this.read(source, view, viewKey, undefined, remaining, deadline, {
+      watch,
+      seen: (id, revision) => revisions.set(id, revision),
+    });
+    const units = feed.unitsRead() - unitsBefore;
+    const pending = recent.filter((change) => !change.ids.every((id) => (revisions.get(id) ?? 0) >= change.revision));
     const loadedAt = this.now();
     table.key = `${view.datasetCode}@${readAt}.${loadedAt}#${digest(viewKey)}`;
-    this.store(viewKey, { version: String(readAt), loadedAt, table, feed: { readAt, applied } });
+    this.store(viewKey, {
+      version: String(readAt),
+      loadedAt,
+      table,
+      feed: {
+        readAt,
+        applied: new Set(recent.map((change) => change.position)),
+        pending,
+        unitsPerRow: table.rows.length > 0 ? units / table.rows.length : 0,
+      },
+    });
     return table;
   }
 
@@ -277,37 +362,81 @@ export class DatasetCache {
     feed: DatasetChangeFeed,
     view: DatasetView,
     viewKey: string,
-    entry: Entry & { feed: NonNullable<Entry['feed']> },
+    entry: Entry & { feed: FeedState },
+    plan: CatchUpPlan,
   ): Promise<EngineTable> {
-    const readAt = this.now();
-    const changes = await feed.changesSince(view.datasetCode, entry.feed.readAt - feed.rereadMs);
-    const fresh = changes.filter((change) => !entry.feed.applied.has(change.position));
-    const applied = new Set(changes.map((change) => change.position));
-    if (fresh.length === 0) {
+    const applied = new Set(plan.seen.map((change) => change.position));
+    if (plan.todo.length === 0) {
       const current = this.entries.get(viewKey);
-      if (current?.table === entry.table) current.feed = { readAt, applied };
+      if (current?.table === entry.table && current.feed)
+        current.feed = { ...current.feed, readAt: plan.readAt, applied };
       return entry.table;
     }
-    const ids = new Set(fresh.flatMap((change) => [...change.ids]));
-    const records = await feed.readRowsById(view.datasetCode, [...ids], {
+    const records = await feed.readChanged(view.datasetCode, plan.todo, {
       fields: view.fields.map((field) => field.name),
       ...(view.rowFilter ? { rowFilter: view.rowFilter } : {}),
     });
-    const rows = entry.table.rows.filter((row) => !ids.has(String(row[0])));
-    for (const record of records) rows.push(toTableRow(view.fields, record));
+    const byId = new Map(records.map((record) => [record.id, record]));
+    // A change whose records do not show it yet is read again next time, until it has settled.
+    const pending = plan.todo.filter(
+      (change) =>
+        change.time > plan.readAt - feed.settleMs &&
+        !change.ids.every((id) => (byId.get(id)?.revision ?? 0) >= change.revision),
+    );
+    const rows = entry.table.rows.filter((row) => !byId.has(String(row[0])));
+    for (const record of records) if (record.row) rows.push(toTableRow(view.fields, record.row));
     this.checkBudget(rows.length);
     const table: EngineTable = {
       name: view.datasetCode,
       columns: entry.table.columns,
       rows,
-      key: `${view.datasetCode}@${readAt}.${entry.loadedAt}#${digest(viewKey)}`,
+      key: `${view.datasetCode}@${plan.readAt}.${entry.loadedAt}#${digest(viewKey)}`,
     };
     // A concurrent query may have caught up further already: keep the newer copy.
     const current = this.entries.get(viewKey);
-    if (!current?.feed || current.feed.readAt <= readAt) {
-      this.store(viewKey, { version: String(readAt), loadedAt: entry.loadedAt, table, feed: { readAt, applied } });
+    if (!current?.feed || current.feed.readAt <= plan.readAt) {
+      this.store(viewKey, {
+        version: String(plan.readAt),
+        loadedAt: entry.loadedAt,
+        table,
+        feed: { readAt: plan.readAt, applied, pending, unitsPerRow: entry.feed.unitsPerRow },
+      });
     }
     return table;
+  }
+
+  /**
+   * One load per key at a time: a query that finds one running waits for it, but only within its own time
+   * limit (2001 with its own message after that), never past it.
+   */
+  private shared(
+    loadKey: string,
+    deadline: LoadDeadline | undefined,
+    load: () => Promise<EngineTable>,
+  ): Promise<EngineTable> {
+    const pending = this.loading.get(loadKey);
+    if (!pending) {
+      const promise = load().finally(() => this.loading.delete(loadKey));
+      this.loading.set(loadKey, promise);
+      return promise;
+    }
+    if (!deadline) return pending;
+    return new Promise<EngineTable>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new QueryTimeoutError(deadline.message)),
+        Math.max(0, deadline.at - this.now()),
+      );
+      pending.then(
+        (table) => {
+          clearTimeout(timer);
+          resolve(table);
+        },
+        (error: unknown) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
   }
 
   private load(
@@ -320,14 +449,9 @@ export class DatasetCache {
   ): Promise<EngineTable> {
     // Without a version every query reads afresh: nothing is shared, not even a load in flight.
     if (version === undefined) return this.read(source, view, viewKey, undefined, remaining, deadline);
-    const loadKey = `${viewKey}\n${version}`;
-    const pending = this.loading.get(loadKey);
-    if (pending) return pending;
-    const promise = this.read(source, view, viewKey, version, remaining, deadline).finally(() =>
-      this.loading.delete(loadKey),
+    return this.shared(`${viewKey}\n${version}`, deadline, () =>
+      this.read(source, view, viewKey, version, remaining, deadline),
     );
-    this.loading.set(loadKey, promise);
-    return promise;
   }
 
   private async read(
@@ -337,12 +461,14 @@ export class DatasetCache {
     version: string | undefined,
     remaining: number,
     deadline: LoadDeadline | undefined,
+    watching?: Pick<ReadRowsRequest, 'watch' | 'seen'>,
   ): Promise<EngineTable> {
     const records = await source.readRows(view.datasetCode, {
       fields: view.fields.map((field) => field.name),
       ...(view.rowFilter ? { rowFilter: view.rowFilter } : {}),
       limit: remaining + 1,
       ...(deadline ? { deadline } : {}),
+      ...watching,
     });
     this.checkBudget(records.length + (this.rowBudget - remaining));
     const table: EngineTable = {
@@ -382,6 +508,15 @@ export class DatasetCache {
     this.entries.delete(viewKey);
     this.entries.set(viewKey, entry);
   }
+}
+
+/** What catching a copy up would take: the changes read, those to apply, the rows they add, or a reload instead. */
+interface CatchUpPlan {
+  readAt: number;
+  seen: readonly DatasetChange[];
+  todo: readonly DatasetChange[];
+  created: number;
+  reload: boolean;
 }
 
 /** Identity of a view: the dataset, the visible fields in order and the row filter with its keys sorted. */

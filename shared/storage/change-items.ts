@@ -1,36 +1,95 @@
 /**
- * The change items of a dataset (changes/change-log.ts says what they are for): one small item per write of
- * records that a loaded copy of the dataset must catch up with, naming the records it wrote.
+ * Change items: the request path's bookkeeping log of a dataset (not the partner-facing change feed). Every
+ * write of records claims one before it writes them: a create or an update one small item, a batch one item
+ * plus one per index slot, whatever its size. They say which records a write touches (custom SQL's loaded
+ * copies catch up by them, `sql/record-store-row-source.ts`) and how each index slot's values move (per-value
+ * totals, `value-counter.ts`, which also has the exactness argument).
  *
- * Change items live in the dataset's meta partition under `change#<position>`, where the position is a ULID of
- * the moment the item is written (after the records). They are read with a consistent Query, so a reader sees
- * every change item written before its read. A change item can be written at most `MAX_INVOCATION_MS` after
- * its position's time (one invocation), so a reader that caught up at time R re-reads from R − `SETTLE_MS`
- * (`CHANGE_REREAD_MS`) and never misses one. Items carry an expiry (`@expires`, DynamoDB TTL) a day on:
- * a copy older than its maximum age (minutes) is loaded afresh, so no reader needs older changes.
+ * Layout, in the dataset's meta partition:
+ * - `change#<position>`: the claim. A create `{k: 'c', v}` (its record id is the position, or `id` when a
+ *   retry had to take a fresh position); an update `{k: 'u', id, r (the new revision), p (the position of the
+ *   write it replaces, when the record had one), b, a}` with the count keys before and after of the slots it
+ *   changes; a batch `{k: 'b', ids (id runs), n}`, and `m` (id runs) once its writer or a check found that only
+ *   these records were written.
+ * - `change-slot#<slot>#<position>`: a batch's values in one slot, one per record in id order: the distinct
+ *   count keys `d` (JSON text) and, per record, the index of its key in `d` (`r`, fixed-width base-64 digits).
+ *
+ * Positions are ULIDs of the clock just before the claim (a create's is its record id, which is that clock's),
+ * so claims sort in time order. A claim must land within `CLAIM_LATE_MS` of its position's time, or its writer
+ * withdraws it and claims again before writing any record (`claimChange`): a reader that read the claims up to
+ * time T has seen every claim positioned before T − `CLAIM_LATE_MS` − `CLOCK_SKEW_MS`.
  */
-import { type DynamoDBDocumentClient, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchWriteCommand,
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { decodeTime, ulid } from 'ulid';
 import type { CapacityMeter } from '../observability/capacity-meter';
-import { CHANGE_PREFIX, datasetChangeKey, datasetMetaPartition } from './item-keys';
-import { lastIdAt, SETTLE_MS } from './record-counter';
+import { idRuns, idsOfRuns } from './id-blocks';
+import {
+  CHANGE_PREFIX,
+  CHANGE_SLOT_PREFIX,
+  datasetChangeKey,
+  datasetChangeSlotKey,
+  datasetMetaPartition,
+} from './item-keys';
 import { RecordAttr } from './table-definitions';
 
-/** How far before its last read a reader reads change items again (a change item may land this late). */
-export const CHANGE_REREAD_MS = SETTLE_MS;
-/** DynamoDB's eventually consistent reads return a write "usually within a second"; twice that, to be safe. */
-export const EVENTUAL_READ_LAG_MS = 2_000;
-/** How long change items are kept (DynamoDB TTL tidies them; nothing depends on it). */
-const CHANGE_RETENTION_S = 24 * 3600;
+/** How long after its position's time a claim may land; a later one is withdrawn and made again. */
+export const CLAIM_LATE_MS = 2_000;
+/** How far apart the clocks of two hosts may be (they are synchronised to milliseconds; this is generous). */
+export const CLOCK_SKEW_MS = 1_000;
+/** A reader that read claims at time T reads again from T minus this: nothing older can still land. */
+export const CLAIM_REREAD_MS = CLAIM_LATE_MS + CLOCK_SKEW_MS;
 
-export interface DatasetChange {
-  /** The change item's position (a ULID): unique, in time order. */
-  position: string;
-  /** The time the position carries (epoch ms). */
-  time: number;
-  /** The ids of the records the write changed. */
-  ids: string[];
-}
+/** Per index slot (`countSlotKey`), a count key (`countKeyOf`). */
+export type SlotValues = Readonly<Record<string, string>>;
+
+export type ChangeClaim =
+  | { kind: 'create'; id: string; values: SlotValues }
+  | {
+      kind: 'update';
+      id: string;
+      /** The revision the write gives the record. */
+      revision: number;
+      /** The position of the change item of the record's previous write (its `@cpos`), when it had one. */
+      previous?: string;
+      /** The slots the update changes, before and after. */
+      before: SlotValues;
+      after: SlotValues;
+    }
+  | {
+      kind: 'batch';
+      /** The new records' ids, ascending. */
+      ids: readonly string[];
+      /** Per slot, the count key of each record, in the order of `ids`. */
+      values: Readonly<Record<string, readonly string[]>>;
+    };
+
+/** A claim as read back: where it is, and for a batch the records found written when only some were. */
+export type StoredClaim =
+  | { position: string; time: number; kind: 'create'; id: string; values: SlotValues }
+  | {
+      position: string;
+      time: number;
+      kind: 'update';
+      id: string;
+      revision: number;
+      previous?: string;
+      before: SlotValues;
+      after: SlotValues;
+    }
+  | { position: string; time: number; kind: 'batch'; ids: string[]; landed?: ReadonlySet<string> };
+
+/** A batch's values in one slot, as read back: per record id, its count key. */
+export type BatchSlotValues = ReadonlyMap<string, string>;
+
+const RADIX = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 
 export class ChangeItems {
   constructor(
@@ -38,26 +97,167 @@ export class ChangeItems {
     private readonly table: string,
   ) {}
 
-  /** Record that `ids` of the dataset were written. Call after the records' writes succeeded. */
-  async record(datasetCode: string, ids: readonly string[], now: number, meter: CapacityMeter): Promise<void> {
-    if (ids.length === 0) return;
+  /** Write a claim at `position` (a batch: its item and its slots' items, at once). */
+  async put(datasetCode: string, position: string, claim: ChangeClaim, meter: CapacityMeter): Promise<void> {
+    const writes = [
+      this.putItem({ ...datasetChangeKey(datasetCode, position), ...claimAttributes(position, claim) }, meter),
+    ];
+    if (claim.kind === 'batch') {
+      for (const [slot, keys] of Object.entries(claim.values)) {
+        writes.push(
+          this.putItem({ ...datasetChangeSlotKey(datasetCode, slot, position), ...slotValuesAttributes(keys) }, meter),
+        );
+      }
+    }
+    await Promise.all(writes);
+  }
+
+  /** Withdraw a claim whose records were not written (its slots' items stay, unread without it). */
+  async withdraw(datasetCode: string, position: string, meter: CapacityMeter): Promise<void> {
     const result = await this.client.send(
-      new PutCommand({
+      new DeleteCommand({
         TableName: this.table,
-        Item: {
-          ...datasetChangeKey(datasetCode, ulid(now)),
-          ids: [...ids],
-          '@expires': Math.floor(now / 1000) + CHANGE_RETENTION_S,
-        },
+        Key: datasetChangeKey(datasetCode, position),
         ReturnConsumedCapacity: 'TOTAL',
       }),
     );
     meter.addWrite(result.ConsumedCapacity);
   }
 
-  /** The change items positioned after time `sinceMs`, oldest first, read consistently. */
-  async since(datasetCode: string, sinceMs: number, meter: CapacityMeter): Promise<DatasetChange[]> {
-    const changes: DatasetChange[] = [];
+  /** Withdraw several claims (found not written by a check). */
+  async withdrawAll(datasetCode: string, positions: readonly string[], meter: CapacityMeter): Promise<void> {
+    for (let i = 0; i < positions.length; i += 25) {
+      let pending: Record<string, unknown>[] = positions
+        .slice(i, i + 25)
+        .map((position) => ({ DeleteRequest: { Key: datasetChangeKey(datasetCode, position) } }));
+      for (let attempt = 0; pending.length > 0; attempt++) {
+        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 2 ** attempt * 10));
+        const result = await this.client.send(
+          new BatchWriteCommand({ RequestItems: { [this.table]: pending as never }, ReturnConsumedCapacity: 'TOTAL' }),
+        );
+        meter.addWrite(result.ConsumedCapacity);
+        pending = (result.UnprocessedItems?.[this.table] as Record<string, unknown>[] | undefined) ?? [];
+      }
+    }
+  }
+
+  /** Say which records of a batch claim were written (the others never will be). */
+  async markLanded(
+    datasetCode: string,
+    position: string,
+    landed: readonly string[],
+    meter: CapacityMeter,
+  ): Promise<void> {
+    const result = await this.client
+      .send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: datasetChangeKey(datasetCode, position),
+          UpdateExpression: 'SET #m = :m',
+          ConditionExpression: 'attribute_exists(#sk)',
+          ExpressionAttributeNames: { '#m': 'm', '#sk': RecordAttr.sortKey },
+          ExpressionAttributeValues: { ':m': idRuns([...landed].sort()) },
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      )
+      .catch((error: unknown) => {
+        if (error instanceof Error && error.name === 'ConditionalCheckFailedException') return undefined;
+        throw error;
+      });
+    meter.addWrite(result?.ConsumedCapacity);
+  }
+
+  /** One claim, read consistently (undefined when there is none at `position`). */
+  async read(datasetCode: string, position: string, meter: CapacityMeter): Promise<StoredClaim | undefined> {
+    const result = await this.client.send(
+      new GetCommand({
+        TableName: this.table,
+        Key: datasetChangeKey(datasetCode, position),
+        ConsistentRead: true,
+        ReturnConsumedCapacity: 'TOTAL',
+      }),
+    );
+    meter.addRead(result.ConsumedCapacity);
+    return result.Item ? readClaim(position, result.Item) : undefined;
+  }
+
+  /** Whether a batch claim carries values for index slot `slot` (read consistently). */
+  async hasSlotValues(datasetCode: string, slot: string, position: string, meter: CapacityMeter): Promise<boolean> {
+    const result = await this.client.send(
+      new GetCommand({
+        TableName: this.table,
+        Key: datasetChangeSlotKey(datasetCode, slot, position),
+        ConsistentRead: true,
+        ProjectionExpression: '#sk',
+        ExpressionAttributeNames: { '#sk': RecordAttr.sortKey },
+        ReturnConsumedCapacity: 'TOTAL',
+      }),
+    );
+    meter.addRead(result.ConsumedCapacity);
+    return result.Item !== undefined;
+  }
+
+  /**
+   * The claims positioned after `after` (all of them without it), oldest first. `consistent`: every claim
+   * written before the read is in it (the checks and folds of totals, custom SQL's catch-up).
+   */
+  async after(
+    datasetCode: string,
+    after: string | undefined,
+    meter: CapacityMeter,
+    consistent: boolean,
+  ): Promise<StoredClaim[]> {
+    const items = await this.query(
+      datasetCode,
+      `${CHANGE_PREFIX}${after ?? ''}`,
+      `${CHANGE_PREFIX}~`,
+      after !== undefined,
+      meter,
+      consistent,
+    );
+    return items.map((item) => readClaim((item[RecordAttr.sortKey] as string).slice(CHANGE_PREFIX.length), item));
+  }
+
+  /**
+   * A batch's values in one slot, by batch position, for the batches positioned after `after` (up to `through`,
+   * inclusive, when given).
+   */
+  async slotValuesAfter(
+    datasetCode: string,
+    slot: string,
+    after: string | undefined,
+    ids: (position: string) => readonly string[] | undefined,
+    meter: CapacityMeter,
+    consistent: boolean,
+    through?: string,
+  ): Promise<Map<string, BatchSlotValues>> {
+    const prefix = `${CHANGE_SLOT_PREFIX}${slot}#`;
+    const items = await this.query(
+      datasetCode,
+      `${prefix}${after ?? ''}`,
+      `${prefix}${through ?? '~'}`,
+      after !== undefined,
+      meter,
+      consistent,
+    );
+    const found = new Map<string, BatchSlotValues>();
+    for (const item of items) {
+      const position = (item[RecordAttr.sortKey] as string).slice(prefix.length);
+      const batchIds = ids(position);
+      if (batchIds) found.set(position, readSlotValues(item, batchIds));
+    }
+    return found;
+  }
+
+  private async query(
+    datasetCode: string,
+    from: string,
+    to: string,
+    exclusive: boolean,
+    meter: CapacityMeter,
+    consistent: boolean,
+  ): Promise<Record<string, unknown>[]> {
+    const items: Record<string, unknown>[] = [];
     let startKey: Record<string, unknown> | undefined;
     do {
       const result = await this.client.send(
@@ -67,25 +267,151 @@ export class ChangeItems {
           ExpressionAttributeNames: { '#pk': RecordAttr.partitionKey, '#sk': RecordAttr.sortKey },
           ExpressionAttributeValues: {
             ':pk': datasetMetaPartition(datasetCode),
-            ':from': `${CHANGE_PREFIX}${lastIdAt(sinceMs)}`,
-            ':to': `${CHANGE_PREFIX}~`,
+            // Positions are ULIDs of one length: the least key after `from` is `from` and one more character.
+            ':from': exclusive ? `${from}0` : from,
+            ':to': to,
           },
-          ConsistentRead: true,
+          ConsistentRead: consistent,
           ExclusiveStartKey: startKey,
           ReturnConsumedCapacity: 'TOTAL',
         }),
       );
       meter.addRead(result.ConsumedCapacity);
-      for (const item of result.Items ?? []) {
-        const position = (item[RecordAttr.sortKey] as string).slice(CHANGE_PREFIX.length);
-        changes.push({
-          position,
-          time: decodeTime(position),
-          ids: (item.ids as string[] | undefined) ?? [],
-        });
-      }
+      items.push(...(result.Items ?? []));
       startKey = result.LastEvaluatedKey;
     } while (startKey);
-    return changes;
+    return items;
   }
+
+  private async putItem(item: Record<string, unknown>, meter: CapacityMeter): Promise<void> {
+    const result = await this.client.send(
+      new PutCommand({ TableName: this.table, Item: item, ReturnConsumedCapacity: 'TOTAL' }),
+    );
+    meter.addWrite(result.ConsumedCapacity);
+  }
+}
+
+/**
+ * Claim a write: the claim lands at a position taken from the clock just before, within `CLAIM_LATE_MS` of it,
+ * or it is withdrawn and made again at a new position. Returns the position, which the record write stores in
+ * `@cpos`. A create's position is its record id while the id is fresh; a create retried with an older id
+ * withdraws the claim an earlier attempt may have left at that id first.
+ */
+export async function claimChange(
+  changes: ChangeItems,
+  datasetCode: string,
+  claim: ChangeClaim,
+  now: () => number,
+  meter: CapacityMeter,
+): Promise<string> {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const started = now();
+    let position: string;
+    // A create's id is a ULID of the clock just before: its position, unless it is older (a retry's) or ahead.
+    const idAge = claim.kind === 'create' ? started - decodeTime(claim.id) : Number.NaN;
+    if (claim.kind === 'create' && attempt === 0 && idAge >= 0 && idAge < CLAIM_LATE_MS / 2) {
+      position = claim.id;
+    } else {
+      if (claim.kind === 'create' && attempt === 0) await changes.withdraw(datasetCode, claim.id, meter);
+      position = ulid(started);
+    }
+    await changes.put(datasetCode, position, claim, meter);
+    if (now() - decodeTime(position) <= CLAIM_LATE_MS) return position;
+    await changes.withdraw(datasetCode, position, meter);
+  }
+  throw new Error('change items took too long to write: the store is too slow to accept writes now');
+}
+
+function claimAttributes(position: string, claim: ChangeClaim): Record<string, unknown> {
+  switch (claim.kind) {
+    case 'create':
+      return { k: 'c', v: { ...claim.values }, ...(claim.id === position ? {} : { id: claim.id }) };
+    case 'update':
+      return {
+        k: 'u',
+        id: claim.id,
+        r: claim.revision,
+        ...(claim.previous === undefined ? {} : { p: claim.previous }),
+        b: { ...claim.before },
+        a: { ...claim.after },
+      };
+    case 'batch':
+      return { k: 'b', ids: idRuns(claim.ids), n: claim.ids.length };
+  }
+}
+
+function readClaim(position: string, item: Record<string, unknown>): StoredClaim {
+  const time = decodeTime(position);
+  switch (item.k) {
+    case 'u':
+      return {
+        position,
+        time,
+        kind: 'update',
+        id: item.id as string,
+        revision: item.r as number,
+        ...(typeof item.p === 'string' ? { previous: item.p } : {}),
+        before: (item.b as SlotValues | undefined) ?? {},
+        after: (item.a as SlotValues | undefined) ?? {},
+      };
+    case 'b':
+      return {
+        position,
+        time,
+        kind: 'batch',
+        ids: idsOfRuns(item.ids as string),
+        ...(typeof item.m === 'string' ? { landed: new Set(idsOfRuns(item.m)) } : {}),
+      };
+    default:
+      return {
+        position,
+        time,
+        kind: 'create',
+        id: typeof item.id === 'string' ? item.id : position,
+        values: (item.v as SlotValues | undefined) ?? {},
+      };
+  }
+}
+
+/** A slot's values of a batch: the distinct keys and one fixed-width base-64 index per record. */
+function slotValuesAttributes(keys: readonly string[]): Record<string, unknown> {
+  const distinct = [...new Set(keys)];
+  const index = new Map(distinct.map((key, i) => [key, i]));
+  const width = digitsFor(distinct.length);
+  let digits = '';
+  for (const key of keys) digits += encodeDigits(index.get(key) as number, width);
+  return { d: JSON.stringify(distinct), r: digits };
+}
+
+function readSlotValues(item: Record<string, unknown>, ids: readonly string[]): BatchSlotValues {
+  const distinct = JSON.parse(item.d as string) as string[];
+  const digits = item.r as string;
+  const width = digitsFor(distinct.length);
+  const values = new Map<string, string>();
+  ids.forEach((id, i) => {
+    values.set(id, distinct[decodeDigits(digits, i * width, width)] as string);
+  });
+  return values;
+}
+
+function digitsFor(count: number): number {
+  let width = 1;
+  while (RADIX.length ** width < count) width += 1;
+  return width;
+}
+
+function encodeDigits(value: number, width: number): string {
+  let text = '';
+  let rest = value;
+  for (let i = 0; i < width; i++) {
+    text = (RADIX[rest % RADIX.length] as string) + text;
+    rest = Math.floor(rest / RADIX.length);
+  }
+  return text;
+}
+
+function decodeDigits(text: string, start: number, width: number): number {
+  let value = 0;
+  for (let i = 0; i < width; i++) value = value * RADIX.length + RADIX.indexOf(text.charAt(start + i));
+  return value;
 }

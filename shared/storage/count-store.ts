@@ -35,8 +35,8 @@ type Position = Record<string, unknown>;
 
 export class CountStore {
   constructor(
-    private readonly client: DynamoDBDocumentClient,
-    private readonly table: string,
+    protected readonly client: DynamoDBDocumentClient,
+    protected readonly table: string,
   ) {}
 
   /** The dataset's checkpoint, if one was written (eventually consistent: an older one is just as true). */
@@ -73,9 +73,18 @@ export class CountStore {
     );
   }
 
-  /** The count entries of a dataset after `afterKey` (all of them without it), in key order. */
-  async entriesAfter(datasetCode: string, afterKey: string | undefined, meter: CapacityMeter): Promise<CountEntry[]> {
+  /**
+   * The count entries of a dataset after `afterKey` (all of them without it), in key order; with `enoughWeight`,
+   * it stops after the page in which their weight passes it.
+   */
+  async entriesAfter(
+    datasetCode: string,
+    afterKey: string | undefined,
+    meter: CapacityMeter,
+    enoughWeight = Number.POSITIVE_INFINITY,
+  ): Promise<CountEntry[]> {
     const entries: CountEntry[] = [];
+    let weight = 0;
     let startKey: Position | undefined;
     do {
       const result = await this.client.send(
@@ -103,9 +112,10 @@ export class CountStore {
           weight: bulk ?? 1,
           open: bulk !== undefined && item[RecordAttr.bulkDone] === undefined,
         });
+        weight += bulk ?? 1;
       }
       startKey = result.LastEvaluatedKey;
-    } while (startKey);
+    } while (startKey && weight <= enoughWeight);
     return entries;
   }
 
@@ -196,7 +206,16 @@ export class CountStore {
 
   /** How many records of the group exist: a consistent count of its id range, of the records it marked. */
   async countBulkGroupRecords(datasetCode: string, group: BulkGroupItem, meter: CapacityMeter): Promise<number> {
-    let count = 0;
+    return (await this.bulkGroupRecordIds(datasetCode, group, meter)).length;
+  }
+
+  /** The ids of the group's records that exist: a consistent read of its id range, of the records it marked. */
+  async bulkGroupRecordIds(
+    datasetCode: string,
+    group: Pick<BulkGroupItem, 'entryKey' | 'firstId' | 'lastId'>,
+    meter: CapacityMeter,
+  ): Promise<string[]> {
+    const ids: string[] = [];
     let startKey: Position | undefined;
     do {
       const result = await this.client.send(
@@ -204,6 +223,7 @@ export class CountStore {
           TableName: this.table,
           KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :lo AND :hi',
           FilterExpression: '#bk = :bk',
+          ProjectionExpression: '#sk',
           ExpressionAttributeNames: {
             '#pk': RecordAttr.partitionKey,
             '#sk': RecordAttr.sortKey,
@@ -215,17 +235,16 @@ export class CountStore {
             ':hi': group.lastId,
             ':bk': group.entryKey,
           },
-          Select: 'COUNT',
           ConsistentRead: true,
           ExclusiveStartKey: startKey,
           ReturnConsumedCapacity: 'TOTAL',
         }),
       );
       meter.addRead(result.ConsumedCapacity);
-      count += result.Count ?? 0;
+      for (const item of result.Items ?? []) ids.push(item[RecordAttr.sortKey] as string);
       startKey = result.LastEvaluatedKey;
     } while (startKey);
-    return count;
+    return ids;
   }
 }
 

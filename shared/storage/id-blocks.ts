@@ -84,3 +84,58 @@ export function blockStillWritable(block: IdBlock, writeEnd: number): boolean {
 export function idTime(id: string): number {
   return decodeTime(id);
 }
+
+/**
+ * A sorted list of ids as runs of consecutive ULIDs (`<first id>*<count>`, comma-separated): a block's ids, or
+ * the part of a block a retry writes, take one run or a few, whatever their number. An id that is not a ULID
+ * is a run of its own.
+ */
+export function idRuns(sortedIds: readonly string[]): string {
+  const runs: string[] = [];
+  let first: string | undefined;
+  let last: bigint | undefined;
+  let count = 0;
+  for (const id of sortedIds) {
+    const random = ulidRandom(id);
+    if (
+      first !== undefined &&
+      random !== undefined &&
+      last !== undefined &&
+      id.slice(0, 10) === first.slice(0, 10) &&
+      random === last + 1n
+    ) {
+      count += 1;
+      last = random;
+      continue;
+    }
+    if (first !== undefined) runs.push(`${first}*${count}`);
+    first = id;
+    last = random;
+    count = 1;
+  }
+  if (first !== undefined) runs.push(`${first}*${count}`);
+  return runs.join(',');
+}
+
+/** The ids `idRuns` wrote, in order. */
+export function idsOfRuns(runs: string): string[] {
+  if (runs === '') return [];
+  const ids: string[] = [];
+  for (const run of runs.split(',')) {
+    const star = run.lastIndexOf('*');
+    const first = run.slice(0, star);
+    const count = Number(run.slice(star + 1));
+    const random = ulidRandom(first);
+    if (random === undefined || count === 1) {
+      ids.push(first);
+      continue;
+    }
+    for (let i = 0n; i < BigInt(count); i++) ids.push(first.slice(0, 10) + encodeRandom(random + i));
+  }
+  return ids;
+}
+
+function ulidRandom(id: string): bigint | undefined {
+  if (!/^[0-7][0-9A-HJKMNP-TV-Z]{25}$/.test(id)) return undefined;
+  return decodeRandom(id.slice(10));
+}

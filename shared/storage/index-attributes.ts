@@ -16,13 +16,17 @@
  *
  * Which indexes a write keeps and which the planner may read are the catalog's (`dataset.indexes`); records
  * written before an index existed get their keys from an index build (shared/indexing/).
+ *
+ * Per-value totals (value-counter.ts) are kept per build under `countSlotKey`, and the change items of writes
+ * carry the count key of every index they keep, complete or building (`slotCountKeys`). Count keys are of the
+ * value alone (no tag), like the key intervals a query plan holds.
  */
 import type { Dataset } from '../catalog/catalog';
 import type { DatasetIndex } from '../catalog/index-registry';
 import type { FieldType } from '../catalog/schema';
 import type { StoredValue } from '../records/field-values';
 import type { RecordChanges } from '../records/record-codec';
-import { encodeIndexKey } from '../records/value-encoding';
+import { countKeyOfIndexKey, encodeIndexKey } from '../records/value-encoding';
 import { genericIndex, indexAttribute, RecordAttr } from './table-definitions';
 
 /** One index as storage reads and writes it: the generic index, its sort key attribute, and its build's tag. */
@@ -57,14 +61,28 @@ export function indexKey(slot: IndexSlot, value: StoredValue | null, id: string)
   return slot.tag + encodeIndexKey(value, id);
 }
 
-const layouts = new WeakMap<Dataset, { queryable: ReadonlyMap<string, IndexSlot>; maintained: IndexSlot[] }>();
+const layouts = new WeakMap<
+  Dataset,
+  {
+    queryable: ReadonlyMap<string, IndexSlot>;
+    maintained: IndexSlot[];
+    totalled: IndexSlot[];
+    exactTotals: ReadonlySet<IndexSlot>;
+  }
+>();
 
 function slotsOf(dataset: Dataset) {
   let slots = layouts.get(dataset);
   if (!slots) {
+    const queryable = new Map([...dataset.indexes.queryable].map(([field, index]) => [field, indexSlot(index)]));
+    const exact = [...dataset.indexes.queryable.values()].filter((index) =>
+      dataset.indexes.exactTotals.has(index.build),
+    );
     slots = {
-      queryable: new Map([...dataset.indexes.queryable].map(([field, index]) => [field, indexSlot(index)])),
+      queryable,
       maintained: dataset.indexes.maintained.map(indexSlot),
+      totalled: dataset.indexes.totalled.map(indexSlot),
+      exactTotals: new Set(exact.map((index) => queryable.get(index.field) as IndexSlot)),
     };
     layouts.set(dataset, slots);
   }
@@ -74,6 +92,19 @@ function slotsOf(dataset: Dataset) {
 /** The complete indexes of a dataset, by field: the only ones a query may read. */
 export function indexLayout(dataset: Dataset): ReadonlyMap<string, IndexSlot> {
   return slotsOf(dataset).queryable;
+}
+
+/**
+ * The complete indexes (of `indexLayout`) whose per-value totals count every record and may answer a list; the
+ * others count their index keys.
+ */
+export function exactTotalsIndexes(dataset: Dataset): ReadonlySet<IndexSlot> {
+  return slotsOf(dataset).exactTotals;
+}
+
+/** The complete and building indexes of a dataset: those whose per-value totals writes keep. */
+export function totalledIndexes(dataset: Dataset): readonly IndexSlot[] {
+  return slotsOf(dataset).totalled;
 }
 
 /** Every index a write of the dataset keeps up to date (complete, building, and dropped ones still read). */
@@ -113,4 +144,32 @@ export function withDerivedAttributes(
     else if (mode === 'update' && (value !== undefined || changes.remove.includes(field.name))) remove.push(shadow);
   }
   return { set, remove };
+}
+
+/**
+ * The key per-value totals of an index are kept under. The one place that says which index entries a total
+ * counts: the slot's attribute, the build's tag and the field, so that every build (of another field, or a new
+ * build of the same field) starts totals of its own.
+ */
+export function countSlotKey(slot: IndexSlot): string {
+  return `${slot.attribute}.${slot.tag}${slot.field}`;
+}
+
+/**
+ * Per index whose totals writes keep (complete or building; `countSlotKey`), the count key of a stored item's
+ * value. A key of another build in the slot (one the index's job has not replaced yet) counts for none.
+ */
+export function slotCountKeys(
+  dataset: Dataset,
+  item: Readonly<Record<string, unknown>>,
+  id: string,
+): Record<string, string> {
+  const keys: Record<string, string> = {};
+  for (const slot of slotsOf(dataset).totalled) {
+    const key = item[slot.attribute];
+    if (typeof key === 'string' && key.startsWith(slot.tag)) {
+      keys[countSlotKey(slot)] = countKeyOfIndexKey(key.slice(slot.tag.length), id);
+    }
+  }
+  return keys;
 }

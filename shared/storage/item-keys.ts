@@ -52,8 +52,10 @@ export function bulkGroupKey(datasetCode: string, entryKey: string): Record<stri
   return { [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode), [RecordAttr.sortKey]: entryKey };
 }
 
-/** Prefix of the sort keys of custom SQL's change items (`change#<position>`), in the dataset's meta partition. */
+/** Prefix of the sort keys of change items (`change#<position>`, change-items.ts), in the dataset's meta partition. */
 export const CHANGE_PREFIX = 'change#';
+/** Prefix of a batch change item's values in one index slot (`change-slot#<slot>#<position>`). */
+export const CHANGE_SLOT_PREFIX = 'change-slot#';
 
 /** The key of one change item: a write of record(s) of the dataset, at `position` (a ULID of the write's time). */
 export function datasetChangeKey(datasetCode: string, position: string): Record<string, string> {
@@ -63,7 +65,52 @@ export function datasetChangeKey(datasetCode: string, position: string): Record<
   };
 }
 
-/** The meta partition of a dataset (bookkeeping items: count checkpoint, bulk groups, changes). */
+/** The key of a batch change item's values in index slot `slot` (a `countSlotKey`). */
+export function datasetChangeSlotKey(datasetCode: string, slot: string, position: string): Record<string, string> {
+  return {
+    [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode),
+    [RecordAttr.sortKey]: `${CHANGE_SLOT_PREFIX}${slot}#${position}`,
+  };
+}
+
+/** The item saying through which position a dataset's change items are checked (value-counter.ts). */
+export function claimsCheckedKey(datasetCode: string): Record<string, string> {
+  return { [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode), [RecordAttr.sortKey]: 'changes-checked' };
+}
+
+/** Prefix of a slot's per-value count pages (`value-page#<slot>#<lowest count key>`). */
+export const VALUE_PAGE_PREFIX = 'value-page#';
+
+/** The head of an index slot's per-value totals: how far they are folded, who folds them now. */
+export function valueCountHeadKey(datasetCode: string, slot: string): Record<string, string> {
+  return {
+    [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode),
+    [RecordAttr.sortKey]: `value-head#${slot}`,
+  };
+}
+
+/** The list of an index slot's count pages (their lowest keys), which folds find pages by. */
+export function valuePageListKey(datasetCode: string, slot: string): Record<string, string> {
+  return {
+    [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode),
+    [RecordAttr.sortKey]: `value-pages#${slot}`,
+  };
+}
+
+/** The sort key prefix of an index slot's count pages. */
+export function valuePagePrefix(slot: string): string {
+  return `${VALUE_PAGE_PREFIX}${slot}#`;
+}
+
+/** The key of the count page of index slot `slot` whose lowest count key is `lowest` (the first page: ''). */
+export function valuePageKey(datasetCode: string, slot: string, lowest: string): Record<string, string> {
+  return {
+    [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode),
+    [RecordAttr.sortKey]: `${valuePagePrefix(slot)}${lowest}`,
+  };
+}
+
+/** The meta partition of a dataset (bookkeeping items: count checkpoint, bulk groups, change items, value counts). */
 export function datasetMetaPartition(datasetCode: string): string {
   return datasetMetaPartitionKey(datasetCode);
 }

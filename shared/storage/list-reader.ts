@@ -30,6 +30,13 @@ export interface PartitionRead {
   /** Stop after this many items (the page read of an unfiltered list). */
   limit?: number;
   startAfter?: ReadPosition;
+  /** Read consistently (custom SQL's catch-up of a batch's records). */
+  consistent?: boolean;
+  /**
+   * With a filter and `limit`: the items each call reads (matching or not), so that a read that needs a few
+   * matches does not read a megabyte first. Without it, a filtered read takes whole pages.
+   */
+  itemsPerCall?: number;
 }
 
 /**
@@ -235,10 +242,16 @@ export class ListReader {
           ExpressionAttributeNames: { ...names, ...read.filter?.names },
           ExpressionAttributeValues: { ...values, ...read.filter?.values },
           ScanIndexForward: read.direction === 'asc',
+          ...(read.consistent ? { ConsistentRead: true } : {}),
         },
         ...(read.startAfter ? { startAfter: read.startAfter } : {}),
-        // With a filter, Limit counts items read, not matches: only limit unfiltered reads.
-        limit: (done) => (limit !== undefined && !read.filter ? Math.min(limit - done, page ?? limit) : page),
+        // With a filter, Limit counts items read, not matches: only limit unfiltered reads, or by `itemsPerCall`.
+        limit: (done) => {
+          if (limit !== undefined && !read.filter) return Math.min(limit - done, page ?? limit);
+          if (limit !== undefined && read.itemsPerCall !== undefined)
+            return Math.min(read.itemsPerCall, page ?? Infinity);
+          return page;
+        },
         ...(range.past ? { past: range.past } : {}),
         enough: (done) => limit !== undefined && done >= limit,
         ...(guard ? { guard } : {}),

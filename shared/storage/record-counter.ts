@@ -103,15 +103,20 @@ export async function countRecords(
  * The count a reader that may not write starts from (custom SQL's early refusal): the checkpoint and the
  * weights after it, with no write and no check. Exact, except that before a dataset's first checkpoint it leaves
  * out records older than the count index, and that it takes a group a failed writer left open at its claim.
+ * With `atMost`, it stops reading once the count is past it (a refusal needs no more): a checkpoint read and a
+ * page of entries or two, whatever the dataset holds.
  */
 export async function estimateRecordCount(
   counts: CountStore,
   datasetCode: string,
   meter: CapacityMeter,
+  atMost = Number.POSITIVE_INFINITY,
 ): Promise<number> {
   const checkpoint = await counts.readCheckpoint(datasetCode, meter);
-  const tail = await counts.entriesAfter(datasetCode, checkpoint?.through, meter);
-  return (checkpoint?.count ?? 0) + weightOf(tail);
+  const start = checkpoint?.count ?? 0;
+  if (start > atMost) return start;
+  const tail = await counts.entriesAfter(datasetCode, checkpoint?.through, meter, atMost - start);
+  return start + weightOf(tail);
 }
 
 function weightOf(entries: readonly CountEntry[]): number {
@@ -192,6 +197,8 @@ export interface BulkCreateGroupInput {
   lastId: string;
   /** The clock now (ms); the group's entry key is a ULID of this time. */
   now: number;
+  /** The group's entry key when the writer took it already (its change item's position, a ULID of its clock). */
+  entryKey?: string;
 }
 
 /**
@@ -222,7 +229,7 @@ export async function beginBulkCreate(
   if (!Number.isSafeInteger(input.count) || input.count < 1) throw new RangeError('a bulk group has 1 record or more');
   if (input.firstId > input.lastId) throw new RangeError('a bulk group needs firstId ≤ lastId');
   // Not monotonic: a key must carry the time it was made, never a later one a factory carried over.
-  const entryKey = ulid(input.now);
+  const entryKey = input.entryKey ?? ulid(input.now);
   const item = { entryKey, count: input.count, firstId: input.firstId, lastId: input.lastId, done: false };
   await counts.putBulkGroup(datasetCode, item, meter);
   return {

@@ -70,6 +70,8 @@ export const RecordAttr = {
   /** On a bookkeeping item: the least and greatest record id of the group. */
   bulkFirstId: '@lo',
   bulkLastId: '@hi',
+  /** On a record: the position of the change item its latest write claimed (change-items.ts). */
+  changePosition: '@cpos',
 } as const;
 
 /** The sort key attribute of generic index `n` (1-based): an ordered encoding of one field's value and the id. */

@@ -3,6 +3,10 @@
  * order, checks every record before writing any, and counts as one request.
  */
 import path from 'node:path';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { itemSize } from '../../../../shared/records/record-codec';
+import { datasetMetaPartition, recordKey } from '../../../../shared/storage/item-keys';
+import { RecordAttr } from '../../../../shared/storage/table-definitions';
 import { FIXTURES_DIR } from '../../../support/paths';
 import { type AppCredentials, ServiceHarness } from '../../../support/service-harness';
 
@@ -24,6 +28,25 @@ async function total(app: AppCredentials = LOADER): Promise<number> {
   const res = await harness.getList('orders', { pageSize: 1 }, { app });
   expect(res.status).toBe(200);
   return res.body.data.paging.totalCount;
+}
+
+/** The change items a batch claimed (found by the position its first record stores), as stored. */
+async function changeItemsOf(id: string): Promise<Record<string, unknown>[]> {
+  const { client, tables } = harness.dynamo();
+  const record = await client.send(
+    new GetCommand({ TableName: tables.records, Key: recordKey('orders', id), ConsistentRead: true }),
+  );
+  const position = record.Item?.[RecordAttr.changePosition] as string;
+  const items = await client.send(
+    new QueryCommand({
+      TableName: tables.records,
+      KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :change)',
+      ExpressionAttributeNames: { '#pk': RecordAttr.partitionKey, '#sk': RecordAttr.sortKey },
+      ExpressionAttributeValues: { ':pk': datasetMetaPartition('orders'), ':change': 'change' },
+      ConsistentRead: true,
+    }),
+  );
+  return (items.Items ?? []).filter((item) => String(item[RecordAttr.sortKey]).endsWith(position));
 }
 
 function orders(count: number, from = 0): Record<string, unknown>[] {
@@ -93,9 +116,19 @@ describe('batch create', () => {
 
     const line = harness.logLines.find((l) => l.requestId === res.headers.get('x-request-id'));
     expect(line).toMatchObject({ operation: 'batch-create', appCode: 'app-loader', datasetCode: 'orders' });
-    // Each record's own write unit (the embedded store leaves index writes out); per batch, the record count's
+    // Each record's own write unit (the embedded store leaves index writes out); per batch, its change item (the
+    // item naming the records, one per index build with their values: a unit per KB each), the record count's
     // bulk group (begun, then done) and the quota's admit and release.
-    expect(line?.writeUnits).toBe(999 + 2 + 2);
+    const changeItems = await changeItemsOf(res.body.data[0]);
+    expect(changeItems.map((item) => item[RecordAttr.sortKey])).toEqual([
+      expect.stringMatching(/^change#/),
+      expect.stringMatching(/^change-slot#@ix1\.b1:customer#/),
+      expect.stringMatching(/^change-slot#@ix2\.b2:amount#/),
+      expect.stringMatching(/^change-slot#@ix3\.b3:status#/),
+    ]);
+    const changeUnits = changeItems.reduce((sum, item) => sum + Math.ceil(itemSize(item) / 1024), 0);
+    expect(changeUnits).toBeLessThan(40);
+    expect(line?.writeUnits).toBe(999 + changeUnits + 2 + 2);
 
     const last = await harness.getList(
       'orders',

@@ -327,8 +327,9 @@ describe('capacity in the request log', () => {
     const lines = harness.logLines.slice(before);
     const createLine = lines.find((line) => line.operation === 'create');
     const getLine = lines.find((line) => line.operation === 'get-one');
-    // Each request also pays the quota's admission and its lease release: one write each, no read.
-    expect(createLine).toMatchObject({ operation: 'create', datasetCode: 'notes', readUnits: 0, writeUnits: 3 });
+    // Each request also pays the quota's admission and its lease release: one write each, no read. A create
+    // writes its change item (claimed first) and its record.
+    expect(createLine).toMatchObject({ operation: 'create', datasetCode: 'notes', readUnits: 0, writeUnits: 4 });
     expect(getLine).toMatchObject({ operation: 'get-one', datasetCode: 'notes', readUnits: 1, writeUnits: 2 });
     expect(JSON.stringify(createLine)).not.toContain('metered');
   });

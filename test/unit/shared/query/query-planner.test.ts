@@ -69,13 +69,17 @@ describe('planListQuery', () => {
     expect(p.residual).toEqual({ op: 'and', items: [] });
   });
 
-  it('prefers an equality over a range, keeping the range as residual', () => {
+  it('prefers an equality over a range, the range narrowing by its index keys', () => {
     const p = plan({ qty_start: 3, status: 'new' });
     expect(p.path).toMatchObject({ kind: 'index', field: 'status' });
-    expect(p.residual).toEqual({
-      op: 'and',
-      items: [{ op: 'range', field: { name: 'qty', type: 'integer' }, lower: { value: 3, inclusive: true } }],
-    });
+    expect(p.served).toEqual([{ op: 'eq', field: { name: 'status', type: 'enum' }, value: 'new' }]);
+    expect(p.intersections).toEqual([
+      {
+        path: expect.objectContaining({ kind: 'index', field: 'qty' }),
+        served: [{ op: 'range', field: { name: 'qty', type: 'integer' }, lower: { value: 3, inclusive: true } }],
+      },
+    ]);
+    expect(p.residual).toEqual({ op: 'and', items: [] });
   });
 
   it('turns _in into one interval per distinct value, in key order', () => {

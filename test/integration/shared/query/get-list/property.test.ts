@@ -17,7 +17,7 @@ import { planListQuery } from '../../../../../shared/query/query-planner';
 import { validateChanges } from '../../../../../shared/records/record-codec';
 import { formatTimestamp } from '../../../../../shared/records/timestamps';
 import { DatasetBookkeeping } from '../../../../../shared/storage/dataset-bookkeeping';
-import { indexLayout, withDerivedAttributes } from '../../../../../shared/storage/index-attributes';
+import { indexLayout, slotCountKeys, withDerivedAttributes } from '../../../../../shared/storage/index-attributes';
 import { ListReader } from '../../../../../shared/storage/list-reader';
 import { countRecords } from '../../../../../shared/storage/record-counter';
 import { RecordStore } from '../../../../../shared/storage/record-store';
@@ -62,12 +62,11 @@ async function load(dataset: Dataset, raws: Raw[], startMs: number): Promise<Row
     const id = ulid(ms);
     const changes = withDerivedAttributes(dataset, id, validateChanges(dataset, raw, 'create'), 'create');
     const stamp = formatTimestamp(new Date(ms), 'UTC');
-    await store.create(
-      dataset.datasetCode,
-      id,
-      { ...changes.set, gmt_create: stamp, gmt_modified: stamp },
-      new CapacityMeter(),
-    );
+    const fields = { ...changes.set, gmt_create: stamp, gmt_modified: stamp };
+    await store.create(dataset.datasetCode, id, fields, new CapacityMeter(), {
+      values: slotCountKeys(dataset, fields, id),
+      now: () => ms,
+    });
     rows.push({ ...raw, id, gmt_create: stamp });
   }
   return rows;

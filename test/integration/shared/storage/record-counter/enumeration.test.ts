@@ -65,6 +65,11 @@ async function enumerate(datasetCode: string): Promise<number> {
   return count;
 }
 
+/** A create's claim, at a clock standing at `ms` (the dataset has no indexed field). */
+function claimAt(ms: number) {
+  return { values: {}, now: () => ms };
+}
+
 /** A record put directly, as a bulk writer or an earlier version of the service writes it. */
 async function putRaw(datasetCode: string, id: string, extra: Record<string, unknown> = {}): Promise<void> {
   await doc.send(
@@ -123,7 +128,7 @@ it('a total always equals the records enumerated, whatever the history of writes
             now += s.ms;
           } else if (s.kind === 'create') {
             // The id is taken at `now - lag` and the write lands now: within one invocation.
-            await store.create(datasetCode, ulid(now - s.lagMs), { v: 1 }, new CapacityMeter());
+            await store.create(datasetCode, ulid(now - s.lagMs), { v: 1 }, new CapacityMeter(), claimAt(now));
           } else if (s.kind === 'bulk') {
             const ids = Array.from({ length: s.size }, () => ulid(now - s.lagMs)).sort();
             const group = await beginBulkCreate(
@@ -151,7 +156,9 @@ it('a total always equals the records enumerated, whatever the history of writes
 it('counts completed writes exactly at once, before they settle', async () => {
   const datasetCode = 'at-once';
   const now = Date.UTC(2026, 0, 1);
-  for (let i = 0; i < 5; i++) await store.create(datasetCode, ulid(now - 1000 + i), { v: 1 }, new CapacityMeter());
+  for (let i = 0; i < 5; i++) {
+    await store.create(datasetCode, ulid(now - 1000 + i), { v: 1 }, new CapacityMeter(), claimAt(now));
+  }
   const ids = Array.from({ length: 40 }, () => ulid(now)).sort();
   const group = await beginBulkCreate(
     counts,
@@ -218,14 +225,14 @@ it('moves the checkpoint only past settled entries, and only every CHECKPOINT_MI
   const start = Date.UTC(2026, 0, 1);
   await countRecords(counts, datasetCode, start, new CapacityMeter());
   for (let i = 0; i < CHECKPOINT_MIN_ADVANCE - 1; i++) {
-    await store.create(datasetCode, ulid(start + 10 + i), { v: 1 }, new CapacityMeter());
+    await store.create(datasetCode, ulid(start + 10 + i), { v: 1 }, new CapacityMeter(), claimAt(start + 10 + i));
   }
   const notYet = new CapacityMeter();
   expect(await countRecords(counts, datasetCode, start + 10 + SETTLE_MS + 100, notYet)).toBe(
     CHECKPOINT_MIN_ADVANCE - 1,
   );
   expect(notYet.writeUnits).toBe(0);
-  await store.create(datasetCode, ulid(start + 200), { v: 1 }, new CapacityMeter());
+  await store.create(datasetCode, ulid(start + 200), { v: 1 }, new CapacityMeter(), claimAt(start + 200));
   const unsettled = new CapacityMeter();
   // The last record is not settled yet at this moment: still fewer settled entries than the minimum.
   expect(await countRecords(counts, datasetCode, start + 150 + SETTLE_MS, unsettled)).toBe(CHECKPOINT_MIN_ADVANCE);
@@ -247,7 +254,7 @@ it('counts records written before the count index, once, and waits while such a 
   const first = new CapacityMeter();
   expect(await countRecords(counts, datasetCode, now + SETTLE_MS, first)).toBe(8);
   expect(first.writeUnits).toBe(1);
-  await store.create(datasetCode, ulid(now + SETTLE_MS), { v: 1 }, new CapacityMeter());
+  await store.create(datasetCode, ulid(now + SETTLE_MS), { v: 1 }, new CapacityMeter(), claimAt(now + SETTLE_MS));
   const next = new CapacityMeter();
   expect(await countRecords(counts, datasetCode, now + SETTLE_MS + 1, next)).toBe(9);
   // Checkpoint and one index entry: the partition is not read again.
@@ -258,7 +265,8 @@ it('gives a reader that may not write the count a list starts from, writing noth
   const datasetCode = 'estimate';
   const start = Date.UTC(2026, 0, 1);
   await countRecords(counts, datasetCode, start, new CapacityMeter());
-  for (let i = 0; i < 40; i++) await store.create(datasetCode, ulid(start + 10 + i), { v: 1 }, new CapacityMeter());
+  for (let i = 0; i < 40; i++)
+    await store.create(datasetCode, ulid(start + 10 + i), { v: 1 }, new CapacityMeter(), claimAt(start + 10 + i));
   const meter = new CapacityMeter();
   expect(await estimateRecordCount(counts, datasetCode, meter)).toBe(40);
   expect(meter.writeUnits).toBe(0);

@@ -1,12 +1,13 @@
 /**
- * The dataset cache over a source with a change feed: a loaded copy catches up by the recorded changes and
- * the changed records alone (never a reload while it is younger than its maximum age), applies updates,
- * inserts and rows leaving the caller's row filter, and refuses a dataset above the row budget from its count
- * before reading anything.
+ * The dataset cache over a source with a change feed (changes claimed before their writes, as the record store
+ * claims change items): a loaded copy catches up by the recorded changes and the changed records alone, reads a
+ * change again while its write has not landed, never catches up at a higher cost than a reload, refuses the row
+ * budget before reading anything, and a query waiting for another's load gives up at its own limit.
  */
 import type { FieldConfig } from '../../../../../shared/catalog/schema';
 import { QueryTimeoutError } from '../../../../../shared/contract/errors';
 import {
+  type ChangedRecord,
   DatasetCache,
   type DatasetChange,
   type DatasetChangeFeed,
@@ -20,48 +21,90 @@ const fields: FieldConfig[] = [
   { name: 'amount', type: 'number' },
 ];
 
+const REREAD_MS = 3_000;
+const SETTLE_MS = 30_000;
+
 function record(id: string, region: string, amount: number): DatasetRecord {
   return { id, region, amount, gmt_create: '2024-01-01 10:00:00', gmt_modified: '2024-01-01 10:00:00' };
 }
 
-/** An in-memory store that records each write as a change at the clock's time, like the record store does. */
+/**
+ * An in-memory store whose writes claim a change at the clock's time before they land, like the record store;
+ * a read costs one unit per row loaded and per record read by id.
+ */
 class FeedSource implements DatasetRowSource {
   clock = 1_000_000;
+  units = 0;
   readonly loads: ReadRowsRequest[] = [];
   readonly byId: string[][] = [];
   readonly changeReads: number[] = [];
+  readonly counts: number[] = [];
   private readonly log: DatasetChange[] = [];
+  private readonly revisions = new Map<string, number>();
   private sequence = 0;
+  /** Set to make the next load wait until it is resolved. */
+  holdLoad?: Promise<void>;
   readonly changes: DatasetChangeFeed;
 
   constructor(readonly rows: Map<string, DatasetRecord>) {
     this.changes = {
-      rereadMs: 30_000,
-      settledMs: 2_000,
+      rereadMs: REREAD_MS,
+      settleMs: SETTLE_MS,
       changesSince: async (_code, sinceMs) => {
         this.changeReads.push(sinceMs);
-        return this.log.filter((change) => Number(change.position.split('.')[0]) > sinceMs);
+        return this.log.filter((change) => change.time > sinceMs);
       },
-      readRowsById: async (_code, ids, request) => {
-        this.byId.push([...ids]);
-        return ids
-          .map((id) => this.rows.get(id))
-          .filter((row): row is DatasetRecord => row !== undefined)
-          .filter((row) => matches(row, request.rowFilter));
+      readChanged: async (_code, changes, request): Promise<ChangedRecord[]> => {
+        const ids = [...new Set(changes.flatMap((change) => [...change.ids]))];
+        this.byId.push(ids);
+        this.units += ids.length;
+        return ids.flatMap((id) => {
+          const row = this.rows.get(id);
+          if (!row) return [];
+          return [{ id, revision: this.revisions.get(id) ?? 1, ...(matches(row, request.rowFilter) ? { row } : {}) }];
+        });
       },
-      countRecords: async () => this.rows.size,
+      countRecords: async (_code, atMost) => {
+        this.counts.push(atMost);
+        return this.rows.size;
+      },
+      unitsRead: () => this.units,
+    };
+  }
+
+  /** Claim a write of `row` now; it lands when the returned function is called. */
+  claim(row: DatasetRecord): () => void {
+    const id = row.id as string;
+    const exists = this.rows.has(id);
+    const revision = (this.revisions.get(id) ?? (exists ? 1 : 0)) + 1;
+    this.sequence += 1;
+    this.log.push({
+      position: `${this.clock}.${this.sequence}`,
+      time: this.clock,
+      ids: [id],
+      revision,
+      created: exists ? 0 : 1,
+    });
+    return () => {
+      this.rows.set(id, row);
+      this.revisions.set(id, revision);
     };
   }
 
   write(row: DatasetRecord): void {
-    this.rows.set(row.id as string, row);
-    this.sequence += 1;
-    this.log.push({ position: `${this.clock}.${this.sequence}`, time: this.clock, ids: [row.id as string] });
+    this.claim(row)();
   }
 
   async readRows(_code: string, request: ReadRowsRequest): Promise<readonly DatasetRecord[]> {
     this.loads.push(request);
-    return [...this.rows.values()].filter((row) => matches(row, request.rowFilter)).slice(0, request.limit);
+    if (this.holdLoad) await this.holdLoad;
+    const rows = [...this.rows.values()].filter((row) => matches(row, request.rowFilter)).slice(0, request.limit);
+    this.units += rows.length;
+    for (const row of rows) {
+      const id = row.id as string;
+      if (request.watch?.has(id)) request.seen?.(id, this.revisions.get(id) ?? 1);
+    }
+    return rows;
   }
 }
 
@@ -78,11 +121,12 @@ function dataset(size: number): Map<string, DatasetRecord> {
   );
 }
 
+const view = { datasetCode: 'orders', fields };
+
 describe('DatasetCache with a change feed', () => {
   it('catches up on one write by reading that record alone, and serves the same table when nothing changed', async () => {
     const source = new FeedSource(dataset(1000));
     const cache = new DatasetCache({ now: () => source.clock });
-    const view = { datasetCode: 'orders', fields };
     const [loaded] = await cache.tables([view], source);
     expect(loaded?.rows).toHaveLength(1000);
     source.clock += 1000;
@@ -102,7 +146,7 @@ describe('DatasetCache with a change feed', () => {
     ]);
     expect(caughtUp?.key).not.toBe(loaded?.key);
 
-    // The next query re-reads the recent changes (one may land late) but applies none of them again.
+    // The next query reads the recent changes again (one may land late) but applies none of them again.
     source.clock += 1000;
     const [again] = await cache.tables([view], source);
     expect(again).toBe(caughtUp);
@@ -112,71 +156,157 @@ describe('DatasetCache with a change feed', () => {
   it('reads changes again from a re-read window before its last look, so a late change is not missed', async () => {
     const source = new FeedSource(dataset(10));
     const cache = new DatasetCache({ now: () => source.clock });
-    const view = { datasetCode: 'orders', fields };
+    const loadedAt = source.clock;
+    await cache.tables([view], source);
+    source.clock += 5000;
     await cache.tables([view], source);
     const lookedAt = source.clock;
     source.clock += 5000;
     await cache.tables([view], source);
-    // One read when loading (changes just before the load are not trusted to be in it), one now.
-    expect(source.changeReads).toEqual([lookedAt - 30_000, lookedAt - 30_000]);
+    // The load watches the settle window before it; each later look reads from its previous look less the window.
+    expect(source.changeReads).toEqual([loadedAt - SETTLE_MS, loadedAt - REREAD_MS, lookedAt - REREAD_MS]);
   });
 
-  it('trusts a load with changes recorded before it, except the last moments a read may not show yet', async () => {
+  it('trusts a load with the records it showed at their new revision, and reads again a write that had not landed', async () => {
     const source = new FeedSource(dataset(10));
     source.write(record('r1', 'EU', 100));
-    source.clock += 5_000;
-    source.write(record('r2', 'US', 200));
+    source.clock += 500;
+    const landR2 = source.claim(record('r2', 'US', 200));
     source.clock += 500;
     const cache = new DatasetCache({ now: () => source.clock });
-    const view = { datasetCode: 'orders', fields };
+    const [loaded] = await cache.tables([view], source);
+    expect(loaded?.rows.find((row) => row[0] === 'r2')).toEqual([
+      'r2',
+      'US',
+      2,
+      '2024-01-01 10:00:00',
+      '2024-01-01 10:00:00',
+    ]);
+    landR2();
+    source.clock += 1000;
+    const [caughtUp] = await cache.tables([view], source);
+    // r1's write was in the load; r2's was claimed but not written when the load read it.
+    expect(source.byId).toEqual([['r2']]);
+    expect(caughtUp?.rows.find((row) => row[0] === 'r2')?.[2]).toBe(200);
+    source.clock += 1000;
+    await cache.tables([view], source);
+    expect(source.byId).toHaveLength(1);
+  });
+
+  it('reads a claimed change again until its write lands, and drops it once it has settled', async () => {
+    const source = new FeedSource(dataset(10));
+    const cache = new DatasetCache({ now: () => source.clock });
+    await cache.tables([view], source);
+    source.clock += 1000;
+    const land = source.claim(record('r3', 'EU', 333));
+    source.clock += 1000;
+    await cache.tables([view], source);
+    source.clock += 10_000;
+    await cache.tables([view], source);
+    expect(source.byId).toEqual([['r3'], ['r3']]);
+    land();
+    source.clock += 1000;
+    const [caughtUp] = await cache.tables([view], source);
+    expect(caughtUp?.rows.find((row) => row[0] === 'r3')?.[2]).toBe(333);
+    expect(source.byId).toHaveLength(3);
+    // A claim whose write never lands is read until it has settled, then no more.
+    source.claim(record('r4', 'US', 444));
+    source.clock += 1000;
+    await cache.tables([view], source);
+    source.clock += SETTLE_MS;
     await cache.tables([view], source);
     source.clock += 1000;
     await cache.tables([view], source);
-    // r1 was written 5.5 s before the load: in it. r2, half a second before: read again to be sure.
-    expect(source.byId).toEqual([['r2']]);
+    expect(source.byId.slice(3)).toEqual([['r4'], ['r4']]);
   });
 
   it('drops a row that leaves the caller’s row filter and adds one that enters it', async () => {
     const source = new FeedSource(dataset(10));
     const cache = new DatasetCache({ now: () => source.clock });
-    const view = { datasetCode: 'orders', fields, rowFilter: { region: 'EU' } };
-    const [before] = await cache.tables([view], source);
+    const euView = { datasetCode: 'orders', fields, rowFilter: { region: 'EU' } };
+    const [before] = await cache.tables([euView], source);
     expect(before?.rows.map((row) => row[0])).toEqual(['r1', 'r3', 'r5', 'r7', 'r9']);
     source.clock += 10;
     source.write(record('r3', 'US', 3));
     source.write(record('r4', 'EU', 4));
     source.clock += 10;
-    const [after] = await cache.tables([view], source);
+    const [after] = await cache.tables([euView], source);
     expect(after?.rows.map((row) => row[0])).toEqual(['r1', 'r5', 'r7', 'r9', 'r4']);
+  });
+
+  it('loads afresh instead of catching up when reading the changed records would cost more', async () => {
+    const source = new FeedSource(dataset(40));
+    const cache = new DatasetCache({ now: () => source.clock });
+    await cache.tables([view], source);
+    source.clock += 1000;
+    // 30 records changed, each read by id at two units (consistently) against one unit a row for a load.
+    for (let i = 0; i < 30; i++) source.write(record(`r${i}`, 'EU', 1000 + i));
+    source.clock += 1000;
+    const unitsBefore = source.units;
+    const [table] = await cache.tables([view], source);
+    expect(source.loads).toHaveLength(2);
+    expect(source.byId).toEqual([]);
+    expect(source.units - unitsBefore).toBe(40);
+    expect(table?.rows.find((row) => row[0] === 'r29')?.[2]).toBe(1029);
   });
 
   it('loads afresh once the copy is older than its maximum age', async () => {
     const source = new FeedSource(dataset(10));
     const cache = new DatasetCache({ now: () => source.clock, maxAgeMs: 60_000 });
-    const view = { datasetCode: 'orders', fields };
     await cache.tables([view], source);
     source.clock += 60_000;
     await cache.tables([view], source);
     expect(source.loads).toHaveLength(2);
   });
 
-  it('refuses a dataset above the row budget from its count, before reading any row', async () => {
+  const budgetRefusal = new QueryTimeoutError(
+    "the query's datasets hold more than 50 rows, the most custom SQL loads at once; narrow the data (a smaller dataset or a row filter) or read it page by page with get-list",
+  );
+
+  it('refuses a dataset above the row budget from its count, before reading any row or change', async () => {
     const source = new FeedSource(dataset(51));
     const cache = new DatasetCache({ now: () => source.clock, rowBudget: 50 });
-    await expect(cache.tables([{ datasetCode: 'orders', fields }], source)).rejects.toEqual(
-      new QueryTimeoutError(
-        "the query's datasets hold more than 50 rows, the most custom SQL loads at once; narrow the data (a smaller dataset or a row filter) or read it page by page with get-list",
-      ),
-    );
+    await expect(cache.tables([view], source)).rejects.toEqual(budgetRefusal);
     expect(source.loads).toHaveLength(0);
+    expect(source.changeReads).toHaveLength(0);
+    expect(source.counts).toEqual([50]);
+  });
+
+  it('refuses a catch-up whose new records would pass the row budget, before reading any record', async () => {
+    const source = new FeedSource(dataset(48));
+    const cache = new DatasetCache({ now: () => source.clock, rowBudget: 50 });
+    await cache.tables([view], source);
+    source.clock += 1000;
+    for (let i = 0; i < 3; i++) source.write(record(`n${i}`, 'EU', i));
+    source.clock += 1000;
+    await expect(cache.tables([view], source)).rejects.toEqual(budgetRefusal);
+    expect(source.byId).toEqual([]);
+    expect(source.loads).toHaveLength(1);
+  });
+
+  it('lets a query wait for another one’s load only within its own time limit', async () => {
+    let clock = 1_000;
+    const source = new FeedSource(dataset(5));
+    let release = () => {};
+    source.holdLoad = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const cache = new DatasetCache({ now: () => clock });
+    const first = cache.tables([view], source, { loadLimit: { ms: 20_000, message: 'first: too slow' } });
+    await new Promise((resolve) => setImmediate(resolve));
+    clock += 100;
+    const second = cache.tables([view], source, { loadLimit: { ms: 50, message: 'second: too slow' } });
+    await expect(second).rejects.toEqual(new QueryTimeoutError('second: too slow'));
+    release();
+    const [table] = await first;
+    expect(table?.rows).toHaveLength(5);
+    expect(source.loads).toHaveLength(1);
   });
 
   it('passes the load deadline to the source', async () => {
     const source = new FeedSource(dataset(3));
     const cache = new DatasetCache({ now: () => source.clock });
-    await cache.tables([{ datasetCode: 'orders', fields }], source, {
-      loadLimit: { ms: 4000, message: 'too slow' },
-    });
+    await cache.tables([view], source, { loadLimit: { ms: 4000, message: 'too slow' } });
     expect(source.loads[0]?.deadline).toEqual({ at: source.clock + 4000, message: 'too slow' });
   });
 });

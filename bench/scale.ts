@@ -1,0 +1,345 @@
+/**
+ * `npm run bench -- scale`: one `orders` dataset (8 fields; `customer`, `amount` and `status` indexed, `status`
+ * four values, a quarter of the records `new`) grown through batch-create to each size of `BENCH_SCALE_SIZES`
+ * (default 10,000, 100,000 and 1,000,000) in one run, against the real local service over HTTP. At each size:
+ * the load's rate and write units per record, get-list (unfiltered first page, a deep page, an exact total of an
+ * equality, a 1 % range sorted by its field, a range holding half of the records), get-one, custom SQL
+ * `GROUP BY status` (first call, warm with no writes since, after 1,000 single creates, and in a freshly
+ * started container), and the process's memory (the service and its embedded store share it). Read units and
+ * times come from the request log (docs/interface.md §11); the figures go into docs/performance.md.
+ *
+ * A fresh container is a child process running the same service against the same store (`--container`).
+ */
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import os, { cpus, loadavg } from 'node:os';
+import path from 'node:path';
+import { startEmbeddedDynamo } from '../bin/local/embedded-dynamo';
+import { startLocalServer } from '../bin/local-server';
+import { signRequest } from '../packages/client/src/signature';
+import { writeSection } from './report';
+
+const APP = { appCode: 'app-scale', accessKey: 'ak-scale-000000001', secret: 'sk-scale-secret-value' };
+const STATUSES = ['new', 'paid', 'shipped', 'void'] as const;
+const BATCH = 1000;
+const PARALLEL_BATCHES = 4;
+const SAMPLES = 5;
+/** While loading, a list after every this many rounds of parallel batches (4,000 records each). */
+const LIST_EVERY_GROUPS = 2;
+
+const CONFIG = {
+  applications: [
+    {
+      appCode: APP.appCode,
+      name: 'scale',
+      accessKey: APP.accessKey,
+      signingSecret: APP.secret,
+      quota: { perMinute: 1_000_000, perHour: 10_000_000, perDay: 100_000_000, concurrent: 100 },
+      grants: [{ datasetCode: 'orders', operations: ['read', 'create', 'update'] }],
+    },
+  ],
+  datasets: [
+    {
+      appCode: APP.appCode,
+      datasetCode: 'orders',
+      name: 'orders',
+      fields: [
+        { name: 'customer', type: 'string', indexed: true },
+        { name: 'amount', type: 'number', indexed: true },
+        { name: 'status', type: 'enum', options: [...STATUSES], indexed: true },
+        { name: 'region', type: 'string' },
+        { name: 'items', type: 'integer' },
+        { name: 'placed_at', type: 'datetime' },
+        { name: 'gift', type: 'boolean' },
+        { name: 'note', type: 'text' },
+      ],
+    },
+  ],
+  queries: [
+    {
+      appCode: APP.appCode,
+      sqlCode: 'by-status',
+      name: 'orders by status',
+      sql: 'SELECT status, COUNT(*) AS orders, SUM(amount) AS revenue FROM orders GROUP BY status ORDER BY status',
+      datasets: ['orders'],
+      timeoutMs: 20_000,
+    },
+  ],
+};
+
+/** Record i: status `new` for a quarter, amounts 0–9999.99 spread evenly, 5,000 customers. */
+function order(i: number): Record<string, unknown> {
+  return {
+    customer: `cust-${String(i % 5000).padStart(5, '0')}`,
+    amount: ((i * 7919) % 1_000_000) / 100,
+    status: STATUSES[i % 4],
+    region: i % 3 ? 'EU' : 'US',
+    items: 1 + (i % 7),
+    placed_at: '2026-01-15 10:00:00',
+    gift: i % 5 === 0,
+    note: `line ${i}`,
+  };
+}
+
+interface Answer {
+  status: number;
+  errorCode?: number;
+  errorMsg?: string;
+  data?: Record<string, unknown>;
+  readUnits: number;
+  writeUnits: number;
+  ms: number;
+}
+
+type Call = (route: string, body: Record<string, unknown>) => Promise<Answer>;
+
+function caller(url: string, lines: Record<string, unknown>[]): Call {
+  return async (route, body) => {
+    const timeStamp = String(Date.now());
+    const datasetCode = 'orders';
+    const token = signRequest({ accessKey: APP.accessKey, appCode: APP.appCode, datasetCode, timeStamp }, APP.secret);
+    const started = performance.now();
+    const response = await fetch(`${url}${route}`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        'X-Time-Stamp': timeStamp,
+        'X-App-Code': APP.appCode,
+        'X-Dataset-Code': datasetCode,
+        'X-Token': token,
+      },
+      body: JSON.stringify({ appCode: APP.appCode, datasetCode, ...body }),
+    });
+    const envelope = (await response.json()) as {
+      errorCode?: number;
+      errorMsg?: string;
+      data?: Record<string, unknown>;
+    };
+    const ms = performance.now() - started;
+    const requestId = response.headers.get('x-request-id');
+    const line = lines.find((l) => l.requestId === requestId);
+    return {
+      status: response.status,
+      ...(envelope.errorCode === undefined ? {} : { errorCode: envelope.errorCode }),
+      ...(envelope.errorMsg ? { errorMsg: envelope.errorMsg } : {}),
+      ...(envelope.data ? { data: envelope.data } : {}),
+      readUnits: Number(line?.readUnits ?? Number.NaN),
+      writeUnits: Number(line?.writeUnits ?? Number.NaN),
+      ms,
+    };
+  };
+}
+
+/** Progress on stderr: a run at a million records takes a while. */
+function progress(text: string): void {
+  process.stderr.write(`[scale ${new Date().toISOString().slice(11, 19)}] ${text}\n`);
+}
+
+const sql = (call: Call) => call('/api/custom/executeSql', { sqlCode: 'by-status', params: {} });
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] as number;
+}
+
+function cell(answer: Answer): string {
+  const units = `${round(answer.readUnits)} RU, ${Math.round(answer.ms)} ms`;
+  return answer.errorCode === undefined ? units : `**${answer.errorCode}** (${units})`;
+}
+
+function round(n: number): number {
+  return Math.round(n * 10) / 10;
+}
+
+/** The median of a few calls of the same request (first call of each kind excluded when `warm`). */
+async function sampled(call: Call, route: string, body: Record<string, unknown>): Promise<Answer> {
+  await call(route, body);
+  const answers: Answer[] = [];
+  for (let i = 0; i < SAMPLES; i++) answers.push(await call(route, body));
+  const ms = median(answers.map((a) => a.ms));
+  const readUnits = median(answers.map((a) => a.readUnits));
+  return { ...(answers[0] as Answer), ms, readUnits };
+}
+
+/**
+ * One SQL call in a fresh container (a child process) against the same store. Not spawnSync: the store lives in
+ * this process, which must keep answering while the child calls it.
+ */
+function inFreshContainer(endpoint: string, configFile: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...process.execArgv, __filename, '--container', endpoint, configFile]);
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+    });
+    child.on('close', (code) => {
+      const last = out.trim().split('\n').at(-1) ?? '';
+      if (code !== 0 || !last.startsWith('{')) reject(new Error(`fresh container failed (${code}): ${err}`));
+      else resolve(JSON.parse(last) as Answer);
+    });
+  });
+}
+
+async function container(endpoint: string, configFile: string): Promise<void> {
+  const lines: Record<string, unknown>[] = [];
+  const server = await startLocalServer({
+    configFile,
+    port: 0,
+    dynamodb: { endpoint, region: 'local', credentialsConfigured: false },
+    tablePrefix: 'bench-scale',
+    logSink: (line) => lines.push(JSON.parse(line)),
+  });
+  const answer = await sql(caller(server.url, lines));
+  delete answer.data;
+  process.stdout.write(`${JSON.stringify(answer)}\n`);
+  await server.close();
+  // The local server's warm hook workers would keep the process alive.
+  process.exit(0);
+}
+
+interface Row {
+  size: number;
+  loadSeconds: number;
+  rate: number;
+  wuPerRecord: number;
+  cells: Record<string, string>;
+  rssMiB: number;
+}
+
+export async function run(): Promise<void> {
+  const sizes = (process.env.BENCH_SCALE_SIZES ?? '10000,100000,1000000').split(',').map(Number);
+  const configFile = path.join(os.tmpdir(), `bench-scale-${process.pid}.json`);
+  writeFileSync(configFile, JSON.stringify(CONFIG));
+  const dynamo = await startEmbeddedDynamo();
+  const lines: Record<string, unknown>[] = [];
+  const server = await startLocalServer({
+    configFile,
+    port: 0,
+    dynamodb: { endpoint: dynamo.endpoint, region: 'local', credentialsConfigured: false },
+    tablePrefix: 'bench-scale',
+    logSink: (line) => {
+      const parsed = JSON.parse(line) as Record<string, unknown>;
+      // Keep what the figures need: the request log lines, not one per loaded batch forever.
+      if (parsed.requestId) lines.push(parsed);
+      if (parsed.errorCode === 3001) process.stderr.write(`${line}\n`);
+      if (lines.length > 5000) lines.splice(0, 2500);
+    },
+  });
+  const call = caller(server.url, lines);
+  const started = Date.now();
+  const load = { before: loadavg()[0] as number };
+  const rows: Row[] = [];
+  let held = 0;
+  let groups = 0;
+  try {
+    for (const size of sizes) {
+      // Load up to `size` through batch-create, a few batches at a time.
+      const loadStarted = performance.now();
+      let writeUnits = 0;
+      const loaded = size - held;
+      while (held < size) {
+        const batches: Promise<Answer>[] = [];
+        for (let b = 0; b < PARALLEL_BATCHES && held < size; b++) {
+          const count = Math.min(BATCH, size - held);
+          const from = held;
+          held += count;
+          const paramList = Array.from({ length: count }, (_, k) => order(from + k));
+          batches.push(call('/openapi/data/batch-create', { paramList }));
+        }
+        if (held % 100_000 < BATCH * PARALLEL_BATCHES) progress(`${held} records`);
+        for (const answer of await Promise.all(batches)) {
+          if (answer.errorCode) throw new Error(`batch-create failed: ${answer.errorCode} ${answer.errorMsg}`);
+          writeUnits += answer.writeUnits;
+        }
+        // Lists go on while the dataset grows, as in a live service: they fold settled writes into the counts.
+        groups += 1;
+        if (groups % LIST_EVERY_GROUPS === 0) await call('/openapi/data/get-list', { paramMap: { status: 'paid' } });
+      }
+      const loadSeconds = (performance.now() - loadStarted) / 1000;
+      progress(`${size} records loaded in ${loadSeconds.toFixed(0)} s`);
+      // The last batches settle (30 s and the check's 5 s), and the first list after that folds them in.
+      await new Promise((resolve) => setTimeout(resolve, 36_000));
+      const cells: Record<string, string> = {};
+      cells.firstAfterLoad = cell(await call('/openapi/data/get-list', { paramMap: { status: 'paid' } }));
+      cells.firstAfterLoadAmount = cell(
+        await call('/openapi/data/get-list', { paramMap: { amount_start: 1000, amount_end: 1099.99 } }),
+      );
+      cells.unfiltered = cell(await sampled(call, '/openapi/data/get-list', { paramMap: { pageSize: 20 } }));
+      cells.deep = cell(await sampled(call, '/openapi/data/get-list', { paramMap: { pageSize: 20, currentPage: 50 } }));
+      const first = await call('/openapi/data/get-list', { paramMap: { pageSize: 1 } });
+      const id = ((first.data?.tableData as { id: string }[] | undefined)?.[0] ?? { id: '' }).id;
+      cells.getOne = cell(await sampled(call, '/openapi/data/get-one', { paramMap: { id } }));
+      cells.equality = cell(await sampled(call, '/openapi/data/get-list', { paramMap: { status: 'paid' } }));
+      cells.hot = cell(await sampled(call, '/openapi/data/get-list', { paramMap: { status: 'new' } }));
+      cells.range = cell(
+        await sampled(call, '/openapi/data/get-list', {
+          paramMap: { amount_start: 1000, amount_end: 1099.99, ytSortList: [{ amount: 'asc' }] },
+        }),
+      );
+      cells.half = cell(
+        await sampled(call, '/openapi/data/get-list', { paramMap: { amount_start: 0, amount_end: 4999.99 } }),
+      );
+      progress('lists measured');
+      cells.sqlFirst = cell(await sql(call));
+      cells.sqlWarm = cell(await sql(call));
+      for (let i = 0; i < 1000; i += 20) {
+        await Promise.all(
+          Array.from({ length: 20 }, (_, k) => call('/openapi/data/create', { paramMap: order(held + i + k) })),
+        );
+      }
+      held += 1000;
+      progress('custom SQL after 1,000 creates');
+      cells.sqlAfterWrites = cell(await sql(call));
+      cells.sqlFresh = cell(await inFreshContainer(dynamo.endpoint, configFile));
+      const rssMiB = Math.round(process.memoryUsage().rss / 1024 / 1024);
+      rows.push({ size, loadSeconds, rate: loaded / loadSeconds, wuPerRecord: writeUnits / loaded, cells, rssMiB });
+      process.stdout.write(`${JSON.stringify(rows.at(-1))}\n`);
+    }
+  } finally {
+    await server.close();
+    await dynamo.close();
+  }
+  const minutes = (Date.now() - started) / 60_000;
+  const header = `| | ${rows.map((r) => r.size.toLocaleString('en-US')).join(' | ')} |`;
+  const line = (label: string, value: (row: Row) => string) => `| ${label} | ${rows.map(value).join(' | ')} |`;
+  const markdown = [
+    '### At scale',
+    '',
+    `Measured by \`npm run bench -- scale\` in one run of ${minutes.toFixed(1)} minutes on ${cpus().length} cores (load average ${load.before.toFixed(1)} when it began, ${(loadavg()[0] as number).toFixed(1)} when it ended: the machine is shared, so milliseconds vary with what else runs). One \`orders\` dataset (8 fields; \`customer\`, \`amount\`, \`status\` indexed; \`status\` four values, a quarter \`new\`) grown through batch-create of 1,000 records, ${PARALLEL_BATCHES} at a time, to each size (a list of \`status = paid\` every ${(LIST_EVERY_GROUPS * BATCH * PARALLEL_BATCHES).toLocaleString('en-US')} records, as lists go on in a live service, which folds settled writes into the counts), then 36 s for the last writes to settle; the local service over HTTP on the embedded store. Read units and times are the request log's; a list figure is the median of ${SAMPLES} calls after one more. Write units per record are the request log's: the embedded store leaves index writes out (in DynamoDB add one per indexed field per record).`,
+    '',
+    header,
+    `|---|${rows.map(() => '---').join('|')}|`,
+    line('load: records per second', (r) => Math.round(r.rate).toLocaleString('en-US')),
+    line('load: write units per record (request log)', (r) => r.wuPerRecord.toFixed(3)),
+    line('get-list, first page of 20', (r) => r.cells.unfiltered as string),
+    line('get-list, page 50', (r) => r.cells.deep as string),
+    line('get-one', (r) => r.cells.getOne as string),
+    line(
+      'get-list `status = paid`, the first list once the load settled (folds it into the counts)',
+      (r) => r.cells.firstAfterLoad as string,
+    ),
+    line('the same for `amount` 1,000–1,099.99', (r) => r.cells.firstAfterLoadAmount as string),
+    line('get-list `status = paid`, exact total', (r) => r.cells.equality as string),
+    line('get-list `status = new` (the hot value), exact total', (r) => r.cells.hot as string),
+    line('get-list `amount` 1,000–1,099.99 (1 %), sorted by amount', (r) => r.cells.range as string),
+    line('get-list `amount` 0–4,999.99 (half of the records)', (r) => r.cells.half as string),
+    line('custom SQL `GROUP BY status`, first call', (r) => r.cells.sqlFirst as string),
+    line('the same, warm, no writes since', (r) => r.cells.sqlWarm as string),
+    line('the same after 1,000 single creates', (r) => r.cells.sqlAfterWrites as string),
+    line('the same in a freshly started container', (r) => r.cells.sqlFresh as string),
+    line('process memory (service and embedded store), MiB', (r) => String(r.rssMiB)),
+  ].join('\n');
+  process.stdout.write(`\n${markdown}\n`);
+  writeSection('scale', markdown);
+}
+
+if (process.argv[2] === '--container') {
+  container(process.argv[3] as string, process.argv[4] as string).catch((error: unknown) => {
+    process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
+    process.exit(1);
+  });
+}

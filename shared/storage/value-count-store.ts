@@ -1,0 +1,337 @@
+/**
+ * The DynamoDB calls of per-value totals (value-counter.ts says what the items mean): per index slot a head,
+ * count pages and the list of their lowest keys; per dataset the position through which its change items are
+ * checked. All in the dataset's meta partition, every call asking for its consumed capacity.
+ */
+import {
+  BatchGetCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import type { CapacityMeter } from '../observability/capacity-meter';
+import { compareCodePoints } from '../records/value-encoding';
+import { conditionalWrite } from './conditional-write';
+import {
+  claimsCheckedKey,
+  datasetMetaPartition,
+  valueCountHeadKey,
+  valuePageKey,
+  valuePageListKey,
+  valuePagePrefix,
+} from './item-keys';
+import { RecordAttr } from './table-definitions';
+
+/** An index slot's totals: folded through `through` ('' = nothing folded yet); a fold runs until `foldUntil`. */
+export interface ValueHead {
+  through: string;
+  foldUntil?: number;
+}
+
+/**
+ * One count page: the counts of the count keys from `lowest` up to the next page's lowest, through `through`,
+ * ascending. `splitAt`: a split at these keys (ascending) has begun (value-counter.ts finishes it).
+ */
+export interface ValuePage {
+  lowest: string;
+  through: string;
+  counts: [string, number][];
+  splitAt?: string[];
+}
+
+export class ValueCountStore {
+  constructor(
+    private readonly client: DynamoDBDocumentClient,
+    private readonly table: string,
+  ) {}
+
+  /** A slot's head and the dataset's checked position, in one read (eventually consistent). */
+  async readHead(
+    datasetCode: string,
+    slot: string,
+    meter: CapacityMeter,
+  ): Promise<{ head?: ValueHead; checked?: string }> {
+    const headKey = valueCountHeadKey(datasetCode, slot);
+    const checkedKey = claimsCheckedKey(datasetCode);
+    const result = await this.client.send(
+      new BatchGetCommand({
+        RequestItems: { [this.table]: { Keys: [headKey, checkedKey] } },
+        ReturnConsumedCapacity: 'TOTAL',
+      }),
+    );
+    meter.addRead(result.ConsumedCapacity);
+    let head: ValueHead | undefined;
+    let checked: string | undefined;
+    for (const item of result.Responses?.[this.table] ?? []) {
+      if (item[RecordAttr.sortKey] === headKey[RecordAttr.sortKey]) head = readHead(item);
+      else checked = item.through as string;
+    }
+    // Unprocessed keys are read again one by one (rare: two small items).
+    for (const key of (result.UnprocessedKeys?.[this.table]?.Keys ?? []) as Record<string, string>[]) {
+      const item = await this.get(key, meter, false);
+      if (!item) continue;
+      if (key[RecordAttr.sortKey] === headKey[RecordAttr.sortKey]) head = readHead(item);
+      else checked = item.through as string;
+    }
+    return { ...(head ? { head } : {}), ...(checked === undefined ? {} : { checked }) };
+  }
+
+  /** A slot's head, read consistently. */
+  async readHeadConsistently(datasetCode: string, slot: string, meter: CapacityMeter): Promise<ValueHead | undefined> {
+    const item = await this.get(valueCountHeadKey(datasetCode, slot), meter, true);
+    return item ? readHead(item) : undefined;
+  }
+
+  /** The dataset's checked position, read consistently. */
+  async readChecked(datasetCode: string, meter: CapacityMeter): Promise<string | undefined> {
+    const item = await this.get(claimsCheckedKey(datasetCode), meter, true);
+    return item?.through as string | undefined;
+  }
+
+  /** Start a slot's totals folded through `through`; false when they exist already. */
+  async createHead(datasetCode: string, slot: string, through: string, meter: CapacityMeter): Promise<boolean> {
+    const result = await conditionalWrite(meter, () =>
+      this.client.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: { ...valueCountHeadKey(datasetCode, slot), through },
+          ConditionExpression: 'attribute_not_exists(#sk)',
+          ExpressionAttributeNames: { '#sk': RecordAttr.sortKey },
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      ),
+    );
+    return result !== undefined;
+  }
+
+  /** Take the right to fold a slot until `until` (ms), if its head is still at `through` and nobody folds. */
+  async takeFold(
+    datasetCode: string,
+    slot: string,
+    through: string,
+    now: number,
+    until: number,
+    meter: CapacityMeter,
+  ): Promise<boolean> {
+    const result = await conditionalWrite(meter, () =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: valueCountHeadKey(datasetCode, slot),
+          UpdateExpression: 'SET #until = :until',
+          ConditionExpression: '#through = :through AND (attribute_not_exists(#until) OR #until < :now)',
+          ExpressionAttributeNames: { '#until': 'foldUntil', '#through': 'through' },
+          ExpressionAttributeValues: { ':until': until, ':through': through, ':now': now },
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      ),
+    );
+    return result !== undefined;
+  }
+
+  /** Move a slot's head to `through` (every page its claims touched is folded) and end the fold. */
+  async finishFold(
+    datasetCode: string,
+    slot: string,
+    from: string,
+    through: string,
+    meter: CapacityMeter,
+  ): Promise<void> {
+    await conditionalWrite(meter, () =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: valueCountHeadKey(datasetCode, slot),
+          UpdateExpression: 'SET #through = :through REMOVE #until',
+          ConditionExpression: '#through = :from',
+          ExpressionAttributeNames: { '#until': 'foldUntil', '#through': 'through' },
+          ExpressionAttributeValues: { ':through': through, ':from': from },
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      ),
+    );
+  }
+
+  /** Move the dataset's checked position forward to `through` (a further one is kept). */
+  async advanceChecked(datasetCode: string, through: string, meter: CapacityMeter): Promise<void> {
+    await conditionalWrite(meter, () =>
+      this.client.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: { ...claimsCheckedKey(datasetCode), through },
+          ConditionExpression: 'attribute_not_exists(#through) OR #through < :through',
+          ExpressionAttributeNames: { '#through': 'through' },
+          ExpressionAttributeValues: { ':through': through },
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      ),
+    );
+  }
+
+  /**
+   * The pages whose counts may fall within [lower, upper] (count keys compared with index-key bounds, see
+   * value-counter.ts): from the page at or below `upper` down to the first one starting below `lower`,
+   * returned in ascending order. Read consistently: a total combines a page's position with the head's, which
+   * is only right for the page as it is now (an older copy of a page next to a newer head would miss claims).
+   */
+  async pagesCovering(
+    datasetCode: string,
+    slot: string,
+    lower: string,
+    upper: string,
+    meter: CapacityMeter,
+  ): Promise<ValuePage[]> {
+    const prefix = valuePagePrefix(slot);
+    const pages: ValuePage[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    // Newest first from `upper`, a few pages per call, until one starts below `lower` (the first page, '', does).
+    do {
+      const result = await this.client.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
+          ExpressionAttributeNames: { '#pk': RecordAttr.partitionKey, '#sk': RecordAttr.sortKey },
+          ExpressionAttributeValues: {
+            ':pk': datasetMetaPartition(datasetCode),
+            ':from': prefix,
+            ':to': prefix + upper,
+          },
+          ScanIndexForward: false,
+          ConsistentRead: true,
+          Limit: pages.length === 0 ? 4 : 16,
+          ExclusiveStartKey: startKey,
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      meter.addRead(result.ConsumedCapacity);
+      for (const item of result.Items ?? []) {
+        const page = readPage(item, prefix);
+        pages.push(page);
+        if (compareCodePoints(page.lowest, lower) < 0) return pages.reverse();
+      }
+      startKey = result.LastEvaluatedKey;
+    } while (startKey);
+    return pages.reverse();
+  }
+
+  /** The lowest keys of a slot's pages, ascending, read consistently ('' alone before any page exists). */
+  async readPageList(datasetCode: string, slot: string, meter: CapacityMeter): Promise<string[]> {
+    const item = await this.get(valuePageListKey(datasetCode, slot), meter, true);
+    return (item?.pages as string[] | undefined) ?? [''];
+  }
+
+  async writePageList(
+    datasetCode: string,
+    slot: string,
+    lowests: readonly string[],
+    meter: CapacityMeter,
+  ): Promise<void> {
+    const result = await this.client.send(
+      new PutCommand({
+        TableName: this.table,
+        Item: { ...valuePageListKey(datasetCode, slot), pages: [...lowests] },
+        ReturnConsumedCapacity: 'TOTAL',
+      }),
+    );
+    meter.addWrite(result.ConsumedCapacity);
+  }
+
+  /** Pages by their lowest keys, read consistently; a page never written is absent from the map. */
+  async readPages(
+    datasetCode: string,
+    slot: string,
+    lowests: readonly string[],
+    meter: CapacityMeter,
+  ): Promise<Map<string, ValuePage>> {
+    const prefix = valuePagePrefix(slot);
+    const found = new Map<string, ValuePage>();
+    for (let i = 0; i < lowests.length; i += 100) {
+      let keys: Record<string, unknown>[] = lowests
+        .slice(i, i + 100)
+        .map((lowest) => valuePageKey(datasetCode, slot, lowest));
+      for (let attempt = 0; keys.length > 0; attempt++) {
+        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 2 ** attempt * 10));
+        const result = await this.client.send(
+          new BatchGetCommand({
+            RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } },
+            ReturnConsumedCapacity: 'TOTAL',
+          }),
+        );
+        meter.addRead(result.ConsumedCapacity);
+        for (const item of result.Responses?.[this.table] ?? []) {
+          const page = readPage(item, prefix);
+          found.set(page.lowest, page);
+        }
+        keys = result.UnprocessedKeys?.[this.table]?.Keys ?? [];
+      }
+    }
+    return found;
+  }
+
+  /**
+   * Write a page if it is still as it was read (`readThrough`, or absent when undefined); false when another
+   * writer changed it first.
+   */
+  async putPage(
+    datasetCode: string,
+    slot: string,
+    page: ValuePage,
+    readThrough: string | undefined,
+    meter: CapacityMeter,
+  ): Promise<boolean> {
+    const result = await conditionalWrite(meter, () =>
+      this.client.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: {
+            ...valuePageKey(datasetCode, slot, page.lowest),
+            through: page.through,
+            counts: JSON.stringify(page.counts),
+            ...(page.splitAt === undefined ? {} : { splitAt: JSON.stringify(page.splitAt) }),
+          },
+          ConditionExpression: readThrough === undefined ? 'attribute_not_exists(#sk)' : '#through = :through',
+          ExpressionAttributeNames:
+            readThrough === undefined ? { '#sk': RecordAttr.sortKey } : { '#through': 'through' },
+          ...(readThrough === undefined ? {} : { ExpressionAttributeValues: { ':through': readThrough } }),
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      ),
+    );
+    return result !== undefined;
+  }
+
+  private async get(
+    key: Record<string, string>,
+    meter: CapacityMeter,
+    consistent: boolean,
+  ): Promise<Record<string, unknown> | undefined> {
+    const result = await this.client.send(
+      new GetCommand({ TableName: this.table, Key: key, ConsistentRead: consistent, ReturnConsumedCapacity: 'TOTAL' }),
+    );
+    meter.addRead(result.ConsumedCapacity);
+    return result.Item;
+  }
+}
+
+/** The bytes a page's counts take in its item, which decides when it splits. */
+export function pageBytes(counts: readonly [string, number][]): number {
+  return Buffer.byteLength(JSON.stringify(counts));
+}
+
+function readHead(item: Record<string, unknown>): ValueHead {
+  return {
+    through: item.through as string,
+    ...(typeof item.foldUntil === 'number' ? { foldUntil: item.foldUntil } : {}),
+  };
+}
+
+function readPage(item: Record<string, unknown>, prefix: string): ValuePage {
+  return {
+    lowest: (item[RecordAttr.sortKey] as string).slice(prefix.length),
+    through: item.through as string,
+    counts: JSON.parse(item.counts as string) as [string, number][],
+    ...(typeof item.splitAt === 'string' ? { splitAt: JSON.parse(item.splitAt) as string[] } : {}),
+  };
+}

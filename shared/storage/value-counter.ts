@@ -1,0 +1,553 @@
+/**
+ * Per-value totals: the exact number of records whose value in one index slot lies in given key intervals
+ * (an equality, an `_in`, a range, null or not null), at a cost that does not grow with the number of matches,
+ * without transactions and without a counter item that every write touches (a value a quarter of all writes
+ * carry must not become a hot item).
+ *
+ * Ingredients:
+ * - Change items (change-items.ts): every write claims one before it writes its records, at a position taken
+ *   from the clock just before (a ULID), naming the records and, per index slot, their count keys (a create's
+ *   values, an update's values before and after in the slots it changes, a batch's values record by record).
+ *   A claim lands within `CLAIM_LATE_MS` of its position's time; the write that follows it lands within the
+ *   same invocation, so within `MAX_INVOCATION_MS`; the record stores the claim's position (`@cpos`).
+ * - Per slot, count pages: each says "through position T, these count keys have these counts", for the keys
+ *   from its lowest key up to the next page's lowest; a page splits in two when it grows past
+ *   `PAGE_MAX_BYTES`. A head says through which position every page the slot's claims touched is folded.
+ * - Per dataset, a checked position: every claim at or before it that still exists is known to be written (its
+ *   record write happened, or for a batch the records its `m` names).
+ *
+ * A total is, per count key inside the intervals, its count on its page plus the effect of every claim after
+ * that page's position (`max(page through, head through)`): +1 for a create's key, −1/+1 for an update's keys
+ * before and after, +1 per written record of a batch. Only a few pages and the claims of the last seconds are
+ * read: the cost follows the number of distinct keys read and the recent writes, never the matches.
+ *
+ * Why it is exact:
+ * 1. Every record write is preceded by its claim, so a total read after a write counts it (a claim counts from
+ *    the moment it lands, its records a moment later: the same "exact up to the reads' consistency" as every
+ *    list read).
+ * 2. A claim whose write did not happen must stop counting. When the writer knows (its write's condition
+ *    failed, the item was too large, a batch's writes failed part-way) it withdraws the claim or says which of
+ *    its records exist before answering. When the writer died, the claim is found by the check below: once its
+ *    position is older than `SETTLE_MS` (the longest invocation plus a second) no write of it can still land,
+ *    so whether it did is final. A list that meets claims older than `SETTLE_MS + CHECK_SLACK_MS` past the
+ *    checked position checks them first (`checkClaims`): a create whose position is its id is written when the
+ *    count index holds its id; a batch when its bulk group says all its records are written (else the records
+ *    of its group are read, consistently, and the claim says which exist); an update (or a create that had to
+ *    take a fresh position) when a later claim names it as the write it replaced (that writer read the record
+ *    with this position) or the record's `@cpos` is still its position, read consistently, and else re-reading
+ *    the claims after that read shows whether a later write replaced it. Claims not written are withdrawn, then
+ *    the checked position moves forward (conditionally, never back). So a claim whose writer died counts for
+ *    at most `SETTLE_MS + CHECK_SLACK_MS`.
+ * 3. A fold moves checked claims into the pages: under a lease in the head (one folder at a time, for less
+ *    than any invocation lasts plus a margin), in rounds of a prefix of them, it reads the claims after the
+ *    head's position up to the round's last (consistently: withdrawals happened before the checked position moved), adds each claim after a
+ *    page's own position to that page, writes the page conditionally on its position, and only then moves the
+ *    head. A page untouched by the claims between its position and the head's counts the same at both, which is
+ *    why a total may take `max(page, head)`; a fold cut short leaves pages further than the head, still true.
+ * 4. A split writes, in order: the page with `splitAt`, its split keys (nothing else changes); the new pages,
+ *    each with the page's counts from its split key up to the next, from the highest down; the page list; the
+ *    page without the counts it gave away. A reader takes each page's counts only below the next existing page's
+ *    lowest key, and every page written so far holds exactly the counts of its keys, so every state in between
+ *    counts each key once; a fold that finds `splitAt` finishes the split before it adds anything.
+ * 5. Pages, heads and the checked position are only written with values true at their positions, so an older
+ *    copy read from a replica is true too (the tail it needs is longer, and it is read). Pages are read
+ *    consistently all the same: `max(page, head)` holds for the page as it is, not for an older copy of it.
+ *
+ * A slot's totals start once for a dataset whose records were all written with claims (it holds none, or its
+ * oldest record's creating claim carries the slot): from the first position. A slot of a dataset holding
+ * records written before change items existed has none (its totals count index keys, as before). A slot is one
+ * index build (`countSlotKey`): the caller asks only for builds that were complete from the moment they were made
+ * (`exactTotals` in catalog/index-registry.ts). A build a job ran over stored records has claims of the writes
+ * since it was made only, and the oldest-record test alone would not see a record a function still serving the
+ * earlier configuration wrote without the build's key. Counting what the job scans (a scanned record counts at
+ * the build's start position when its `@cpos` is at or before it, else from the claims after) is not written yet.
+ */
+import type { CapacityMeter } from '../observability/capacity-meter';
+import { compareCodePoints, countKeyPlace, type KeyInterval } from '../records/value-encoding';
+import type { StoredClaim } from './change-items';
+import type { DatasetBookkeeping } from './dataset-bookkeeping';
+import { lastIdAt, MAX_INVOCATION_MS, SETTLE_MS } from './record-counter';
+import { pageBytes, type ValueHead, type ValuePage } from './value-count-store';
+
+/** Claims are checked once this much past settling, so that checks run every few seconds, not on every list. */
+export const CHECK_SLACK_MS = 5_000;
+/** Fold a slot once this many records' worth of checked claims wait after its head. */
+export const FOLD_MIN_WEIGHT = 64;
+/** A page splits when its counts take more than this (one write unit or two per page written). */
+export const PAGE_MAX_BYTES = 2_048;
+/**
+ * A fold round takes at most about this many records' worth of claims (at least one claim), so that a page
+ * written before it splits stays far below DynamoDB's item size (a bulk load folds in several rounds).
+ */
+const FOLD_ROUND_WEIGHT = 5_000;
+/** A list folds for at most about this long (ms of wall time); what is left waits for the next lists. */
+const FOLD_TIME_MS = 2_000;
+/** A fold's lease: longer than any invocation. */
+const FOLD_LEASE_MS = MAX_INVOCATION_MS + 5_000;
+/** How long a dataset found to hold records written before change items is not checked again. */
+const NOT_COVERED_RECHECK_MS = 5 * 60_000;
+
+export interface SlotCountRequest {
+  datasetCode: string;
+  /** The slot's `countSlotKey`. */
+  slot: string;
+  /** Disjoint intervals of index keys. */
+  intervals: readonly KeyInterval[];
+  now: number;
+  meter: CapacityMeter;
+  /**
+   * The dataset's other slots: a list that folds one slot folds these too (in the same time), so that a slot
+   * nobody lists does not pile up claims its first list would read.
+   */
+  otherSlots?: readonly string[];
+}
+
+/** Datasets (and slots) found to hold records written before change items, until when not to look again. */
+const notCovered = new Map<string, number>();
+
+/**
+ * The exact number of records whose value in the slot lies in the intervals, or undefined when per-value
+ * totals cannot say: the slot has none (records older than change items), or a bound cuts a group of long
+ * values (`countKeyPlace` 'across').
+ */
+export async function countSlotValues(
+  bookkeeping: DatasetBookkeeping,
+  request: SlotCountRequest,
+): Promise<number | undefined> {
+  const { datasetCode, slot, intervals, now, meter } = request;
+  const read = await bookkeeping.readValueHead(datasetCode, slot, meter);
+  const head = read.head ?? (await startSlotTotals(bookkeeping, datasetCode, slot, now, meter));
+  if (!head) return undefined;
+  const covering = await Promise.all(
+    intervals.map((interval) =>
+      bookkeeping.values.pagesCovering(datasetCode, slot, interval.lower, interval.upper, meter),
+    ),
+  );
+  const effective = (page: ValuePage | undefined): string =>
+    page && compareCodePoints(page.through, head.through) > 0 ? page.through : head.through;
+  let tailFrom = head.through;
+  for (const page of covering.flat()) if (compareCodePoints(effective(page), tailFrom) < 0) tailFrom = effective(page);
+
+  let total = 0;
+  // Counts on the pages, each key below the next page's lowest.
+  for (const [i, interval] of intervals.entries()) {
+    const pages = covering[i] as ValuePage[];
+    for (const [p, page] of pages.entries()) {
+      const next = pages[p + 1]?.lowest;
+      for (const [key, count] of page.counts) {
+        if (next !== undefined && compareCodePoints(key, next) >= 0) break;
+        const place = countKeyPlace(key, interval);
+        if (place === 'across') return undefined;
+        if (place === 'inside') total += count;
+      }
+    }
+  }
+
+  let claims = await bookkeeping.changes.after(datasetCode, tailFrom || undefined, meter, false);
+  let checked = read.checked ?? '';
+  const due = lastIdAt(now - SETTLE_MS - CHECK_SLACK_MS);
+  if (claims.some((claim) => claim.position > checked && claim.position <= due)) {
+    checked = lastIdAt(now - SETTLE_MS);
+    const outcome = await checkClaims(bookkeeping, datasetCode, read.checked ?? '', checked, meter);
+    claims = applyCheck(claims, outcome);
+  }
+  const batchValues = await readBatchValues(bookkeeping, datasetCode, slot, tailFrom, claims, meter, false);
+  for (const { claim, key, delta } of claimDeltas(claims, slot, batchValues)) {
+    for (const [i, interval] of intervals.entries()) {
+      const place = countKeyPlace(key, interval);
+      if (place === 'across') return undefined;
+      if (place === 'outside') continue;
+      if (compareCodePoints(claim.position, effective(pageOf(covering[i] as ValuePage[], key))) > 0) total += delta;
+    }
+  }
+
+  const waiting = claims.filter(
+    (claim) => compareCodePoints(claim.position, head.through) > 0 && compareCodePoints(claim.position, checked) <= 0,
+  );
+  if (weight(waiting) >= FOLD_MIN_WEIGHT && (head.foldUntil ?? 0) < now) {
+    const until = performance.now() + FOLD_TIME_MS;
+    await foldSlot(bookkeeping, datasetCode, slot, head, checked, now, meter, until);
+    for (const other of request.otherSlots ?? []) {
+      if (performance.now() >= until) break;
+      const otherHead = await bookkeeping.values.readHeadConsistently(datasetCode, other, meter);
+      if (otherHead && (otherHead.foldUntil ?? 0) < now) {
+        await foldSlot(bookkeeping, datasetCode, other, otherHead, checked, now, meter, until);
+      }
+    }
+  }
+  return total;
+}
+
+/** The page (of a contiguous run, ascending) whose keys include `key`. */
+function pageOf(pages: readonly ValuePage[], key: string): ValuePage | undefined {
+  let found: ValuePage | undefined;
+  for (const page of pages) {
+    if (compareCodePoints(page.lowest, key) <= 0) found = page;
+    else break;
+  }
+  return found;
+}
+
+/** How many records' worth of counting the claims hold. */
+function weight(claims: readonly StoredClaim[]): number {
+  return claims.reduce(
+    (sum, claim) => sum + (claim.kind === 'batch' ? (claim.landed?.size ?? claim.ids.length) : 1),
+    0,
+  );
+}
+
+interface Delta {
+  claim: StoredClaim;
+  key: string;
+  delta: number;
+}
+
+/** What each claim adds to one slot's counts, key by key. */
+function claimDeltas(
+  claims: readonly StoredClaim[],
+  slot: string,
+  batchValues: ReadonlyMap<string, ReadonlyMap<string, string>>,
+): Delta[] {
+  const deltas: Delta[] = [];
+  for (const claim of claims) {
+    if (claim.kind === 'create') {
+      const key = claim.values[slot];
+      if (key !== undefined) deltas.push({ claim, key, delta: 1 });
+    } else if (claim.kind === 'update') {
+      const before = claim.before[slot];
+      const after = claim.after[slot];
+      if (before === after) continue;
+      if (before !== undefined) deltas.push({ claim, key: before, delta: -1 });
+      if (after !== undefined) deltas.push({ claim, key: after, delta: 1 });
+    } else {
+      const values = batchValues.get(claim.position);
+      if (!values) continue;
+      const added = new Map<string, number>();
+      for (const [id, key] of values) {
+        if (claim.landed && !claim.landed.has(id)) continue;
+        added.set(key, (added.get(key) ?? 0) + 1);
+      }
+      for (const [key, delta] of added) deltas.push({ claim, key, delta });
+    }
+  }
+  return deltas;
+}
+
+async function readBatchValues(
+  bookkeeping: DatasetBookkeeping,
+  datasetCode: string,
+  slot: string,
+  after: string,
+  claims: readonly StoredClaim[],
+  meter: CapacityMeter,
+  consistent: boolean,
+  through?: string,
+): Promise<Map<string, ReadonlyMap<string, string>>> {
+  const batches = new Map<string, string[]>();
+  for (const claim of claims) if (claim.kind === 'batch') batches.set(claim.position, claim.ids);
+  if (batches.size === 0) return new Map();
+  return bookkeeping.changes.slotValuesAfter(
+    datasetCode,
+    slot,
+    after || undefined,
+    (position) => batches.get(position),
+    meter,
+    consistent,
+    through,
+  );
+}
+
+/** What a check found: claims withdrawn, and batches of which only some records were written. */
+export interface CheckOutcome {
+  withdrawn: ReadonlySet<string>;
+  landed: ReadonlyMap<string, ReadonlySet<string>>;
+}
+
+function applyCheck(claims: readonly StoredClaim[], outcome: CheckOutcome): StoredClaim[] {
+  return claims
+    .filter((claim) => !outcome.withdrawn.has(claim.position))
+    .map((claim) => {
+      const landed = outcome.landed.get(claim.position);
+      return claim.kind === 'batch' && landed ? { ...claim, landed } : claim;
+    });
+}
+
+/**
+ * Check the claims positioned after `from` up to `through` (settled: no write of theirs can still land),
+ * withdraw those whose writes did not happen, say which records of partly written batches exist, and move
+ * the dataset's checked position to `through`.
+ */
+export async function checkClaims(
+  bookkeeping: DatasetBookkeeping,
+  datasetCode: string,
+  from: string,
+  through: string,
+  meter: CapacityMeter,
+): Promise<CheckOutcome> {
+  const claims = await bookkeeping.changes.after(datasetCode, from || undefined, meter, true);
+  const due = claims.filter((claim) => compareCodePoints(claim.position, through) <= 0);
+  const replaced = new Set(
+    claims.flatMap((claim) => (claim.kind === 'update' && claim.previous ? [claim.previous] : [])),
+  );
+  const entries = new Map(
+    (await bookkeeping.entriesAfter(datasetCode, from || undefined, meter)).map((entry) => [entry.key, entry]),
+  );
+  const withdrawn = new Set<string>();
+  const landed = new Map<string, ReadonlySet<string>>();
+  const byRecord: Extract<StoredClaim, { kind: 'update' | 'create' }>[] = [];
+  for (const claim of due) {
+    if (claim.kind === 'create' && claim.id === claim.position) {
+      if (!entries.has(claim.id)) withdrawn.add(claim.position);
+    } else if (claim.kind === 'batch') {
+      if (claim.landed) continue;
+      const entry = entries.get(claim.position);
+      if (entry && !entry.open && entry.weight === claim.ids.length) continue;
+      const group = { entryKey: claim.position, firstId: claim.ids[0] as string, lastId: claim.ids.at(-1) as string };
+      const ids = new Set(claim.ids);
+      const found = new Set(
+        (await bookkeeping.bulkGroupRecordIds(datasetCode, group, meter)).filter((id) => ids.has(id)),
+      );
+      if (found.size === 0) withdrawn.add(claim.position);
+      else if (found.size < claim.ids.length) {
+        await bookkeeping.changes.markLanded(datasetCode, claim.position, [...found], meter);
+        landed.set(claim.position, found);
+      }
+      if (entry?.open) {
+        await bookkeeping.settleBulkGroup(datasetCode, { ...group, count: found.size, done: false }, meter);
+      }
+    } else if (!replaced.has(claim.position)) {
+      byRecord.push(claim);
+    }
+  }
+  if (byRecord.length > 0) {
+    const positions = await bookkeeping.recordPositions(
+      datasetCode,
+      [...new Set(byRecord.map((claim) => claim.id))],
+      meter,
+    );
+    const unsure: typeof byRecord = [];
+    for (const claim of byRecord) {
+      const record = positions.get(claim.id);
+      const revision = claim.kind === 'update' ? claim.revision : 1;
+      if (!record || record.revision < revision) withdrawn.add(claim.position);
+      else if (record.position !== claim.position) unsure.push(claim);
+    }
+    if (unsure.length > 0) {
+      // The record moved on: a later write replaced this one if its claim, made before that write and so
+      // before the read above, names it.
+      const later = await bookkeeping.changes.after(datasetCode, from || undefined, meter, true);
+      const named = new Set(
+        later.flatMap((claim) => (claim.kind === 'update' && claim.previous ? [claim.previous] : [])),
+      );
+      for (const claim of unsure) if (!named.has(claim.position)) withdrawn.add(claim.position);
+    }
+  }
+  if (withdrawn.size > 0) await bookkeeping.changes.withdrawAll(datasetCode, [...withdrawn], meter);
+  await bookkeeping.values.advanceChecked(datasetCode, through, meter);
+  return { withdrawn, landed };
+}
+
+/**
+ * Start a slot's totals from the first position when every record of the dataset was written with a claim
+ * that carries the slot: it holds none, or its oldest record's creating claim does (records are created in id
+ * order, so any record older than change items would be older than it).
+ */
+async function startSlotTotals(
+  bookkeeping: DatasetBookkeeping,
+  datasetCode: string,
+  slot: string,
+  now: number,
+  meter: CapacityMeter,
+): Promise<ValueHead | undefined> {
+  const cacheKey = `${datasetCode}\n${slot}`;
+  if ((notCovered.get(cacheKey) ?? 0) > now) return undefined;
+  const oldest = await bookkeeping.oldestRecord(datasetCode, meter);
+  if (oldest && !(await createdWithSlot(bookkeeping, datasetCode, slot, oldest, meter))) {
+    notCovered.set(cacheKey, now + NOT_COVERED_RECHECK_MS);
+    return undefined;
+  }
+  await bookkeeping.values.createHead(datasetCode, slot, '', meter);
+  return (await bookkeeping.values.readHeadConsistently(datasetCode, slot, meter)) ?? { through: '' };
+}
+
+async function createdWithSlot(
+  bookkeeping: DatasetBookkeeping,
+  datasetCode: string,
+  slot: string,
+  record: { id: string; bulkGroup?: string; position?: string },
+  meter: CapacityMeter,
+): Promise<boolean> {
+  const candidates = [record.bulkGroup, record.id, record.position].filter((p): p is string => p !== undefined);
+  for (const position of new Set(candidates)) {
+    const claim = await bookkeeping.changes.read(datasetCode, position, meter);
+    if (claim?.kind === 'create' && claim.id === record.id) return claim.values[slot] !== undefined;
+    if (claim?.kind === 'batch' && claim.ids.includes(record.id)) {
+      return bookkeeping.changes.hasSlotValues(datasetCode, slot, position, meter);
+    }
+  }
+  return false;
+}
+
+/**
+ * Fold the checked claims after the slot's head into its pages (see 3 and 4 above). Runs only for the holder of
+ * the fold's lease; returns without folding when another folder holds it.
+ */
+export async function foldSlot(
+  bookkeeping: DatasetBookkeeping,
+  datasetCode: string,
+  slot: string,
+  head: ValueHead,
+  through: string,
+  now: number,
+  meter: CapacityMeter,
+  until = performance.now() + FOLD_TIME_MS,
+): Promise<void> {
+  const values = bookkeeping.values;
+  let from = head.through;
+  while (compareCodePoints(from, through) < 0 && performance.now() < until) {
+    if (!(await values.takeFold(datasetCode, slot, from, now, now + FOLD_LEASE_MS, meter))) return;
+    const pending = (await bookkeeping.changes.after(datasetCode, from || undefined, meter, true)).filter(
+      (claim) => compareCodePoints(claim.position, through) <= 0,
+    );
+    // A round folds a prefix of the claims: every claim up to the last one it takes.
+    const claims: StoredClaim[] = [];
+    for (const claim of pending) {
+      if (claims.length > 0 && weight(claims) + weight([claim]) > FOLD_ROUND_WEIGHT) break;
+      claims.push(claim);
+    }
+    const roundThrough = claims.length < pending.length ? (claims.at(-1) as StoredClaim).position : through;
+    await foldRound(bookkeeping, datasetCode, slot, from, roundThrough, claims, meter);
+    await values.finishFold(datasetCode, slot, from, roundThrough, meter);
+    from = roundThrough;
+  }
+}
+
+/** Add the claims (all those after `from` up to `through`) to the slot's pages, splitting pages that grow. */
+async function foldRound(
+  bookkeeping: DatasetBookkeeping,
+  datasetCode: string,
+  slot: string,
+  from: string,
+  through: string,
+  claims: readonly StoredClaim[],
+  meter: CapacityMeter,
+): Promise<void> {
+  const values = bookkeeping.values;
+  const batchValues = await readBatchValues(bookkeeping, datasetCode, slot, from, claims, meter, true, through);
+  const deltas = claimDeltas(claims, slot, batchValues);
+  let lowests = await values.readPageList(datasetCode, slot, meter);
+  for (let round = 0; ; round++) {
+    if (round > 3) throw new Error(`count pages of ${datasetCode} ${slot} keep changing under a fold`);
+    const byPage = new Map<string, Delta[]>();
+    for (const delta of deltas) {
+      const lowest = lowestFor(lowests, delta.key);
+      byPage.set(lowest, [...(byPage.get(lowest) ?? []), delta]);
+    }
+    const pages = await values.readPages(datasetCode, slot, [...byPage.keys()], meter);
+    const splitting = [...pages.values()].filter((page) => page.splitAt !== undefined);
+    if (splitting.length > 0) {
+      for (const page of splitting) lowests = await finishSplit(bookkeeping, datasetCode, slot, page, lowests, meter);
+      continue;
+    }
+    for (const [lowest, pageDeltas] of byPage) {
+      const stored = pages.get(lowest);
+      const page = stored ?? { lowest, through: from, counts: [] };
+      if (compareCodePoints(page.through, through) >= 0) continue;
+      const added = new Map<string, number>();
+      for (const { claim, key, delta } of pageDeltas) {
+        if (compareCodePoints(claim.position, page.through) > 0) added.set(key, (added.get(key) ?? 0) + delta);
+      }
+      const next: ValuePage = { lowest, through, counts: mergeCounts(page.counts, added) };
+      if (!(await values.putPage(datasetCode, slot, next, stored?.through, meter))) {
+        throw new Error(`count page of ${datasetCode} ${slot} changed under its fold`);
+      }
+      lowests = await splitWhileLarge(bookkeeping, datasetCode, slot, next, lowests, meter);
+    }
+    return;
+  }
+}
+
+/** Split a page that passed `PAGE_MAX_BYTES` into parts of about half that (see 4 above). */
+async function splitWhileLarge(
+  bookkeeping: DatasetBookkeeping,
+  datasetCode: string,
+  slot: string,
+  page: ValuePage,
+  lowests: readonly string[],
+  meter: CapacityMeter,
+): Promise<string[]> {
+  if (pageBytes(page.counts) <= PAGE_MAX_BYTES || page.counts.length < 2) return [...lowests];
+  const splitAt: string[] = [];
+  let bytes = 0;
+  for (const [i, entry] of page.counts.entries()) {
+    const size = pageBytes([entry]);
+    if (i > 0 && bytes + size > PAGE_MAX_BYTES / 2) {
+      splitAt.push(entry[0]);
+      bytes = 0;
+    }
+    bytes += size;
+  }
+  const marked = { ...page, splitAt };
+  if (!(await bookkeeping.values.putPage(datasetCode, slot, marked, page.through, meter))) return [...lowests];
+  return finishSplit(bookkeeping, datasetCode, slot, marked, lowests, meter);
+}
+
+/** Steps 2 to 4 of a split (the page carries `splitAt`): the new pages from the highest down, the list, the page. */
+async function finishSplit(
+  bookkeeping: DatasetBookkeeping,
+  datasetCode: string,
+  slot: string,
+  page: ValuePage,
+  lowests: readonly string[],
+  meter: CapacityMeter,
+): Promise<string[]> {
+  const values = bookkeeping.values;
+  const keys = page.splitAt ?? [];
+  const part = (from: string, to: string | undefined) =>
+    page.counts.filter(
+      ([key]) => compareCodePoints(key, from) >= 0 && (to === undefined || compareCodePoints(key, to) < 0),
+    );
+  for (let i = keys.length - 1; i >= 0; i--) {
+    const lowest = keys[i] as string;
+    // Already there when an earlier fold stopped after writing it: then it holds these same counts.
+    await values.putPage(
+      datasetCode,
+      slot,
+      { lowest, through: page.through, counts: part(lowest, keys[i + 1]) },
+      undefined,
+      meter,
+    );
+  }
+  const listed = [...new Set([...lowests, ...keys])].sort(compareCodePoints);
+  await values.writePageList(datasetCode, slot, listed, meter);
+  await values.putPage(
+    datasetCode,
+    slot,
+    { lowest: page.lowest, through: page.through, counts: part(page.lowest, keys[0]) },
+    page.through,
+    meter,
+  );
+  return listed;
+}
+
+/** The lowest key of the listed page whose keys include `key`. */
+function lowestFor(lowests: readonly string[], key: string): string {
+  let found = '';
+  for (const lowest of lowests) {
+    if (compareCodePoints(lowest, key) <= 0) found = lowest;
+    else break;
+  }
+  return found;
+}
+
+/** Counts with deltas added, ascending, without zeros. */
+function mergeCounts(counts: readonly [string, number][], added: ReadonlyMap<string, number>): [string, number][] {
+  const merged = new Map(counts);
+  for (const [key, delta] of added) merged.set(key, (merged.get(key) ?? 0) + delta);
+  const out: [string, number][] = [];
+  for (const [key, count] of merged) {
+    if (count < 0) throw new Error(`a count went below zero for key ${JSON.stringify(key)}`);
+    if (count > 0) out.push([key, count]);
+  }
+  return out.sort((a, b) => compareCodePoints(a[0], b[0]));
+}
