@@ -1,7 +1,9 @@
 /**
  * The local server's request log on a terminal: one short line per request — method, path, HTTP status,
  * milliseconds and, for an operation, the read and write units it consumed — instead of the JSON line with its
- * CloudWatch metrics block that a deployment writes (and that `--log json` keeps).
+ * CloudWatch metrics block that a deployment writes (and that `--log json` keeps). Work done beside the requests
+ * (the change log's writer, webhook deliveries, index jobs) gets a short line when it did something: a poll that
+ * found nothing to do writes none.
  */
 import type { AnsweredRequest } from './lambda-http';
 
@@ -29,6 +31,41 @@ export function formatRequestLine(answered: AnsweredRequest, logged: LoggedReque
   return logged?.errorMessage ? `${line} — ${logged.errorMessage}` : line;
 }
 
+const text = (value: unknown): string => (typeof value === 'string' || typeof value === 'number' ? `${value}` : '');
+
+/**
+ * A line of work done beside the requests, or undefined when it did nothing worth a line (level INFO and nothing
+ * logged, delivered or built). A kind this module does not know is shown as it came.
+ */
+export function formatBackgroundLine(record: Record<string, unknown>, line: string): string | undefined {
+  const quiet = record.level === 'INFO';
+  const problem = text(record.error) || text(record.errorMessage) || text(record.reason);
+  const withProblem = (summary: string) => (problem ? `${summary} — ${problem}` : summary);
+  switch (record.operation) {
+    case 'change-log': {
+      const logged = Number(record.changeEventsLogged ?? 0);
+      if (quiet && logged === 0) return undefined;
+      const failed = Number(record.changeBatchFailures ?? 0);
+      return withProblem(`change log · ${logged} events logged${failed > 0 ? ` · ${failed} failed` : ''}`);
+    }
+    case 'webhook-delivery': {
+      if (quiet && record.outcome !== 'delivered') return undefined;
+      const status = record.status === undefined ? '' : ` · HTTP ${text(record.status)}`;
+      const attempt = record.attempt === undefined ? '' : ` · attempt ${text(record.attempt)}`;
+      return withProblem(
+        `webhook ${text(record.subscription)} ${text(record.outcome)} ${text(record.eventId)}${status}${attempt}`,
+      );
+    }
+    case 'index-job': {
+      const records = Number(record.indexBuildRecords ?? 0);
+      if (quiet && records === 0) return undefined;
+      return withProblem(`index job ${text(record.datasetCode)} ${text(record.step)} · ${records} records`);
+    }
+    default:
+      return line;
+  }
+}
+
 export function createTerminalLog(write: (line: string) => void): TerminalLog {
   const pending = new Map<string, LoggedRequest>();
   return {
@@ -41,7 +78,8 @@ export function createTerminalLog(write: (line: string) => void): TerminalLog {
         return;
       }
       if (typeof record.requestId !== 'string') {
-        write(line);
+        const background = formatBackgroundLine(record, line);
+        if (background !== undefined) write(background);
         return;
       }
       pending.set(record.requestId, {

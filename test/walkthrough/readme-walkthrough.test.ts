@@ -75,6 +75,13 @@ it('the server records where it listens while it runs, and forgets it when stopp
   expect(JSON.parse(readFileSync(addressFile, 'utf8'))).toEqual({
     url: `http://127.0.0.1:${server.port}`,
     pid: expect.any(Number),
+    // Where its data is, so das webhooks reaches the same store.
+    store: {
+      credentialsConfigured: false,
+      endpoint: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+      region: 'local',
+      tables: { catalog: 'das-local-catalog', events: 'das-local-events' },
+    },
   });
   await server.stop();
   expect(existsSync(addressFile)).toBe(false);

@@ -2,7 +2,7 @@
  * The local server's log on a terminal: one short readable line per request — method, path, HTTP status (with
  * the error code of a failure), milliseconds, read and write units — instead of the deployment's JSON lines.
  */
-import { formatRequestLine } from '../../../../bin/local/terminal-log';
+import { formatBackgroundLine, formatRequestLine } from '../../../../bin/local/terminal-log';
 import { startLocalServer } from '../../../../bin/local-server';
 import { signRequest } from '../../../../packages/client/src/signature';
 import { FIXTURE_CONFIG, MAIN_APP } from '../../../support/service-harness';
@@ -56,4 +56,50 @@ it('writes one such line per request, and no JSON', async () => {
     expect.stringMatching(/^POST \/openapi\/data\/get-one 404 \(2002\) \d+ ms · \d+(\.\d+)? RU · \d+(\.\d+)? WU$/),
     expect.stringMatching(/^GET \/health 200 \d+ ms$/),
   ]);
+});
+
+it('gives work beside the requests a short line when it did something, and none when it did nothing', () => {
+  const line = (record: Record<string, unknown>) => formatBackgroundLine(record, JSON.stringify(record));
+  expect(line({ level: 'INFO', operation: 'change-log', records: 1, changeEventsLogged: 0 })).toBeUndefined();
+  expect(line({ level: 'INFO', operation: 'change-log', records: 3, changeEventsLogged: 2 })).toBe(
+    'change log · 2 events logged',
+  );
+  expect(
+    line({
+      level: 'ERROR',
+      operation: 'change-log',
+      changeEventsLogged: 0,
+      changeBatchFailures: 1,
+      error: 'throttled',
+    }),
+  ).toBe('change log · 0 events logged · 1 failed — throttled');
+  expect(line({ level: 'INFO', operation: 'webhook-delivery', outcome: 'waiting', eventId: 'e1' })).toBeUndefined();
+  expect(
+    line({
+      level: 'INFO',
+      operation: 'webhook-delivery',
+      subscription: 'crm',
+      outcome: 'delivered',
+      eventId: 'e1',
+      status: 204,
+      attempt: 1,
+    }),
+  ).toBe('webhook crm delivered e1 · HTTP 204 · attempt 1');
+  expect(
+    line({
+      level: 'WARN',
+      operation: 'webhook-delivery',
+      subscription: 'crm',
+      outcome: 'failed',
+      eventId: 'e1',
+      status: 500,
+      attempt: 2,
+      reason: 'HTTP 500',
+    }),
+  ).toBe('webhook crm failed e1 · HTTP 500 · attempt 2 — HTTP 500');
+  expect(line({ level: 'INFO', operation: 'index-job', step: 'next', indexBuildRecords: 0 })).toBeUndefined();
+  expect(
+    line({ level: 'INFO', operation: 'index-job', step: 'segment', datasetCode: 'orders', indexBuildRecords: 250 }),
+  ).toBe('index job orders segment · 250 records');
+  expect(line({ level: 'INFO', operation: 'something-else' })).toBe('{"level":"INFO","operation":"something-else"}');
 });
