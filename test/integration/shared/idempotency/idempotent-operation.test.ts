@@ -19,8 +19,10 @@ import { updateOperation } from '../../../../shared/operations/update';
 import { getListOperation } from '../../../../shared/query/get-list';
 import { environment } from '../../../../shared/runtime/environment';
 import { idTime } from '../../../../shared/storage/id-blocks';
+import { datasetPartitionKey } from '../../../../shared/storage/item-keys';
 import { RecordBatchStore } from '../../../../shared/storage/record-batch-store';
 import { RecordStore } from '../../../../shared/storage/record-store';
+import { RecordAttr } from '../../../../shared/storage/table-definitions';
 import { FIXTURES_DIR } from '../../../support/paths';
 import { type AppCredentials, type CallOptions, ServiceHarness } from '../../../support/service-harness';
 
@@ -30,8 +32,9 @@ const EU: AppCredentials = { appCode: 'app-eu', accessKey: 'ak-eu-0000000001', s
 let clock = Date.now();
 
 /**
- * Runs around every record call (PutItem, BatchWriteItem, reads too); `send` performs it, with another input when
- * one is given. What it resolves to is the call's result (`{ output }`).
+ * Runs around every call of the record stores (PutItem, BatchWriteItem, reads too, and the change items a write
+ * claims before its records); `send` performs it, with another input when one is given. `input` has plain values
+ * (the document client marshals it later). What it resolves to is the call's result (`{ output }`).
  */
 type Fault = (
   command: string,
@@ -122,6 +125,11 @@ async function idsTagged(tag: string): Promise<string[]> {
   );
   expect(res.status).toBe(200);
   return res.body.data.tableData.map((r: { id: string }) => r.id).sort();
+}
+
+/** Whether a PutItem's item (plain values: the fault sees it before the document client marshals it) is a record. */
+function isRecordOf(datasetCode: string, item: unknown): boolean {
+  return (item as Record<string, unknown> | undefined)?.[RecordAttr.partitionKey] === datasetPartitionKey(datasetCode);
 }
 
 /** Fail every BatchWriteItem after the first `chunks` (before it is sent). */
@@ -308,13 +316,20 @@ describe('no duplicates after a failure', () => {
   it('completes a create whose record was written but whose answer was lost', async () => {
     const key = newKey();
     const before = await total();
-    fault = async (command, send) => {
+    // The record's own write (in the dataset's record partition, not its change item's claim before it) is done,
+    // and its answer is lost on the way back.
+    let recordWrites = 0;
+    fault = async (command, send, input) => {
       const result = await send();
-      if (/^Put/.test(command)) throw new Error('socket hang up');
+      if (/^Put/.test(command) && isRecordOf('orders', input.Item)) {
+        recordWrites += 1;
+        throw new Error('socket hang up');
+      }
       return result;
     };
     const failed = await harness.create('orders', { customer: 'lost-answer-0' }, withKey(key));
     expect(failed.body.errorCode).toBe(3001);
+    expect(recordWrites).toBe(1);
     const written = await idsTagged('lost-answer');
     expect(written).toHaveLength(1);
 
@@ -322,6 +337,7 @@ describe('no duplicates after a failure', () => {
     const retry = await harness.create('orders', { customer: 'lost-answer-0' }, withKey(key));
     expect(retry.status).toBe(200);
     expect(retry.body.data).toMatchObject({ id: written[0], customer: 'lost-answer-0' });
+    expect(await idsTagged('lost-answer')).toEqual([written[0]]);
     expect(await total()).toBe(before + 1);
   });
 
