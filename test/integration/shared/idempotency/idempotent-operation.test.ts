@@ -19,7 +19,7 @@ import { updateOperation } from '../../../../shared/operations/update';
 import { getListOperation } from '../../../../shared/query/get-list';
 import { environment } from '../../../../shared/runtime/environment';
 import { idTime } from '../../../../shared/storage/id-blocks';
-import { datasetPartitionKey } from '../../../../shared/storage/item-keys';
+import { datasetMetaPartition, datasetPartitionKey } from '../../../../shared/storage/item-keys';
 import { RecordBatchStore } from '../../../../shared/storage/record-batch-store';
 import { RecordStore } from '../../../../shared/storage/record-store';
 import { RecordAttr } from '../../../../shared/storage/table-definitions';
@@ -432,8 +432,18 @@ describe('no duplicates after a failure', () => {
     const before = await total();
     let calls = 0;
     let throttled = 0;
+    // The change items the batch claims before its records (without their position), with their write units.
+    const changeItems: [string, unknown][] = [];
     fault = async (command, send, input) => {
-      if (!/BatchWrite/.test(command)) return send();
+      if (!/BatchWrite/.test(command)) {
+        const result = await send();
+        const item = input.Item as Record<string, unknown> | undefined;
+        if (/^Put/.test(command) && item?.[RecordAttr.partitionKey] === datasetMetaPartition('orders')) {
+          const consumed = result.output.ConsumedCapacity as { CapacityUnits?: number } | undefined;
+          changeItems.push([String(item[RecordAttr.sortKey]).replace(/#[0-9A-Z]{26}$/, ''), consumed?.CapacityUnits]);
+        }
+        return result;
+      }
       calls += 1;
       const requests = input.RequestItems as Record<string, unknown[]>;
       const [table, items] = Object.entries(requests)[0] as [string, unknown[]];
@@ -449,7 +459,17 @@ describe('no duplicates after a failure', () => {
     // 3 chunks, and one more call for each chunk that came back partly unprocessed.
     expect(calls).toBe(5);
     expect(await total()).toBe(before + 60);
+    // One item naming the 60 ids (one run of consecutive ids), one per indexed field with the records' values:
+    // 60 distinct customers and amounts take more than 1 KB each, the one status fits in one unit.
+    expect(changeItems.sort(([a], [b]) => (a < b ? -1 : 1))).toEqual([
+      ['change', 1],
+      ['change-slot#@ix1.b1:customer', 2],
+      ['change-slot#@ix2.b2:amount', 2],
+      ['change-slot#@ix3.b3:status', 1],
+    ]);
     const line = harness.logLines.find((l) => l.requestId === res.headers.get('x-request-id'));
-    expect(line?.writeUnits).toBe(60 + 2 + 2);
+    // The 60 records once each (what came back unprocessed is counted when it is written), the quota's admit and
+    // release (2), the record count's bulk group begun and marked done (2), the change items above (1 + 2 + 2 + 1).
+    expect(line?.writeUnits).toBe(60 + 2 + 2 + (1 + 2 + 2 + 1));
   });
 });
