@@ -8,13 +8,19 @@
  * started container), and the process's memory (the service and its embedded store share it). Read units and
  * times come from the request log (docs/interface.md §11); the figures go into docs/performance.md.
  *
+ * The service runs as `npm start` runs it: its embedded store in a data directory (a fresh temporary one, removed
+ * at the end; `BENCH_SCALE_STORE=memory` keeps the store in memory instead), with the store's change stream and the
+ * change log's writer in the same process. Besides the load's rate, the CPU time the process spent per record
+ * while loading, and how long the change log's writer took after the load to catch up with it. Memory is the
+ * process's resident set, with the JavaScript heap's part and the part outside it (buffers, the SQL worker's
+ * WebAssembly memory and the store's LevelDB are in neither: they are the rest of the resident set).
+ *
  * A fresh container is a child process running the same service against the same store (`--container`).
  */
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os, { cpus, loadavg } from 'node:os';
 import path from 'node:path';
-import { startEmbeddedDynamo } from '../bin/local/embedded-dynamo';
 import { startLocalServer } from '../bin/local-server';
 import { signRequest } from '../packages/client/src/signature';
 import { writeSection } from './report';
@@ -207,19 +213,24 @@ interface Row {
   rate: number;
   wuPerRecord: number;
   cells: Record<string, string>;
+  cpuMsPerRecord: number;
+  changeLogSeconds: number;
   rssMiB: number;
+  heapMiB: number;
+  externalMiB: number;
 }
 
 export async function run(): Promise<void> {
   const sizes = (process.env.BENCH_SCALE_SIZES ?? '10000,100000,1000000').split(',').map(Number);
   const configFile = path.join(os.tmpdir(), `bench-scale-${process.pid}.json`);
   writeFileSync(configFile, JSON.stringify(CONFIG));
-  const dynamo = await startEmbeddedDynamo();
+  const onDisk = process.env.BENCH_SCALE_STORE !== 'memory';
+  const dataDir = onDisk ? mkdtempSync(path.join(os.tmpdir(), 'bench-scale-')) : undefined;
   const lines: Record<string, unknown>[] = [];
   const server = await startLocalServer({
     configFile,
     port: 0,
-    dynamodb: { endpoint: dynamo.endpoint, region: 'local', credentialsConfigured: false },
+    ...(dataDir ? { dataDir } : {}),
     tablePrefix: 'bench-scale',
     logSink: (line) => {
       const parsed = JSON.parse(line) as Record<string, unknown>;
@@ -239,6 +250,7 @@ export async function run(): Promise<void> {
     for (const size of sizes) {
       // Load up to `size` through batch-create, a few batches at a time.
       const loadStarted = performance.now();
+      const cpuBefore = process.cpuUsage();
       let writeUnits = 0;
       const loaded = size - held;
       while (held < size) {
@@ -260,7 +272,14 @@ export async function run(): Promise<void> {
         if (groups % LIST_EVERY_GROUPS === 0) await call('/openapi/data/get-list', { paramMap: { status: 'paid' } });
       }
       const loadSeconds = (performance.now() - loadStarted) / 1000;
+      const cpu = process.cpuUsage(cpuBefore);
+      const cpuMsPerRecord = (cpu.user + cpu.system) / 1000 / loaded;
       progress(`${size} records loaded in ${loadSeconds.toFixed(0)} s`);
+      // The change log's writer runs behind a bulk load (one event per record): measured until it has caught up.
+      const changeLogStarted = performance.now();
+      await server.changesSettled();
+      const changeLogSeconds = (performance.now() - changeLogStarted) / 1000;
+      progress(`change log caught up ${changeLogSeconds.toFixed(0)} s after the load`);
       // The last batches settle (30 s and the check's 5 s), and the first list after that folds them in.
       await new Promise((resolve) => setTimeout(resolve, 36_000));
       const cells: Record<string, string> = {};
@@ -294,14 +313,29 @@ export async function run(): Promise<void> {
       held += 1000;
       progress('custom SQL after 1,000 creates');
       cells.sqlAfterWrites = cell(await sql(call));
-      cells.sqlFresh = cell(await inFreshContainer(dynamo.endpoint, configFile));
-      const rssMiB = Math.round(process.memoryUsage().rss / 1024 / 1024);
-      rows.push({ size, loadSeconds, rate: loaded / loadSeconds, wuPerRecord: writeUnits / loaded, cells, rssMiB });
+      cells.sqlFresh = cell(await inFreshContainer(server.store.endpoint, configFile));
+      // With `node --expose-gc` (NODE_OPTIONS), the heap is measured after a full collection: what is held, not
+      // what is garbage not yet collected.
+      (globalThis as { gc?: () => void }).gc?.();
+      const memory = process.memoryUsage();
+      const mib = (bytes: number) => Math.round(bytes / 1024 / 1024);
+      rows.push({
+        size,
+        loadSeconds,
+        rate: loaded / loadSeconds,
+        wuPerRecord: writeUnits / loaded,
+        cpuMsPerRecord,
+        changeLogSeconds,
+        cells,
+        rssMiB: mib(memory.rss),
+        heapMiB: mib(memory.heapUsed),
+        externalMiB: mib(memory.external),
+      });
       process.stdout.write(`${JSON.stringify(rows.at(-1))}\n`);
     }
   } finally {
     await server.close();
-    await dynamo.close();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   }
   const minutes = (Date.now() - started) / 60_000;
   const header = `| | ${rows.map((r) => r.size.toLocaleString('en-US')).join(' | ')} |`;
@@ -309,12 +343,14 @@ export async function run(): Promise<void> {
   const markdown = [
     '### At scale',
     '',
-    `Measured by \`npm run bench -- scale\` in one run of ${minutes.toFixed(1)} minutes on ${cpus().length} cores (load average ${load.before.toFixed(1)} when it began, ${(loadavg()[0] as number).toFixed(1)} when it ended: the machine is shared, so milliseconds vary with what else runs). One \`orders\` dataset (8 fields; \`customer\`, \`amount\`, \`status\` indexed; \`status\` four values, a quarter \`new\`) grown through batch-create of 1,000 records, ${PARALLEL_BATCHES} at a time, to each size (a list of \`status = paid\` every ${(LIST_EVERY_GROUPS * BATCH * PARALLEL_BATCHES).toLocaleString('en-US')} records, as lists go on in a live service, which folds settled writes into the counts), then 36 s for the last writes to settle; the local service over HTTP on the embedded store. Read units and times are the request log's; a list figure is the median of ${SAMPLES} calls after one more. Write units per record are the request log's: the embedded store leaves index writes out (in DynamoDB add one per indexed field per record).`,
+    `Measured by \`npm run bench -- scale\` in one run of ${minutes.toFixed(1)} minutes on ${cpus().length} cores (load average ${load.before.toFixed(1)} when it began, ${(loadavg()[0] as number).toFixed(1)} when it ended: the machine is shared, so milliseconds vary with what else runs). One \`orders\` dataset (8 fields; \`customer\`, \`amount\`, \`status\` indexed; \`status\` four values, a quarter \`new\`) grown through batch-create of 1,000 records, ${PARALLEL_BATCHES} at a time, to each size (a list of \`status = paid\` every ${(LIST_EVERY_GROUPS * BATCH * PARALLEL_BATCHES).toLocaleString('en-US')} records, as lists go on in a live service, which folds settled writes into the counts), then 36 s for the last writes to settle; the local service over HTTP as \`npm start\` runs it (${onDisk ? 'its embedded store in a data directory' : 'its embedded store in memory'}, with the change stream and the change log's writer in the same process). Read units and times are the request log's; a list figure is the median of ${SAMPLES} calls after one more. Write units per record are the request log's: the embedded store leaves index writes out (in DynamoDB add one per indexed field per record).`,
     '',
     header,
     `|---|${rows.map(() => '---').join('|')}|`,
     line('load: records per second', (r) => Math.round(r.rate).toLocaleString('en-US')),
     line('load: write units per record (request log)', (r) => r.wuPerRecord.toFixed(3)),
+    line('load: CPU time of the process per record, ms', (r) => r.cpuMsPerRecord.toFixed(2)),
+    line("the change log's writer caught up, seconds after the load", (r) => r.changeLogSeconds.toFixed(0)),
     line('get-list, first page of 20', (r) => r.cells.unfiltered as string),
     line('get-list, page 50', (r) => r.cells.deep as string),
     line('get-one', (r) => r.cells.getOne as string),
@@ -332,6 +368,10 @@ export async function run(): Promise<void> {
     line('the same after 1,000 single creates', (r) => r.cells.sqlAfterWrites as string),
     line('the same in a freshly started container', (r) => r.cells.sqlFresh as string),
     line('process memory (service and embedded store), MiB', (r) => String(r.rssMiB)),
+    line(
+      `of which JavaScript heap in use${'gc' in globalThis ? ' after a full collection' : ''} / outside it (external), MiB`,
+      (r) => `${r.heapMiB} / ${r.externalMiB}`,
+    ),
   ].join('\n');
   process.stdout.write(`\n${markdown}\n`);
   writeSection('scale', markdown);

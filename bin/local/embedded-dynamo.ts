@@ -1,8 +1,15 @@
 /**
  * The embedded DynamoDB-compatible store of local runs and tests: dynalite, in this process, with the tables
  * created from the shared definitions (the same ones the CDK stack deploys) by storage/table-setup.ts.
+ *
+ * dynalite reads every Query and Scan through a stream over a LevelDB iterator that it never closes (its stream's
+ * `destroy` calls an `iterator.return` the pinned abstract-level iterators do not have). An open iterator holds a
+ * snapshot of the store, so LevelDB keeps every write buffer since in memory (and the in-memory store every tree
+ * version): `npm start` held 1.8 GB after a load of 100,000 records, 0.3 GB once they are closed. The store's
+ * streams are replaced here by ones that close their iterator when they end or are abandoned.
  */
 import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
 import { endpointClientConfig } from '../../shared/aws/dynamodb';
@@ -19,6 +26,43 @@ export interface EmbeddedDynamo {
 /** dynalite's store module: `create` makes the store a server serves (the stream twin wraps it). */
 const dynaliteStore = require('dynalite/db') as { create(options: object): DynaliteStore };
 
+/** The parts of a LevelDB store (abstract-level) that dynalite reads its ranges through. */
+interface RangeIterator {
+  next(): Promise<unknown>;
+  close(): Promise<void>;
+}
+interface RangeReadable {
+  keys(options?: object): RangeIterator;
+  values(options?: object): RangeIterator;
+  createKeyStream?(options?: object): Readable;
+  createValueStream?(options?: object): Readable;
+}
+
+/** A stream of an iterator's entries that closes the iterator once it ends, fails or is abandoned. */
+function closingStream(iterator: RangeIterator): Readable {
+  return new Readable({
+    objectMode: true,
+    read() {
+      iterator.next().then(
+        (entry) => this.push(entry === undefined ? null : entry),
+        (error: Error) => this.destroy(error),
+      );
+    },
+    destroy(error, callback) {
+      iterator.close().then(
+        () => callback(error),
+        () => callback(error),
+      );
+    },
+  });
+}
+
+/** Make the store's range streams close their iterators (the module header says why). */
+function closeRangeIterators(db: RangeReadable): void {
+  db.createKeyStream = (options) => closingStream(db.keys(options));
+  db.createValueStream = (options) => closingStream(db.values(options));
+}
+
 /**
  * Start dynalite on a loopback port; `dataDir` persists the store, without it the store lives in memory. The
  * tables named in `streamedTables` get a stream (embedded-stream.ts).
@@ -31,6 +75,7 @@ export async function startEmbeddedDynamo(
   let stream: EmbeddedStream | undefined;
   dynaliteStore.create = (options: object) => {
     const store = create(options);
+    closeRangeIterators(store.db as unknown as RangeReadable);
     stream = new EmbeddedStream(store, new Set(streamedTables));
     return store;
   };
