@@ -19,11 +19,15 @@ const common = {
   setupFiles: ['<rootDir>/test/setup-env.js'],
 };
 
+// moto: the deployment's state machines run by moto's Step Functions interpreter, only where moto's server and a
+// Lambda endpoint for it are given (.ci/integration-on-moto sets DAS_TEST_LAMBDA_ENDPOINT_PORT).
+const moto = process.env.DAS_TEST_LAMBDA_ENDPOINT_PORT ? ['moto'] : [];
+
 module.exports = {
   testTimeout: 30000,
   // package, walkthrough and browser: the client as a partner installs it, the README's and docs' examples as a
   // user runs them, /docs in Chromium.
-  projects: ['unit', 'integration', 'infra', 'package', 'walkthrough', 'browser'].map((name) => ({
+  projects: ['unit', 'integration', 'infra', 'package', 'walkthrough', 'browser', ...moto].map((name) => ({
     ...common,
     displayName: name,
     testMatch: [`<rootDir>/test/${name}/**/*.test.ts`],
