@@ -20,6 +20,7 @@ import { batchCreateOperation } from '../../shared/operations/batch-create';
 import { createOperation } from '../../shared/operations/create';
 import { executeSqlOperation } from '../../shared/operations/execute-sql';
 import { getOneOperation } from '../../shared/operations/get-one';
+import { indexStatusOperation } from '../../shared/operations/index-status';
 import { updateOperation } from '../../shared/operations/update';
 import { getListOperation } from '../../shared/query/get-list';
 import { catalogKey } from '../../shared/storage/item-keys';
@@ -32,6 +33,7 @@ const OPERATIONS: Record<string, Operation> = {
   'batch-create': batchCreateOperation,
   update: updateOperation,
   'execute-sql': executeSqlOperation,
+  indexes: indexStatusOperation,
 };
 
 export interface LiveConfigurationOptions {
