@@ -29,8 +29,9 @@
  *    failed, the item was too large, a batch's writes failed part-way) it withdraws the claim or says which of
  *    its records exist before answering. When the writer died, the claim is found by the check below: once its
  *    position is older than `SETTLE_MS` (the longest invocation plus a second) no write of it can still land,
- *    so whether it did is final. A list that meets claims older than `SETTLE_MS + CHECK_SLACK_MS` past the
- *    checked position checks them first (`checkClaims`): a create whose position is its id is written when the
+ *    so whether it did is final. The fold beside the writes (`foldDatasetTotals`, run by changes/value-folds.ts
+ *    once a dataset's claims have settled) checks them, and a list that meets claims older than
+ *    `SETTLE_MS + CHECK_SLACK_MS` past the checked position checks them first too (`checkClaims`): a create whose position is its id is written when the
  *    count index holds its id; a batch when its bulk group says all its records are written (else the records
  *    of its group are read, consistently, and the claim says which exist); an update (or a create that had to
  *    take a fresh position) when a later claim names it as the write it replaced (that writer read the record
@@ -38,7 +39,8 @@
  *    the claims after that read shows whether a later write replaced it. Claims not written are withdrawn, then
  *    the checked position moves forward (conditionally, never back). So a claim whose writer died counts for
  *    at most `SETTLE_MS + CHECK_SLACK_MS`.
- * 3. A fold moves checked claims into the pages: under a lease in the head (one folder at a time, for less
+ * 3. A fold moves checked claims into the pages (beside the writes; a list only folds claims left
+ *    `LIST_FOLD_GRACE_MS` past their check, when the folds beside the writes are behind): under a lease in the head (one folder at a time, for less
  *    than any invocation lasts plus a margin), in rounds of a prefix of them, it reads the claims after the
  *    head's position up to the round's last (consistently: withdrawals happened before the checked position moved), adds each claim after a
  *    page's own position to that page, writes the page conditionally on its position, and only then moves the
