@@ -14,7 +14,6 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import os, { cpus, loadavg } from 'node:os';
 import path from 'node:path';
-import { startEmbeddedDynamo } from '../bin/local/embedded-dynamo';
 import { startLocalServer } from '../bin/local-server';
 import { signRequest } from '../packages/client/src/signature';
 import { writeSection } from './report';
@@ -214,12 +213,12 @@ export async function run(): Promise<void> {
   const sizes = (process.env.BENCH_SCALE_SIZES ?? '10000,100000,1000000').split(',').map(Number);
   const configFile = path.join(os.tmpdir(), `bench-scale-${process.pid}.json`);
   writeFileSync(configFile, JSON.stringify(CONFIG));
-  const dynamo = await startEmbeddedDynamo();
   const lines: Record<string, unknown>[] = [];
+  // The server's own embedded store, with its stream twin: the change log and the folds beside the writes run as
+  // in `npm start`; a fresh container reaches the same store at its endpoint.
   const server = await startLocalServer({
     configFile,
     port: 0,
-    dynamodb: { endpoint: dynamo.endpoint, region: 'local', credentialsConfigured: false },
     tablePrefix: 'bench-scale',
     logSink: (line) => {
       const parsed = JSON.parse(line) as Record<string, unknown>;
@@ -295,14 +294,13 @@ export async function run(): Promise<void> {
       held += 1000;
       progress('custom SQL after 1,000 creates');
       cells.sqlAfterWrites = cell(await sql(call));
-      cells.sqlFresh = cell(await inFreshContainer(dynamo.endpoint, configFile));
+      cells.sqlFresh = cell(await inFreshContainer(server.store.endpoint, configFile));
       const rssMiB = Math.round(process.memoryUsage().rss / 1024 / 1024);
       rows.push({ size, loadSeconds, rate: loaded / loadSeconds, wuPerRecord: writeUnits / loaded, cells, rssMiB });
       process.stdout.write(`${JSON.stringify(rows.at(-1))}\n`);
     }
   } finally {
     await server.close();
-    await dynamo.close();
   }
   const minutes = (Date.now() - started) / 60_000;
   const header = `| | ${rows.map((r) => r.size.toLocaleString('en-US')).join(' | ')} |`;
