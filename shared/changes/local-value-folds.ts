@@ -6,9 +6,7 @@
  * kept across a restart: the claims stay counted from the change items, the next write asks for a fold again,
  * and a list folds what is left long after it is due (value-counter.ts).
  */
-import { CapacityMeter } from '../observability/capacity-meter';
-import { logValueFold } from '../observability/change-metrics';
-import { type FoldPorts, type FoldQueue, type FoldRequest, runFold } from './value-folds';
+import { type FoldPorts, type FoldQueue, type FoldRequest, foldAndLog } from './value-folds';
 
 export interface LocalValueFoldsOptions {
   ports: FoldPorts;
@@ -87,33 +85,8 @@ export class LocalValueFolds implements FoldQueue {
 
   private async foldOne(datasetCode: string): Promise<void> {
     const ranAt = this.options.ports.now();
-    const meter = new CapacityMeter();
-    const started = performance.now();
-    let again: number | undefined;
-    try {
-      const run = await runFold(datasetCode, this.options.ports, meter);
-      if (run.left) again = ranAt + LEFT_AGAIN_MS;
-      if (run.folded > 0 || run.left) {
-        logValueFold(
-          { ...run, readUnits: meter.readUnits, writeUnits: meter.writeUnits, durationMs: performance.now() - started },
-          this.options.metricNamespace,
-        );
-      }
-    } catch (error) {
-      again = ranAt + (this.options.retryMs ?? 5_000);
-      logValueFold(
-        {
-          datasetCode,
-          folded: 0,
-          left: true,
-          readUnits: meter.readUnits,
-          writeUnits: meter.writeUnits,
-          durationMs: performance.now() - started,
-          error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-        },
-        this.options.metricNamespace,
-      );
-    }
+    const run = await foldAndLog(datasetCode, this.options.ports, this.options.metricNamespace);
+    const again = !run ? ranAt + (this.options.retryMs ?? 5_000) : run.left ? ranAt + LEFT_AGAIN_MS : undefined;
     const pending = this.pending.get(datasetCode);
     if (!pending) return;
     // Asked for meanwhile, or for claims that settle later than this run's clock: run again then.

@@ -8,15 +8,13 @@
  */
 import { SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { CapacityMeter } from '../observability/capacity-meter';
-import { logValueFold } from '../observability/change-metrics';
 import {
   decodeFoldRequest,
   encodeFoldRequest,
   type FoldPorts,
   type FoldQueue,
   type FoldRequest,
-  runFold,
+  foldAndLog,
 } from './value-folds';
 
 /** SQS's longest delivery delay (s). */
@@ -71,31 +69,10 @@ export async function foldSqsBatch(event: SQSEvent, options: SqsFoldBatchOptions
   }
   const failures: string[] = [];
   for (const [datasetCode, messageIds] of messagesOf) {
-    const meter = new CapacityMeter();
-    const started = performance.now();
-    try {
-      const run = await runFold(datasetCode, options.ports, meter);
-      if (run.left) {
-        await options.queue.schedule([{ datasetCode, dueAt: options.ports.now() + LEFT_AGAIN_SECONDS * 1000 }]);
-      }
-      logValueFold(
-        { ...run, readUnits: meter.readUnits, writeUnits: meter.writeUnits, durationMs: performance.now() - started },
-        options.metricNamespace,
-      );
-    } catch (error) {
-      failures.push(...messageIds);
-      logValueFold(
-        {
-          datasetCode,
-          folded: 0,
-          left: true,
-          readUnits: meter.readUnits,
-          writeUnits: meter.writeUnits,
-          durationMs: performance.now() - started,
-          error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-        },
-        options.metricNamespace,
-      );
+    const run = await foldAndLog(datasetCode, options.ports, options.metricNamespace);
+    if (!run) failures.push(...messageIds);
+    else if (run.left) {
+      await options.queue.schedule([{ datasetCode, dueAt: options.ports.now() + LEFT_AGAIN_SECONDS * 1000 }]);
     }
   }
   return { batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })) };

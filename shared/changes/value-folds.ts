@@ -14,7 +14,8 @@
  * claims stay counted from the change items, and a list folds what is left long after it is due.
  */
 import type { Catalog } from '../catalog/catalog';
-import type { CapacityMeter } from '../observability/capacity-meter';
+import { CapacityMeter } from '../observability/capacity-meter';
+import { logValueFold } from '../observability/change-metrics';
 import { recordIdTime } from '../records/record-ids';
 import type { DatasetBookkeeping } from '../storage/dataset-bookkeeping';
 import { countSlotKey, exactTotalsIndexes } from '../storage/index-attributes';
@@ -105,4 +106,31 @@ export async function runFold(datasetCode: string, ports: FoldPorts, meter: Capa
     until: performance.now() + FOLD_TURN_MS,
   });
   return { datasetCode, ...outcome };
+}
+
+/**
+ * One turn of a dataset's fold, with its log line (`value-fold`): the run, or undefined when the fold failed (its
+ * error is logged; what it wrote is true, and the next fold starts over).
+ */
+export async function foldAndLog(
+  datasetCode: string,
+  ports: FoldPorts,
+  metricNamespace: string,
+): Promise<FoldRun | undefined> {
+  const meter = new CapacityMeter();
+  const started = performance.now();
+  const spent = () => ({
+    readUnits: meter.readUnits,
+    writeUnits: meter.writeUnits,
+    durationMs: performance.now() - started,
+  });
+  try {
+    const run = await runFold(datasetCode, ports, meter);
+    logValueFold({ ...run, ...spent() }, metricNamespace);
+    return run;
+  } catch (error) {
+    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    logValueFold({ datasetCode, folded: 0, left: true, ...spent(), error: message }, metricNamespace);
+    return undefined;
+  }
 }
