@@ -68,6 +68,11 @@ export interface LocalServerOptions {
    * 5000 ms; storage/event-store.ts). Tests shorten it.
    */
   changeSettleMs?: number;
+  /**
+   * The clock of the work beside the requests that goes by time (folds of per-value totals; default Date.now):
+   * tests that drive the handlers' clock pass the same one.
+   */
+  clock?: () => number;
   /** How each route's handler is loaded (default: the TypeScript sources under functions/). */
   loadHandler?: (functionFile: string) => Promise<ProxyHandler | undefined>;
   /** Run the index jobs in this process (default); tests that drive them step by step turn it off. */
@@ -224,6 +229,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
       metricNamespace: 'DataAccessService',
       settleMs: changeSettleMs,
       ...(options.webhookRetryScale === undefined ? {} : { webhookRetryScale: options.webhookRetryScale }),
+      ...(options.clock ? { clock: options.clock } : {}),
     });
   } catch (error) {
     await runner.stop();

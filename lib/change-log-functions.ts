@@ -12,7 +12,11 @@
  *   schedule's wait, at most SQS's 12 hours a step); a message given up on goes to the parked queue, which is also
  *   the delivery queue's dead-letter queue;
  * - each subscription's signing secret is in Secrets Manager (created by the stateful stack);
- * - alarms on parked events, on the stream's iterator age (delivery lag) and on failed stream batches.
+ * - the stream function also asks for folds of per-value totals (shared/changes/value-folds.ts): one message per
+ *   dataset whose change items a batch holds, on a standard SQS queue with a delivery delay until they have settled;
+ *   the fold function takes them (a failing one comes again, then goes to the fold queue's dead-letter queue);
+ * - alarms on parked events, on the stream's iterator age (delivery lag), on failed stream batches and on folds
+ *   given up on.
  */
 import { ArnFormat, Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, type IAlarmAction, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
@@ -26,7 +30,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { deliveryQueueNameFor } from '../shared/changes/sqs-deliveries';
-import { FEED_INDEX } from '../shared/storage/table-definitions';
+import { COUNT_INDEX, FEED_INDEX } from '../shared/storage/table-definitions';
 import { acknowledge } from './nag-acknowledgements';
 import { FUNCTION_BUNDLING } from './operation-function';
 import type { StatefulResources } from './stateful-stack';
@@ -48,8 +52,22 @@ const QUEUE_RETENTION = Duration.days(14);
 const DELIVERY_TIMEOUT = Duration.minutes(3);
 /** Receives of one message before SQS moves it to the parked queue: the schedule's 10 attempts take ~13 receives. */
 const MAX_RECEIVES = 40;
+/** One fold turn lasts at most 20 s (changes/value-folds.ts `FOLD_TURN_MS`), then the batch's next dataset. */
+const FOLD_TIMEOUT = Duration.minutes(2);
+/** Receives of a fold message before SQS moves it to the fold queue's dead-letter queue. */
+const FOLD_MAX_RECEIVES = 5;
 /** The stream's iterator age (how far behind the change log is) that raises the delivery-lag alarm. */
 export const CHANGE_LAG_ALARM_MS = 5 * 60_000;
+
+export type ChangeLogMetric =
+  | 'deliveries'
+  | 'failures'
+  | 'parked'
+  | 'oldestAge'
+  | 'lag'
+  | 'folded'
+  | 'foldsWaiting'
+  | 'foldFailures';
 
 export class ChangeLogFunctions extends Construct {
   readonly streamFunction: NodejsFunction;
@@ -57,6 +75,9 @@ export class ChangeLogFunctions extends Construct {
   readonly deliveryQueue: Queue;
   readonly parkedQueue: Queue;
   readonly streamFailures: Queue;
+  readonly foldFunction: NodejsFunction;
+  readonly foldQueue: Queue;
+  readonly foldFailures: Queue;
   readonly alarms: Alarm[] = [];
 
   constructor(scope: Construct, id: string, props: ChangeLogFunctionsProps) {
@@ -90,6 +111,18 @@ export class ChangeLogFunctions extends Construct {
       enforceSSL: true,
       ...encryption,
     });
+    this.foldFailures = new Queue(this, 'FoldFailures', {
+      retentionPeriod: QUEUE_RETENTION,
+      enforceSSL: true,
+      ...encryption,
+    });
+    this.foldQueue = new Queue(this, 'Folds', {
+      retentionPeriod: Duration.days(4),
+      visibilityTimeout: Duration.seconds(FOLD_TIMEOUT.toSeconds() * 6),
+      deadLetterQueue: { queue: this.foldFailures, maxReceiveCount: FOLD_MAX_RECEIVES },
+      enforceSSL: true,
+      ...encryption,
+    });
     for (const queue of [this.parkedQueue, this.streamFailures]) {
       acknowledge(queue, [
         {
@@ -100,6 +133,14 @@ export class ChangeLogFunctions extends Construct {
         },
       ]);
     }
+    acknowledge(this.foldFailures, [
+      {
+        id: 'AwsSolutions-SQS3',
+        reason:
+          "It is the fold queue's dead-letter queue, watched by an alarm; a fold given up on loses no count (the " +
+          'change items still count) and the next write of the dataset asks for a fold again.',
+      },
+    ]);
 
     // On this construct: the IAM5 finding is on the roles' policies, the L1 finding on the functions.
     acknowledge(this, [
@@ -174,6 +215,7 @@ export class ChangeLogFunctions extends Construct {
           DEFAULT_SECRET_ID: resources.defaultSecretName,
           DELIVERY_QUEUE_URL: this.deliveryQueue.queueUrl,
           PARKED_QUEUE_URL: this.parkedQueue.queueUrl,
+          FOLD_QUEUE_URL: this.foldQueue.queueUrl,
           METRIC_NAMESPACE: props.metricNamespace,
           STAGE: props.stage,
           NODE_OPTIONS: '--enable-source-maps',
@@ -190,6 +232,7 @@ export class ChangeLogFunctions extends Construct {
       new PolicyStatement({ actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], resources: [eventsArn] }),
     );
     this.deliveryQueue.grantSendMessages(writer.role);
+    this.foldQueue.grantSendMessages(writer.role);
     const records: ITable = Table.fromTableAttributes(this, 'RecordsStream', {
       tableName: resources.tables.records.tableName,
       tableStreamArn: resources.recordsStreamArn,
@@ -241,6 +284,30 @@ export class ChangeLogFunctions extends Construct {
       new SqsEventSource(this.deliveryQueue, { batchSize: 10, reportBatchItemFailures: true }),
     );
 
+    // The folds of per-value totals: the dataset's change items and count pages in the records table, its
+    // configuration in the catalog (granted to every function above); a fold that leaves work asks for itself again.
+    const folder = common('ValueFold', 'per-value totals fold (fold queue)', 'value-fold', FOLD_TIMEOUT);
+    this.foldFunction = folder.fn;
+    const recordsArn = tableArn(resources.tables.records.tableName);
+    folder.role.addToPolicy(
+      new PolicyStatement({
+        actions: [
+          'dynamodb:GetItem',
+          'dynamodb:BatchGetItem',
+          'dynamodb:Query',
+          'dynamodb:PutItem',
+          'dynamodb:UpdateItem',
+          'dynamodb:DeleteItem',
+          'dynamodb:BatchWriteItem',
+        ],
+        resources: [recordsArn, `${recordsArn}/index/${COUNT_INDEX.indexName}`],
+      }),
+    );
+    this.foldQueue.grantSendMessages(folder.role);
+    this.foldFunction.addEventSource(
+      new SqsEventSource(this.foldQueue, { batchSize: 10, reportBatchItemFailures: true }),
+    );
+
     const alarm = (alarmId: string, description: string, metric: Metric, threshold: number) => {
       const created = new Alarm(this, alarmId, {
         alarmName: `data-access-service-${props.stage}-${alarmId.replace(/([a-z])([A-Z])/g, '$1-$2').toLowerCase()}`,
@@ -278,10 +345,19 @@ export class ChangeLogFunctions extends Construct {
       }),
       1,
     );
+    alarm(
+      'ValueFoldFailures',
+      'folds of per-value totals were given up on (lists fold what is left themselves, at a higher cost)',
+      this.foldFailures.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
+      1,
+    );
   }
 
-  /** The dashboard's metrics of webhooks: deliveries, failures, parked events, the oldest undelivered event's age. */
-  metrics(namespace: string): Record<'deliveries' | 'failures' | 'parked' | 'oldestAge' | 'lag', Metric> {
+  /**
+   * The dashboard's metrics of webhooks (deliveries, failures, parked events, the oldest undelivered event's age,
+   * the change log's lag) and of folds of per-value totals (records folded, folds waiting, folds given up on).
+   */
+  metrics(namespace: string): Record<ChangeLogMetric, Metric> {
     const emf = (metricName: string, statistic = 'Sum') =>
       new Metric({ namespace, metricName, statistic, period: Duration.minutes(5) });
     return {
@@ -290,6 +366,9 @@ export class ChangeLogFunctions extends Construct {
       parked: this.parkedQueue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum' }),
       oldestAge: this.deliveryQueue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum' }),
       lag: this.streamFunction.metric('IteratorAge', { statistic: 'Maximum' }),
+      folded: emf('valueFoldRecords'),
+      foldsWaiting: this.foldQueue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum' }),
+      foldFailures: this.foldFailures.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum' }),
     };
   }
 }

@@ -19,6 +19,7 @@ import { Construct } from 'constructs';
 import { ErrorCode } from '../shared/contract/errors';
 import type { AuthMode } from '../shared/contract/routes';
 import { ERROR_CODE_DIMENSION, HOOK_FUNCTION_DIMENSION, MODE_DIMENSION } from '../shared/observability/request-log';
+import type { ChangeLogMetric } from './change-log-functions';
 import {
   AUTH_FAILURE_CODES,
   apiServerErrorRate,
@@ -37,7 +38,7 @@ export interface ServiceDashboardProps extends ServiceMetricSources {
   /** The backend functions the configuration's hooks run, in declared order: one line each on the hook graphs. */
   hookFunctions?: readonly string[];
   /** The change log's and webhooks' metrics (lib/change-log-functions.ts). */
-  changeLog: Record<'deliveries' | 'failures' | 'parked' | 'oldestAge' | 'lag', IMetric>;
+  changeLog: Record<ChangeLogMetric, IMetric>;
   /** The index jobs' state machine: its runs beside the jobs' own metrics. */
   indexBuilds?: IStateMachine;
 }
@@ -240,6 +241,11 @@ export class ServiceDashboard extends Construct {
       graph('Parked events', [changes.parked], 6),
       graph('Oldest undelivered event (s)', [changes.oldestAge], 6),
       graph('Change log lag: stream iterator age (ms)', [changes.lag], 6),
+    );
+    this.dashboard.addWidgets(
+      graph('Per-value totals: records folded beside the writes', [changes.folded], 8),
+      graph('Folds waiting on their queue', [changes.foldsWaiting], 8),
+      graph('Folds given up on', [changes.foldFailures], 8),
     );
     if (props.indexBuilds) {
       this.dashboard.addWidgets(

@@ -4,7 +4,8 @@
  * store's twin, or the Streams API of another endpoint) is read by the stream poller from its checkpoint; each
  * batch goes to the change log's writer (shared/changes/change-stream.ts), which logs events and queues deliveries
  * on the local twin of the SQS queue; the deliveries sign and send them on the deployment's retry schedule (which
- * `webhookRetryScale` may shorten, for tests).
+ * `webhookRetryScale` may shorten, for tests). The writer's folds of per-value totals go to the local twin of the
+ * fold queue (shared/changes/local-value-folds.ts), which runs them in this process when they are due.
  */
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -16,12 +17,14 @@ import { readDeployedCatalog } from '../../shared/catalog-store/catalog-store';
 import { logItemChanges } from '../../shared/changes/change-stream';
 import { DynamoDbStreamsSource } from '../../shared/changes/dynamodb-streams-source';
 import { LocalDeliveries } from '../../shared/changes/local-deliveries';
+import { LocalValueFolds } from '../../shared/changes/local-value-folds';
 import { retrySchedule } from '../../shared/changes/retry-schedule';
 import { type ChangeStreamSource, StreamPoller } from '../../shared/changes/stream-poller';
 import { ConfigWebhookSecrets } from '../../shared/changes/webhook-secrets';
 import { httpWebhookTransport } from '../../shared/changes/webhook-transport';
 import { CapacityMeter } from '../../shared/observability/capacity-meter';
 import { logChangeBatch } from '../../shared/observability/change-metrics';
+import { DatasetBookkeeping } from '../../shared/storage/dataset-bookkeeping';
 import { EventStore } from '../../shared/storage/event-store';
 import { LocalDeliveryQueueItems } from '../../shared/storage/local-delivery-queue';
 import { StreamCheckpoints } from '../../shared/storage/stream-checkpoints';
@@ -42,10 +45,15 @@ export interface LocalChangeLogOptions {
   settleMs: number;
   /** How often a stream with nothing new is read again (ms); the embedded twin also wakes the reader on a write. */
   idleMs?: number;
+  /** The clock folds of per-value totals run by (default Date.now); tests that drive the handlers' clock pass it. */
+  clock?: () => number;
 }
 
 export interface LocalChangeLog {
-  /** Resolves once every change made so far is logged, and every delivery due now is made (or waits its retry). */
+  /**
+   * Resolves once every change made so far is logged, every delivery due now is made (or waits its retry), and
+   * every fold of per-value totals due by the clock has run.
+   */
   settled(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -58,6 +66,14 @@ export async function startLocalChangeLog(options: LocalChangeLogOptions): Promi
   });
   const events = new EventStore(documents, tables.events, options.settleMs);
   const nextPosition = monotonicFactory();
+  const folds = new LocalValueFolds({
+    ports: {
+      catalog: () => catalog.current(),
+      bookkeeping: new DatasetBookkeeping(documents, tables.records),
+      now: options.clock ?? Date.now,
+    },
+    metricNamespace: options.metricNamespace,
+  });
   const deliveries = new LocalDeliveries({
     items: new LocalDeliveryQueueItems(documents, tables.events),
     ports: {
@@ -94,7 +110,14 @@ export async function startLocalChangeLog(options: LocalChangeLogOptions): Promi
       const started = performance.now();
       const outcome = await logItemChanges(
         records,
-        { catalog: () => catalog.current(), events, deliveries, nextPosition: () => nextPosition(), now: Date.now },
+        {
+          catalog: () => catalog.current(),
+          events,
+          deliveries,
+          folds,
+          nextPosition: () => nextPosition(),
+          now: Date.now,
+        },
         meter,
       );
       logChangeBatch(
@@ -124,10 +147,12 @@ export async function startLocalChangeLog(options: LocalChangeLogOptions): Promi
     settled: async () => {
       await poller.caughtUp();
       await deliveries.idle();
+      await folds.idle();
     },
     stop: async () => {
       await poller.stop();
       await deliveries.stop();
+      await folds.stop();
     },
   };
 }

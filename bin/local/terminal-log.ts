@@ -2,7 +2,7 @@
  * The local server's request log on a terminal: one short line per request — method, path, HTTP status,
  * milliseconds and, for an operation, the read and write units it consumed — instead of the JSON line with its
  * CloudWatch metrics block that a deployment writes (and that `--log json` keeps). Work done beside the requests
- * (the change log's writer, webhook deliveries, index jobs) gets a short line when it did something: a poll that
+ * (the change log's writer, webhook deliveries, folds of per-value totals, index jobs) gets a short line when it did something: a poll that
  * found nothing to do writes none.
  */
 import type { AnsweredRequest } from './lambda-http';
@@ -55,6 +55,11 @@ export function formatBackgroundLine(record: Record<string, unknown>, line: stri
       return withProblem(
         `webhook ${text(record.subscription)} ${text(record.outcome)} ${text(record.eventId)}${status}${attempt}`,
       );
+    }
+    case 'value-fold': {
+      const folded = Number(record.valueFoldRecords ?? 0);
+      if (quiet && folded === 0) return undefined;
+      return withProblem(`totals ${text(record.datasetCode)} · ${folded} records folded`);
     }
     case 'index-job': {
       const records = Number(record.indexBuildRecords ?? 0);

@@ -11,6 +11,9 @@
  * reader of a batch reports the first item change it could not finish, so the stream hands it, and everything
  * after it, out again: nothing is skipped, and a record's changes are handled in order, one after the other
  * (different records in parallel).
+ *
+ * The same batches carry the change items of writes (storage/change-items.ts): for each dataset whose items it
+ * sees, the writer asks for a fold of its per-value totals once they have settled (value-folds.ts).
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
@@ -19,6 +22,7 @@ import type { CapacityMeter } from '../observability/capacity-meter';
 import type { EventStore, LoggedChange } from '../storage/event-store';
 import { changeOfImages, eventFor, eventIdOf } from './change-events';
 import type { DeliveryMessage, DeliveryQueue } from './delivery-queue';
+import { type FoldQueue, foldsOfItemChanges } from './value-folds';
 
 /** An item change as the stream gives it (Lambda's event records and the Streams API's records have this shape). */
 export interface ItemChangeRecord {
@@ -37,6 +41,8 @@ export interface ChangeLogPorts {
   catalog(): Promise<Catalog>;
   events: EventStore;
   deliveries: DeliveryQueue;
+  /** Where the folds of per-value totals the batch's change items ask for are scheduled (value-folds.ts). */
+  folds: FoldQueue;
   /** The next position in the change log: a ULID of now, increasing within the process. */
   nextPosition(): string;
   now(): number;
@@ -85,6 +91,14 @@ export async function logItemChanges(
     byItem.set(key, [...(byItem.get(key) ?? []), index]);
   });
   const outcome: ChangeLogOutcome = { logged: 0, duplicates: 0, queued: 0 };
+  try {
+    await ports.folds.schedule(foldsOfItemChanges(records));
+  } catch (error) {
+    // Read again, folds and all: the events are logged once whatever the number of reads.
+    outcome.error = error instanceof Error ? error : new Error(String(error));
+    outcome.failedAt = records[0]?.dynamodb?.SequenceNumber ?? '0';
+    return outcome;
+  }
   let firstFailure: number | undefined;
   const groups = [...byItem.values()];
   const work = async (indexes: number[]) => {

@@ -1,7 +1,7 @@
 /**
  * The composition root of the deployment's change log functions (docs/interface.md §18): the stream function, fed
- * by Lambda's DynamoDB Streams event source on the records table, and the delivery function, fed by the SQS FIFO
- * delivery queue. Their ports are built once per container, from the environment, and the batches are handed to
+ * by Lambda's DynamoDB Streams event source on the records table, the delivery function, fed by the SQS FIFO
+ * delivery queue, and the fold function of per-value totals, fed by the fold queue (changes/value-folds.ts). Their ports are built once per container, from the environment, and the batches are handed to
  * the same code `npm start` runs (changes/change-stream.ts, changes/sqs-deliveries.ts).
  */
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
@@ -14,12 +14,15 @@ import { readDeployedCatalog } from '../catalog-store/catalog-store';
 import { type ChangeLogPorts, type ItemChangeRecord, logItemChanges } from '../changes/change-stream';
 import { retrySchedule } from '../changes/retry-schedule';
 import { deliverSqsBatch, SqsDeliveryQueue } from '../changes/sqs-deliveries';
+import { foldSqsBatch, SqsFoldQueue } from '../changes/sqs-value-folds';
+import type { FoldPorts } from '../changes/value-folds';
 import type { DeliveryPorts } from '../changes/webhook-delivery';
 import { SecretsManagerWebhookSecrets } from '../changes/webhook-secrets';
 import { httpWebhookTransport } from '../changes/webhook-transport';
 import { CapacityMeter } from '../observability/capacity-meter';
 import { logChangeBatch } from '../observability/change-metrics';
 import { type Environment, environment, MissingEnvironmentError } from '../runtime/environment';
+import { DatasetBookkeeping } from '../storage/dataset-bookkeeping';
 import { EventStore } from '../storage/event-store';
 import { WebhookStateStore } from '../storage/webhook-state';
 
@@ -29,15 +32,22 @@ function required<K extends keyof Environment>(env: Environment, key: K, name: s
   return value as NonNullable<Environment[K]>;
 }
 
-let shared: { catalog: CachedCatalogProvider; events: EventStore } | undefined;
+interface SharedPorts {
+  catalog: CachedCatalogProvider;
+  events: EventStore;
+  folds: SqsFoldQueue;
+}
 
-function sharedPorts(): { catalog: CachedCatalogProvider; events: EventStore } {
+let shared: SharedPorts | undefined;
+
+function sharedPorts(): SharedPorts {
   if (shared) return shared;
   const env = environment();
   const client = dynamoDocumentClient();
   shared = {
     catalog: new CachedCatalogProvider({ load: () => readDeployedCatalog(client, env.catalogTable) }),
     events: new EventStore(client, required(env, 'eventsTable', 'EVENTS_TABLE'), env.changeSettleMs),
+    folds: new SqsFoldQueue(sqsClient(), required(env, 'foldQueueUrl', 'FOLD_QUEUE_URL')),
   };
   return shared;
 }
@@ -47,12 +57,13 @@ let writer: ChangeLogPorts | undefined;
 function changeLogPorts(): ChangeLogPorts {
   if (writer) return writer;
   const env = environment();
-  const { catalog, events } = sharedPorts();
+  const { catalog, events, folds } = sharedPorts();
   const nextPosition = monotonicFactory();
   writer = {
     catalog: () => catalog.current(),
     events,
     deliveries: new SqsDeliveryQueue(sqsClient(), required(env, 'deliveryQueueUrl', 'DELIVERY_QUEUE_URL')),
+    folds,
     nextPosition: () => nextPosition(),
     now: Date.now,
   };
@@ -119,5 +130,28 @@ export function handleDeliveryBatch(event: SQSEvent): Promise<SQSBatchResponse> 
     ports: deliveryPorts(),
     metricNamespace: env.metricNamespace,
     meter: new CapacityMeter(),
+  });
+}
+
+let folding: FoldPorts | undefined;
+
+function foldPorts(): FoldPorts {
+  if (folding) return folding;
+  const env = environment();
+  const { catalog } = sharedPorts();
+  folding = {
+    catalog: () => catalog.current(),
+    bookkeeping: new DatasetBookkeeping(dynamoDocumentClient(), env.recordsTable),
+    now: Date.now,
+  };
+  return folding;
+}
+
+/** The fold function's batch of the fold queue: per-value totals folded beside the writes. */
+export function handleFoldBatch(event: SQSEvent): Promise<SQSBatchResponse> {
+  return foldSqsBatch(event, {
+    ports: foldPorts(),
+    queue: sharedPorts().folds,
+    metricNamespace: environment().metricNamespace,
   });
 }

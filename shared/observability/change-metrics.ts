@@ -5,7 +5,8 @@
  * - one line per batch of the change stream: events logged (and found logged already), the write units they cost,
  *   and how long after the change the event was logged (`changeLogLagMs`);
  * - one line per webhook delivery attempt, by subscription: delivered, failed, parked, and for a delivery the
- *   time from the change to the receiver's 2xx (`webhookLagMs`).
+ *   time from the change to the receiver's 2xx (`webhookLagMs`);
+ * - one line per fold of per-value totals beside the writes: the records' worth of change items it folded.
  *
  * Subscription ids come from the deployed configuration only, so the series stay as few as the subscriptions.
  * No line carries a record, an event body or a secret.
@@ -110,5 +111,46 @@ export function logDelivery(entry: DeliveryEntry, namespace: string, now = Date.
     webhookLagMs: entry.lagMs === undefined ? undefined : Math.round(entry.lagMs),
     durationMs: Math.round(entry.durationMs),
     reason: entry.reason,
+  });
+}
+
+export interface ValueFoldEntry {
+  datasetCode: string;
+  /** Records' worth of change items moved into count pages. */
+  folded: number;
+  /** Settled change items are left for another turn. */
+  left: boolean;
+  readUnits: number;
+  writeUnits: number;
+  durationMs: number;
+  error?: string;
+}
+
+/** One line per fold of per-value totals beside the writes (changes/value-folds.ts). */
+export function logValueFold(entry: ValueFoldEntry, namespace: string, now = Date.now()): void {
+  writeLogLine({
+    _aws: {
+      Timestamp: now,
+      CloudWatchMetrics: [
+        {
+          Namespace: namespace,
+          Dimensions: [[]],
+          Metrics: [
+            { Name: 'valueFoldRecords', Unit: 'Count' },
+            { Name: 'valueFoldFailures', Unit: 'Count' },
+          ],
+        },
+      ],
+    },
+    level: entry.error ? 'ERROR' : 'INFO',
+    operation: 'value-fold',
+    datasetCode: entry.datasetCode,
+    valueFoldRecords: entry.folded,
+    valueFoldFailures: entry.error ? 1 : 0,
+    left: entry.left,
+    readUnits: Math.round(entry.readUnits * 100) / 100,
+    writeUnits: Math.round(entry.writeUnits * 100) / 100,
+    durationMs: Math.round(entry.durationMs),
+    error: entry.error,
   });
 }

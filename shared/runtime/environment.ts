@@ -27,6 +27,8 @@ export interface Environment {
   deliveryQueueUrl?: string;
   /** Where deliveries given up on (parked) go. */
   parkedQueueUrl?: string;
+  /** The SQS queue of folds of per-value totals (the change log's writer puts, the fold function takes). */
+  foldQueueUrl?: string;
   keyStore: KeyStoreKind;
   /** `file` key store: the configuration file that holds local keys. */
   keyFile?: string;
@@ -147,6 +149,8 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
   if (deliveryQueueUrl) result.deliveryQueueUrl = deliveryQueueUrl;
   const parkedQueueUrl = optional(env, 'PARKED_QUEUE_URL');
   if (parkedQueueUrl) result.parkedQueueUrl = parkedQueueUrl;
+  const foldQueueUrl = optional(env, 'FOLD_QUEUE_URL');
+  if (foldQueueUrl) result.foldQueueUrl = foldQueueUrl;
   const settle = optional(env, 'CHANGE_SETTLE_MS');
   if (settle !== undefined) {
     const ms = Number(settle);

@@ -65,6 +65,19 @@ export function datasetChangeKey(datasetCode: string, position: string): Record<
   };
 }
 
+/**
+ * The dataset and position of a change item from its key attributes (a stream record's keys), or undefined for
+ * any other item.
+ */
+export function changeItemOfKey(
+  partitionKey: string | undefined,
+  sortKey: string | undefined,
+): { datasetCode: string; position: string } | undefined {
+  if (!partitionKey?.startsWith(DATASET_META_PREFIX) || !sortKey?.startsWith(CHANGE_PREFIX)) return undefined;
+  const datasetCode = datasetOfPartition(partitionKey.slice(DATASET_META_PREFIX.length));
+  return datasetCode === undefined ? undefined : { datasetCode, position: sortKey.slice(CHANGE_PREFIX.length) };
+}
+
 /** The key of a batch change item's values in index slot `slot` (a `countSlotKey`). */
 export function datasetChangeSlotKey(datasetCode: string, slot: string, position: string): Record<string, string> {
   return {

@@ -29,8 +29,9 @@
  *    failed, the item was too large, a batch's writes failed part-way) it withdraws the claim or says which of
  *    its records exist before answering. When the writer died, the claim is found by the check below: once its
  *    position is older than `SETTLE_MS` (the longest invocation plus a second) no write of it can still land,
- *    so whether it did is final. A list that meets claims older than `SETTLE_MS + CHECK_SLACK_MS` past the
- *    checked position checks them first (`checkClaims`): a create whose position is its id is written when the
+ *    so whether it did is final. The fold beside the writes (`foldDatasetTotals`, run by changes/value-folds.ts
+ *    once a dataset's claims have settled) checks them, and a list that meets claims older than
+ *    `SETTLE_MS + CHECK_SLACK_MS` past the checked position checks them first too (`checkClaims`): a create whose position is its id is written when the
  *    count index holds its id; a batch when its bulk group says all its records are written (else the records
  *    of its group are read, consistently, and the claim says which exist); an update (or a create that had to
  *    take a fresh position) when a later claim names it as the write it replaced (that writer read the record
@@ -38,7 +39,8 @@
  *    the claims after that read shows whether a later write replaced it. Claims not written are withdrawn, then
  *    the checked position moves forward (conditionally, never back). So a claim whose writer died counts for
  *    at most `SETTLE_MS + CHECK_SLACK_MS`.
- * 3. A fold moves checked claims into the pages: under a lease in the head (one folder at a time, for less
+ * 3. A fold moves checked claims into the pages (beside the writes; a list only folds claims left
+ *    `LIST_FOLD_GRACE_MS` past their check, when the folds beside the writes are behind): under a lease in the head (one folder at a time, for less
  *    than any invocation lasts plus a margin), in rounds of a prefix of them, it reads the claims after the
  *    head's position up to the round's last (consistently: withdrawals happened before the checked position moved), adds each claim after a
  *    page's own position to that page, writes the page conditionally on its position, and only then moves the
@@ -83,7 +85,12 @@ const FOLD_ROUND_WEIGHT = 5_000;
 /** A list folds for at most about this long (ms of wall time); what is left waits for the next lists. */
 const FOLD_TIME_MS = 2_000;
 /** A fold's lease: longer than any invocation. */
-const FOLD_LEASE_MS = MAX_INVOCATION_MS + 5_000;
+export const FOLD_LEASE_MS = MAX_INVOCATION_MS + 5_000;
+/**
+ * How long past their check a list leaves claims to the fold beside the writes before folding them itself: long
+ * enough for that fold's queue to have run, short enough that a deployment whose queue is stuck still folds.
+ */
+export const LIST_FOLD_GRACE_MS = 60_000;
 /** How long a dataset found to hold records written before change items is not checked again. */
 const NOT_COVERED_RECHECK_MS = 5 * 60_000;
 
@@ -161,21 +168,74 @@ export async function countSlotValues(
     }
   }
 
+  // The fold beside the writes (changes/value-folds.ts) moves settled claims into the pages; a list folds only
+  // what it has left well past its time (its queue is behind or not running), so that lists never pay for a load.
+  const overdue = lastIdAt(now - SETTLE_MS - CHECK_SLACK_MS - LIST_FOLD_GRACE_MS);
   const waiting = claims.filter(
-    (claim) => compareCodePoints(claim.position, head.through) > 0 && compareCodePoints(claim.position, checked) <= 0,
+    (claim) => compareCodePoints(claim.position, head.through) > 0 && compareCodePoints(claim.position, overdue) <= 0,
   );
   if (weight(waiting) >= FOLD_MIN_WEIGHT && (head.foldUntil ?? 0) < now) {
-    const until = performance.now() + FOLD_TIME_MS;
-    await foldSlot(bookkeeping, datasetCode, slot, head, checked, now, meter, until);
-    for (const other of request.otherSlots ?? []) {
-      if (performance.now() >= until) break;
-      const otherHead = await bookkeeping.values.readHeadConsistently(datasetCode, other, meter);
-      if (otherHead && (otherHead.foldUntil ?? 0) < now) {
-        await foldSlot(bookkeeping, datasetCode, other, otherHead, checked, now, meter, until);
-      }
-    }
+    // The total is known: a fold that meets another folder's writes (a page changed under it) stops, leaving only
+    // true items behind, and the list answers all the same.
+    await foldDatasetTotals(bookkeeping, {
+      datasetCode,
+      slots: [slot, ...(request.otherSlots ?? [])],
+      now,
+      meter,
+      until: performance.now() + FOLD_TIME_MS,
+    }).catch(() => undefined);
   }
   return total;
+}
+
+export interface DatasetFoldRequest {
+  datasetCode: string;
+  /** The slots (`countSlotKey`) whose totals are kept: each is started when it has no head yet, then folded. */
+  slots: readonly string[];
+  now: number;
+  meter: CapacityMeter;
+  /** When to stop (a `performance.now()` time): what is left waits for the next fold. */
+  until: number;
+}
+
+export interface DatasetFoldOutcome {
+  /** Records' worth of claims moved into count pages (of the slot that took most: each slot folds the same claims). */
+  folded: number;
+  /** Settled claims are left after a head: the time ran out, or another folder holds a slot's lease. */
+  left: boolean;
+}
+
+/**
+ * Check the dataset's settled claims and fold them into the count pages of its slots (2 and 3 above), as far as
+ * the time allows. Idempotent and safe beside other folders (the leases and conditional writes of `foldSlot`), so
+ * a fold asked for twice, or while a list folds, costs a few reads and changes nothing.
+ */
+export async function foldDatasetTotals(
+  bookkeeping: DatasetBookkeeping,
+  request: DatasetFoldRequest,
+): Promise<DatasetFoldOutcome> {
+  const { datasetCode, now, meter, until } = request;
+  const settled = lastIdAt(now - SETTLE_MS);
+  const checkedBefore = (await bookkeeping.values.readChecked(datasetCode, meter)) ?? '';
+  if (compareCodePoints(checkedBefore, settled) < 0) {
+    await checkClaims(bookkeeping, datasetCode, checkedBefore, settled, meter);
+  }
+  const checked = compareCodePoints(checkedBefore, settled) < 0 ? settled : checkedBefore;
+  const outcome: DatasetFoldOutcome = { folded: 0, left: false };
+  for (const slot of request.slots) {
+    const head =
+      (await bookkeeping.values.readHeadConsistently(datasetCode, slot, meter)) ??
+      (await startSlotTotals(bookkeeping, datasetCode, slot, now, meter));
+    if (!head || compareCodePoints(head.through, checked) >= 0) continue;
+    if (performance.now() >= until || (head.foldUntil ?? 0) >= now) {
+      outcome.left = true;
+      continue;
+    }
+    const { folded, reached } = await foldSlot(bookkeeping, datasetCode, slot, head, checked, now, meter, until);
+    outcome.folded = Math.max(outcome.folded, folded);
+    if (!reached) outcome.left = true;
+  }
+  return outcome;
 }
 
 /** The page (of a contiguous run, ascending) whose keys include `key`. */
@@ -401,11 +461,14 @@ export async function foldSlot(
   now: number,
   meter: CapacityMeter,
   until = performance.now() + FOLD_TIME_MS,
-): Promise<void> {
+): Promise<{ folded: number; reached: boolean }> {
   const values = bookkeeping.values;
   let from = head.through;
+  let folded = 0;
   while (compareCodePoints(from, through) < 0 && performance.now() < until) {
-    if (!(await values.takeFold(datasetCode, slot, from, now, now + FOLD_LEASE_MS, meter))) return;
+    if (!(await values.takeFold(datasetCode, slot, from, now, now + FOLD_LEASE_MS, meter))) {
+      return { folded, reached: false };
+    }
     const pending = (await bookkeeping.changes.after(datasetCode, from || undefined, meter, true)).filter(
       (claim) => compareCodePoints(claim.position, through) <= 0,
     );
@@ -418,8 +481,10 @@ export async function foldSlot(
     const roundThrough = claims.length < pending.length ? (claims.at(-1) as StoredClaim).position : through;
     await foldRound(bookkeeping, datasetCode, slot, from, roundThrough, claims, meter);
     await values.finishFold(datasetCode, slot, from, roundThrough, meter);
+    folded += weight(claims);
     from = roundThrough;
   }
+  return { folded, reached: compareCodePoints(from, through) >= 0 };
 }
 
 /** Add the claims (all those after `from` up to `through`) to the slot's pages, splitting pages that grow. */

@@ -71,6 +71,8 @@ export interface HarnessOptions {
   sources?: boolean;
   /** Run the local server's index jobs (default); a test that drives them step by step turns them off. */
   indexJobs?: boolean;
+  /** The clock of the local server's work beside the requests (bin/local-server.ts `clock`). */
+  clock?: () => number;
   /** The local server's change settle time and webhook retry scale (bin/local-server.ts). */
   changeSettleMs?: number;
   webhookRetryScale?: number;
@@ -114,6 +116,7 @@ export class ServiceHarness {
       ...(this.options.indexJobs === false ? { runIndexJobs: false } : {}),
       ...(this.options.changeSettleMs === undefined ? {} : { changeSettleMs: this.options.changeSettleMs }),
       ...(this.options.webhookRetryScale === undefined ? {} : { webhookRetryScale: this.options.webhookRetryScale }),
+      ...(this.options.clock ? { clock: this.options.clock } : {}),
       loadHandler:
         this.options.loadHandler ??
         (bundles ? bundleLoader(bundles, (file) => this.loadedBundles.push(file)) : undefined),

@@ -2,7 +2,9 @@
  * The change log and webhook delivery in a deployment (lib/change-log-functions.ts): the records table's stream
  * feeds the writer with partial batch responses, bisection and an on-failure queue; deliveries go through an SQS
  * FIFO queue whose dead-letter queue is the parked queue; each subscription has a generated secret; alarms on
- * parked events, lag and failed stream batches.
+ * parked events, lag and failed stream batches. Folds of per-value totals: a standard SQS queue the stream
+ * function sends to (with a delivery delay), a fold function with exactly the records table's actions it needs,
+ * a dead-letter queue and its alarm.
  */
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { parseConfig } from '../../../shared/catalog-store/load-config';
@@ -100,6 +102,66 @@ describe('the change log in a deployment', () => {
     stateless.hasResourceProperties('AWS::Lambda::Function', {
       Description: Match.stringLikeRegexp('\\(changes\\)$'),
       Environment: { Variables: Match.objectLike({ EVENTS_TABLE: 'data-access-service-dev-events' }) },
+    });
+  });
+
+  it('folds per-value totals through an SQS queue with a dead-letter queue, fed by the stream function', () => {
+    stateless.hasResourceProperties('AWS::SQS::Queue', {
+      FifoQueue: Match.absent(),
+      MessageRetentionPeriod: 4 * 86400,
+      VisibilityTimeout: 720,
+      RedrivePolicy: { maxReceiveCount: 5, deadLetterTargetArn: Match.anyValue() },
+    });
+    const folder = stateless.findResources('AWS::Lambda::Function', {
+      Properties: { Description: Match.stringLikeRegexp('per-value totals fold') },
+    });
+    expect(Object.keys(folder)).toHaveLength(1);
+    const [folderId, folderResource] = Object.entries(folder)[0] as [string, { Properties: Record<string, unknown> }];
+    expect(folderResource.Properties.Timeout).toBe(120);
+    stateless.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: folderId },
+      BatchSize: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    // The stream function (the writer) and the fold function (asking for itself again) send to the fold queue.
+    const writers = stateless.findResources('AWS::Lambda::Function', {
+      Properties: {
+        Environment: { Variables: Match.objectLike({ FOLD_QUEUE_URL: Match.anyValue() }) },
+      },
+    });
+    expect(Object.keys(writers).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('gives the fold function the records table and its count index, with no scan and no table-wide wildcard', () => {
+    const policies = stateless.findResources('AWS::IAM::Policy', {
+      Properties: { PolicyName: Match.stringLikeRegexp('ValueFoldRole') },
+    });
+    const statements = Object.values(policies).flatMap(
+      (policy) =>
+        (policy as { Properties: { PolicyDocument: { Statement: { Action: unknown }[] } } }).Properties.PolicyDocument
+          .Statement,
+    );
+    const dynamo = statements.find((statement) => JSON.stringify(statement.Action).includes('dynamodb:Query'));
+    expect(dynamo?.Action).toEqual([
+      'dynamodb:BatchGetItem',
+      'dynamodb:BatchWriteItem',
+      'dynamodb:DeleteItem',
+      'dynamodb:GetItem',
+      'dynamodb:PutItem',
+      'dynamodb:Query',
+      'dynamodb:UpdateItem',
+    ]);
+    expect(JSON.stringify(dynamo)).toContain('table/data-access-service-dev-records');
+    expect(JSON.stringify(dynamo)).toContain('/index/count');
+    expect(JSON.stringify(statements)).not.toContain('dynamodb:Scan');
+    expect(JSON.stringify(statements)).toContain('sqs:SendMessage');
+  });
+
+  it('alarms when folds are given up on', () => {
+    stateless.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'data-access-service-dev-value-fold-failures',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Threshold: 1,
     });
   });
 });

@@ -11,7 +11,7 @@ beforeAll(() => {
 });
 
 describe('alarms', () => {
-  it('creates the twelve alarms of the stage', () => {
+  it('creates the thirteen alarms of the stage', () => {
     const names = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties.AlarmName);
     expect(names).toEqual([
       'data-access-service-dev-api-5xx-rate',
@@ -27,6 +27,7 @@ describe('alarms', () => {
       'data-access-service-dev-webhooks-parked',
       'data-access-service-dev-change-log-lag',
       'data-access-service-dev-change-stream-failures',
+      'data-access-service-dev-value-fold-failures',
     ]);
   });
 
@@ -139,7 +140,7 @@ describe('alarms', () => {
       Endpoint: 'oncall@example.com',
     });
     const alarms = Object.values(withEmail.statelessTemplate.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(12);
+    expect(alarms).toHaveLength(13);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toHaveLength(1);
       expect(alarm.Properties.OKActions).toEqual(alarm.Properties.AlarmActions);

@@ -3,6 +3,7 @@
  * with SQS mocked at the SDK client: each record change of the batch becomes one event in the change log and one
  * delivery per subscription; when one cannot be finished (here SQS refuses its delivery), the batch response names
  * that first change, so it and everything after it are handed out again, and what was logged stays logged once.
+ * A batch holding change items of writes asks the fold queue for a fold of their dataset once they have settled.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,18 +12,22 @@ import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
+import { decodeTime, ulid } from 'ulid';
 import { type EmbeddedDynamo, startEmbeddedDynamo } from '../../../bin/local/embedded-dynamo';
 import { createDocumentClient } from '../../../shared/aws/dynamodb';
 import type { CatalogConfig } from '../../../shared/catalog/schema';
 import { applyConfiguration } from '../../../shared/catalog-store/catalog-store';
+import { FOLD_MARGIN_MS } from '../../../shared/changes/value-folds';
 import { CapacityMeter } from '../../../shared/observability/capacity-meter';
 import { setLogSink } from '../../../shared/observability/request-log';
 import { EventStore } from '../../../shared/storage/event-store';
-import { recordKey } from '../../../shared/storage/item-keys';
+import { datasetChangeKey, recordKey } from '../../../shared/storage/item-keys';
+import { SETTLE_MS } from '../../../shared/storage/record-counter';
 import { firstRevisionAttributes } from '../../../shared/storage/record-revisions';
 import { ensureTables, localTableNames } from '../../../shared/storage/table-setup';
 
 const QUEUE = 'https://sqs.eu-west-1.amazonaws.com/1/data-access-service-test-deliveries.fifo';
+const FOLD_QUEUE = 'https://sqs.eu-west-1.amazonaws.com/1/data-access-service-test-folds';
 const IDS = ['01JD5Y0RZ6W8Q4N3V2M1K0AAAA', '01JD5Y0RZ6W8Q4N3V2M1K0BBBB', '01JD5Y0RZ6W8Q4N3V2M1K0CCCC'];
 const config: CatalogConfig = {
   applications: [{ appCode: 'app-a', grants: [{ datasetCode: 'orders', operations: ['read', 'create'] }] }],
@@ -57,6 +62,7 @@ beforeAll(async () => {
     KEY_FILE: keyFile,
     DYNAMODB_ENDPOINT: dynamo.endpoint,
     DELIVERY_QUEUE_URL: QUEUE,
+    FOLD_QUEUE_URL: FOLD_QUEUE,
     AWS_REGION: 'eu-west-1',
   });
   handler = (await import('../../../functions/change-stream')).handler;
@@ -115,4 +121,30 @@ it('reports the first change it could not finish; a second delivery of the batch
     [3, 0, 2],
     [0, 3, 0],
   ]);
+});
+
+it('asks the fold queue for a fold of the datasets whose change items the batch holds, once they have settled', async () => {
+  sqs.reset();
+  sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
+  const position = ulid();
+  const claim = {
+    eventName: 'INSERT',
+    dynamodb: {
+      Keys: marshall(datasetChangeKey('orders', position)),
+      NewImage: marshall({ ...datasetChangeKey('orders', position), kind: 'create' }),
+      SequenceNumber: '200',
+    },
+  };
+  const started = Date.now();
+  expect(await handler({ Records: [claim] } as unknown as DynamoDBStreamEvent)).toEqual({ batchItemFailures: [] });
+  const sent = sqs.commandCalls(SendMessageBatchCommand).map((c) => c.args[0].input);
+  expect(sent.map((input) => input.QueueUrl)).toEqual([FOLD_QUEUE]);
+  const entry = sent[0]?.Entries?.[0];
+  expect(JSON.parse(entry?.MessageBody as string)).toEqual({
+    datasetCode: 'orders',
+    dueAt: decodeTime(position) + SETTLE_MS + FOLD_MARGIN_MS,
+  });
+  // Due 31 s after the claim's position: the delay counts from when the stream function saw it.
+  expect(entry?.DelaySeconds).toBeGreaterThanOrEqual(30);
+  expect(entry?.DelaySeconds).toBeLessThanOrEqual(Math.ceil((decodeTime(position) + 31_000 - started) / 1000));
 });

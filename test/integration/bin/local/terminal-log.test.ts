@@ -101,5 +101,18 @@ it('gives work beside the requests a short line when it did something, and none 
   expect(
     line({ level: 'INFO', operation: 'index-job', step: 'segment', datasetCode: 'orders', indexBuildRecords: 250 }),
   ).toBe('index job orders segment · 250 records');
+  expect(line({ level: 'INFO', operation: 'value-fold', datasetCode: 'orders', valueFoldRecords: 0 })).toBeUndefined();
+  expect(line({ level: 'INFO', operation: 'value-fold', datasetCode: 'orders', valueFoldRecords: 4000 })).toBe(
+    'totals orders · 4000 records folded',
+  );
+  expect(
+    line({
+      level: 'ERROR',
+      operation: 'value-fold',
+      datasetCode: 'orders',
+      valueFoldRecords: 0,
+      error: 'Error: count page of orders 1 changed under its fold',
+    }),
+  ).toBe('totals orders · 0 records folded — Error: count page of orders 1 changed under its fold');
   expect(line({ level: 'INFO', operation: 'something-else' })).toBe('{"level":"INFO","operation":"something-else"}');
 });

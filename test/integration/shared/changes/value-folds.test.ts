@@ -1,0 +1,104 @@
+/**
+ * Folds of per-value totals beside the writes, over HTTP: after a batch-create load of 4,000 records, once its
+ * change items have settled (the server's clock driven past the settle window, as the handlers' is), the local
+ * twin of the fold queue has folded them into count pages, so a list of one indexed condition reads a few pages
+ * and no claims: its exact total at the cost of a folded list. Before they settle, the same list counts them from
+ * the change items, exactly too.
+ */
+import path from 'node:path';
+import { createHandler } from '../../../../shared/composition/pipeline';
+import type { Operation } from '../../../../shared/operation/operation';
+import { batchCreateOperation } from '../../../../shared/operations/batch-create';
+import { createOperation } from '../../../../shared/operations/create';
+import { getListOperation } from '../../../../shared/query/get-list';
+import { SETTLE_MS } from '../../../../shared/storage/record-counter';
+import { FIXTURES_DIR } from '../../../support/paths';
+import { ServiceHarness } from '../../../support/service-harness';
+
+const OPERATIONS: Record<string, Operation> = {
+  'batch-create': batchCreateOperation,
+  create: createOperation,
+  'get-list': getListOperation,
+};
+let offset = 0;
+const clock = () => Date.now() + offset;
+const harness = new ServiceHarness(path.join(FIXTURES_DIR, 'list-config.json'), {
+  clock,
+  loadHandler: async (file) => {
+    const operation = OPERATIONS[file];
+    return operation ? createHandler(operation, { now: clock }) : undefined;
+  },
+});
+const STATUSES = ['new', 'paid', 'new', 'shipped'];
+
+beforeAll(async () => {
+  await harness.start();
+  for (let batch = 0; batch < 4; batch++) {
+    const paramList = Array.from({ length: 1000 }, (_, k) => {
+      const i = batch * 1000 + k;
+      return { name: `item-${i}`, qty: i % 7, price: i, status: STATUSES[i % 4] };
+    });
+    const res = await harness.batchCreate('items', paramList, { timeStamp: clock() });
+    expect(res.body.success).toBe(true);
+  }
+}, 120_000);
+afterAll(() => harness.stop());
+
+function lastList(): { readUnits: number; writeUnits: number } {
+  const line = harness.logLines.filter((l) => l.operation === 'get-list').at(-1);
+  return { readUnits: line?.readUnits as number, writeUnits: line?.writeUnits as number };
+}
+
+const newOnes = () => harness.getList('items', { status: 'new', pageSize: 5 }, { timeStamp: clock() });
+const onePercent = () =>
+  harness.getList(
+    'items',
+    { price_start: 1000, price_end: 1039, ytSortList: [{ price: 'asc' }], pageSize: 5 },
+    { timeStamp: clock() },
+  );
+
+it('before the load settles, a list counts its change items: exact, at the cost of reading them', async () => {
+  const res = await newOnes();
+  expect(res.body.data.paging.totalCount).toBe(2000);
+  // 2 WU for the quota window, 1 for the slot's head, made by its first list.
+  expect(lastList()).toEqual({ readUnits: 9.5, writeUnits: 3 });
+  expect(harness.logLines.filter((l) => l.operation === 'value-fold')).toEqual([]);
+});
+
+it('once it has settled, the fold beside the writes has folded it: the list reads a few pages', async () => {
+  offset += SETTLE_MS + 2_000;
+  await harness.changesSettled();
+  const folds = harness.logLines.filter((l) => l.operation === 'value-fold');
+  // One turn, or several when a turn's 20 s ran out on a busy machine, the last one leaving nothing.
+  expect(folds.reduce((sum, l) => sum + (l.valueFoldRecords as number), 0)).toBeGreaterThanOrEqual(4000);
+  expect(folds.every((l) => l.datasetCode === 'items' && l.level === 'INFO')).toBe(true);
+  expect(folds.at(-1)?.left).toBe(false);
+
+  const res = await newOnes();
+  expect(res.status).toBe(200);
+  expect(res.body.data.paging.totalCount).toBe(2000);
+  expect(res.body.data.tableData).toHaveLength(5);
+  const range = await onePercent();
+  expect(range.body.data.paging.totalCount).toBe(40);
+  expect(range.body.data.tableData.map((r: { price: number }) => r.price)).toEqual([1000, 1001, 1002, 1003, 1004]);
+  // The page of price keys and the records read with it fill 5 or 6 read units, as their random ids fall.
+  expect(lastList().readUnits).toBeLessThanOrEqual(6);
+  expect(lastList().writeUnits).toBe(2);
+}, 120_000);
+
+it('a write after the load is folded on its own once it settles, and the total stays exact', async () => {
+  const created = await harness.create(
+    'items',
+    { name: 'late', qty: 1, price: 9999, status: 'new' },
+    { timeStamp: clock() },
+  );
+  expect(created.body.success).toBe(true);
+  expect((await newOnes()).body.data.paging.totalCount).toBe(2001);
+  const before = harness.logLines.filter((l) => l.operation === 'value-fold').length;
+  offset += SETTLE_MS + 2_000;
+  await harness.changesSettled();
+  const folds = harness.logLines.filter((l) => l.operation === 'value-fold').slice(before);
+  expect(folds.map((l) => l.valueFoldRecords)).toEqual([1]);
+  expect((await newOnes()).body.data.paging.totalCount).toBe(2001);
+  expect(lastList()).toEqual({ readUnits: 5, writeUnits: 2 });
+}, 60_000);
