@@ -75,9 +75,9 @@ describe('production data survives mistakes', () => {
 
   it('keeps logs 180 days by default, and retains them when the stack goes', () => {
     const groups = Object.values(stateless.findResources('AWS::Logs::LogGroup'));
-    // Ten operation functions, the API's access log, the catalog deployment's function and provider, and the
-    // change log's stream and delivery functions, and the index builds' function and state machine.
-    expect(groups.length).toBe(17);
+    // Ten operation functions, the API's access log, the catalog deployment's function and provider, the change
+    // log's stream, delivery and fold functions, and the index builds' function and state machine.
+    expect(groups.length).toBe(18);
     for (const group of groups) {
       expect(group.Properties.RetentionInDays).toBe(180);
       expect(group.DeletionPolicy).toBe('Retain');
@@ -95,7 +95,7 @@ describe('production alarms reach someone', () => {
   it('gives every alarm the e-mail topic as its alarm and OK action', () => {
     const topicId = logicalIdOf(stateless, 'AWS::SNS::Topic', '/AlarmTopic/');
     const alarms = Object.values(stateless.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(12);
+    expect(alarms).toHaveLength(13);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
       expect(alarm.Properties.OKActions).toEqual([{ Ref: topicId }]);
@@ -178,8 +178,9 @@ describe('edge protection in production', () => {
     const others = Object.values(stateless.findResources('AWS::Lambda::Function')).filter(
       (fn) => !String(fn.Properties.Description ?? '').includes('(execute-sql)'),
     );
-    // The nine other operation functions, the catalog deployment's two, the change log's two and the index builds' one.
-    expect(others.length).toBe(14);
+    // The nine other operation functions, the catalog deployment's two, the change log's three (stream, delivery,
+    // fold) and the index builds' one.
+    expect(others.length).toBe(15);
     for (const fn of others) expect(fn.Properties.ReservedConcurrentExecutions).toBeUndefined();
   });
 
@@ -246,7 +247,7 @@ describe('customer-managed key', () => {
     expect(imported).toBeDefined();
     const keyImport = { 'Fn::ImportValue': imported };
     const groups = Object.values(withKey.statelessTemplate.findResources('AWS::Logs::LogGroup'));
-    expect(groups).toHaveLength(17);
+    expect(groups).toHaveLength(18);
     for (const group of groups) expect(group.Properties.KmsKeyId).toEqual(keyImport);
     withKey.statelessTemplate.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: keyImport });
     withKey.statelessTemplate.hasResourceProperties('AWS::IAM::Policy', {

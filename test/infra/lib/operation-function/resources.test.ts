@@ -80,8 +80,8 @@ const SHARED_STATEMENTS = [
 ];
 
 describe('one function per operation', () => {
-  it('deploys ten operation functions, the catalog deployer, the provider framework, the change log two and the index jobs', () => {
-    template.resourceCountIs('AWS::Lambda::Function', 15);
+  it("deploys ten operation functions, the catalog deployer, the provider framework, the change log's three functions and the index jobs", () => {
+    template.resourceCountIs('AWS::Lambda::Function', 16);
   });
 
   it.each(OPERATIONS)('%s runs on Node.js 22, arm64, with tracing and a JSON log format', (operation) => {
