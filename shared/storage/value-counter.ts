@@ -92,7 +92,7 @@ export interface FoldRoundLimits {
  * Rounds are cut where a page would take too many new keys, not after a number of records: a round writes each
  * page it touches once, so a load over values already counted folds in few rounds, each page written once per round.
  */
-export const FOLD_ROUND_LIMITS: FoldRoundLimits = { records: 100_000, pageBytes: 32_768 };
+export const FOLD_ROUND_LIMITS: FoldRoundLimits = { records: 100_000, pageBytes: 262_144 };
 /** A list folds for at most about this long (ms of wall time); what is left waits for the next lists. */
 const FOLD_TIME_MS = 2_000;
 /** A fold's lease: longer than any invocation. */
@@ -561,7 +561,11 @@ async function foldRound(
     );
     const splitting = [...pages.values()].filter((page) => page.splitAt !== undefined);
     if (splitting.length > 0) {
-      lowests = await finishSplits(bookkeeping, datasetCode, slot, splitting, lowests, meter);
+      const splits = splitting.map((marked) => ({
+        marked: { ...marked, splitAt: marked.splitAt ?? [] },
+        counted: { lowest: marked.lowest, through: marked.through, counts: marked.counts },
+      }));
+      lowests = await finishSplits(bookkeeping, datasetCode, slot, splits, lowests, meter);
       continue;
     }
     const count = roundLength(claims, deltas, lowests, pages, limits.pageBytes);
@@ -574,7 +578,7 @@ async function foldRound(
       if (list) list.push(delta);
       else byPage.set(lowest, [delta]);
     }
-    const marked: ValuePage[] = [];
+    const splits: Split[] = [];
     await inGroups([...byPage], async ([lowest, pageDeltas]) => {
       const stored = pages.get(lowest);
       const page = stored ?? { lowest, through: from, counts: [] };
@@ -583,14 +587,17 @@ async function foldRound(
       for (const { claim, key, delta } of pageDeltas) {
         if (compareCodePoints(claim.position, page.through) > 0) added.set(key, (added.get(key) ?? 0) + delta);
       }
-      // A page that grows past its size is written once, with its split's keys (see 4 above).
-      const next = withSplitKeys({ lowest, through: roundThrough, counts: mergeCounts(page.counts, added) });
-      if (!(await values.putPage(datasetCode, slot, next, stored?.through, meter))) {
+      const next: ValuePage = { lowest, through: roundThrough, counts: mergeCounts(page.counts, added) };
+      const splitAt = splitKeys(next.counts);
+      // A page that grows past its size is never written whole: it is marked, as it stands, with its split's keys
+      // (see 4 above), and its parts are written with the round's counts.
+      const write = splitAt ? { ...page, splitAt } : next;
+      if (!(await values.putPage(datasetCode, slot, write, stored?.through, meter))) {
         throw new Error(`count page of ${datasetCode} ${slot} changed under its fold`);
       }
-      if (next.splitAt) marked.push(next);
+      if (splitAt) splits.push({ marked: { ...page, splitAt }, counted: next });
     });
-    if (marked.length > 0) await finishSplits(bookkeeping, datasetCode, slot, marked, lowests, meter);
+    if (splits.length > 0) await finishSplits(bookkeeping, datasetCode, slot, splits, lowests, meter);
     return count;
   }
 }
@@ -635,12 +642,12 @@ function roundLength(
   return claims.length;
 }
 
-/** The page with the keys to split it at when it passed `PAGE_MAX_BYTES`, into parts of about half that. */
-function withSplitKeys(page: ValuePage): ValuePage {
-  if (pageBytes(page.counts) <= PAGE_MAX_BYTES || page.counts.length < 2) return page;
+/** The keys to split counts at when they take more than `PAGE_MAX_BYTES`, into parts of about half that. */
+function splitKeys(counts: readonly [string, number][]): string[] | undefined {
+  if (pageBytes(counts) <= PAGE_MAX_BYTES || counts.length < 2) return undefined;
   const splitAt: string[] = [];
   let bytes = 0;
-  for (const [i, entry] of page.counts.entries()) {
+  for (const [i, entry] of counts.entries()) {
     const size = pageBytes([entry]);
     if (i > 0 && bytes + size > PAGE_MAX_BYTES / 2) {
       splitAt.push(entry[0]);
@@ -648,18 +655,27 @@ function withSplitKeys(page: ValuePage): ValuePage {
     }
     bytes += size;
   }
-  return splitAt.length > 0 ? { ...page, splitAt } : page;
+  return splitAt.length > 0 ? splitAt : undefined;
 }
 
 /**
- * Steps 2 to 4 of the splits of pages that carry `splitAt`: each page's new pages from the highest down, then the
- * page list (once for them all), then each page without the counts it gave away.
+ * A split: the page as marked (its stored counts and position, with `splitAt`), and the counts it is split into,
+ * at a position at or after the mark's (the round's, or the mark's own when a fold finishes an earlier split).
+ */
+interface Split {
+  marked: ValuePage & { splitAt: string[] };
+  counted: ValuePage;
+}
+
+/**
+ * Steps 2 to 4 of splits: each page's new pages from the highest down, then the page list (once for them all),
+ * then each page without the counts it gave away, conditionally on the mark's position.
  */
 async function finishSplits(
   bookkeeping: DatasetBookkeeping,
   datasetCode: string,
   slot: string,
-  pages: readonly ValuePage[],
+  splits: readonly Split[],
   lowests: readonly string[],
   meter: CapacityMeter,
 ): Promise<string[]> {
@@ -668,28 +684,28 @@ async function finishSplits(
     page.counts.filter(
       ([key]) => compareCodePoints(key, from) >= 0 && (to === undefined || compareCodePoints(key, to) < 0),
     );
-  await inGroups(pages, async (page) => {
-    const keys = page.splitAt ?? [];
+  await inGroups(splits, async ({ marked, counted }) => {
+    const keys = marked.splitAt;
     for (let i = keys.length - 1; i >= 0; i--) {
       const lowest = keys[i] as string;
-      // Already there when an earlier fold stopped after writing it: then it holds these same counts.
+      // Already there when an earlier fold stopped after writing it: then it holds true counts of its keys.
       await values.putPage(
         datasetCode,
         slot,
-        { lowest, through: page.through, counts: part(page, lowest, keys[i + 1]) },
+        { lowest, through: counted.through, counts: part(counted, lowest, keys[i + 1]) },
         undefined,
         meter,
       );
     }
   });
-  const listed = [...new Set([...lowests, ...pages.flatMap((page) => page.splitAt ?? [])])].sort(compareCodePoints);
+  const listed = [...new Set([...lowests, ...splits.flatMap(({ marked }) => marked.splitAt)])].sort(compareCodePoints);
   await values.writePageList(datasetCode, slot, listed, meter);
-  await inGroups(pages, (page) =>
+  await inGroups(splits, ({ marked, counted }) =>
     values.putPage(
       datasetCode,
       slot,
-      { lowest: page.lowest, through: page.through, counts: part(page, page.lowest, page.splitAt?.[0]) },
-      page.through,
+      { lowest: marked.lowest, through: counted.through, counts: part(counted, marked.lowest, marked.splitAt[0]) },
+      marked.through,
       meter,
     ),
   );
