@@ -40,17 +40,26 @@
  *    the checked position moves forward (conditionally, never back). So a claim whose writer died counts for
  *    at most `SETTLE_MS + CHECK_SLACK_MS`.
  * 3. A fold moves checked claims into the pages (beside the writes; a list only folds claims left
- *    `LIST_FOLD_GRACE_MS` past their check, when the folds beside the writes are behind): under a lease in the head (one folder at a time, for less
- *    than any invocation lasts plus a margin), in rounds of a prefix of them, it reads the claims after the
- *    head's position up to the round's last (consistently: withdrawals happened before the checked position moved), adds each claim after a
- *    page's own position to that page, writes the page conditionally on its position, and only then moves the
- *    head. A page untouched by the claims between its position and the head's counts the same at both, which is
- *    why a total may take `max(page, head)`; a fold cut short leaves pages further than the head, still true.
- * 4. A split writes, in order: the page with `splitAt`, its split keys (nothing else changes); the new pages,
- *    each with the page's counts from its split key up to the next, from the highest down; the page list; the
- *    page without the counts it gave away. A reader takes each page's counts only below the next existing page's
- *    lowest key, and every page written so far holds exactly the counts of its keys, so every state in between
- *    counts each key once; a fold that finds `splitAt` finishes the split before it adds anything.
+ *    `LIST_FOLD_GRACE_MS` past their check, when the folds beside the writes are behind): under a lease in the head
+ *    (one folder at a time, for less than any invocation lasts plus a margin), in rounds of a prefix of them. It
+ *    reads the claims after the oldest head up to the checked position once, for every slot and round
+ *    (consistently: withdrawals and partial batches were written before the checked position moved, and no claim
+ *    can appear at or before it any more, so what it reads is final). A round takes the longest prefix that holds
+ *    at most `FOLD_ROUND_LIMITS.records` records and adds at most `pageBytes` of new keys to any page, so a load
+ *    over values already counted folds in few rounds: each page is written once per round, not once per few
+ *    thousand records. It adds each claim after a page's own position to that page, writes the page conditionally
+ *    on its position, and only then moves the head to the round's last claim. A page untouched by the claims
+ *    between its position and the head's counts the same at both, which is why a total may take
+ *    `max(page, head)`; a fold cut short leaves pages further than the head, still true.
+ * 4. A page a round would grow past `PAGE_MAX_BYTES` is never written whole. A split writes, in order: the page as
+ *    it stands with `splitAt`, its split keys (nothing else changes); the new pages, each with the round's counts
+ *    from its split key up to the next at the round's position (or, for a fold finishing an earlier split, the
+ *    marked page's counts at its position), from the highest down; the page list (once for all the round's
+ *    splits); the page with the counts below its first split key, conditionally on the mark's position. A reader
+ *    takes each page's counts only below the next existing page's lowest key, and every page written so far holds
+ *    exactly the counts of its keys at its own position (the claims after it are added by that page's position),
+ *    so every state in between counts each key once. A new page already written by a fold that stopped is kept
+ *    (it is true at its position); a fold that finds `splitAt` finishes the split before it adds anything.
  * 5. Pages, heads and the checked position are only written with values true at their positions, so an older
  *    copy read from a replica is true too (the tail it needs is longer, and it is read). Pages are read
  *    consistently all the same: `max(page, head)` holds for the page as it is, not for an older copy of it.
@@ -82,15 +91,15 @@ export interface FoldRoundLimits {
   /** Records' worth of claims a round takes at most (their values are held in memory while it runs). */
   records: number;
   /**
-   * Bytes of new counts a round adds to one page at most (at least one claim): a page written before it splits
-   * stays far below DynamoDB's item size, and its split costs about what it added.
+   * Bytes of new keys a round adds to one page at most (at least one claim): the split that follows writes the
+   * page's mark with about one key per KiB added, so the mark stays a small item.
    */
   pageBytes: number;
 }
 
 /**
  * Rounds are cut where a page would take too many new keys, not after a number of records: a round writes each
- * page it touches once, so a load over values already counted folds in few rounds, each page written once per round.
+ * page it touches once, so a load over values already counted folds in few rounds.
  */
 export const FOLD_ROUND_LIMITS: FoldRoundLimits = { records: 100_000, pageBytes: 262_144 };
 /** A list folds for at most about this long (ms of wall time); what is left waits for the next lists. */
