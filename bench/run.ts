@@ -12,6 +12,7 @@ const BENCHMARKS: Record<string, string> = {
   quota: './quota',
   list: './list',
   totals: './totals',
+  folds: './folds',
   scale: './scale',
   sql: './sql',
   capacity: './capacity',

@@ -40,17 +40,26 @@
  *    the checked position moves forward (conditionally, never back). So a claim whose writer died counts for
  *    at most `SETTLE_MS + CHECK_SLACK_MS`.
  * 3. A fold moves checked claims into the pages (beside the writes; a list only folds claims left
- *    `LIST_FOLD_GRACE_MS` past their check, when the folds beside the writes are behind): under a lease in the head (one folder at a time, for less
- *    than any invocation lasts plus a margin), in rounds of a prefix of them, it reads the claims after the
- *    head's position up to the round's last (consistently: withdrawals happened before the checked position moved), adds each claim after a
- *    page's own position to that page, writes the page conditionally on its position, and only then moves the
- *    head. A page untouched by the claims between its position and the head's counts the same at both, which is
- *    why a total may take `max(page, head)`; a fold cut short leaves pages further than the head, still true.
- * 4. A split writes, in order: the page with `splitAt`, its split keys (nothing else changes); the new pages,
- *    each with the page's counts from its split key up to the next, from the highest down; the page list; the
- *    page without the counts it gave away. A reader takes each page's counts only below the next existing page's
- *    lowest key, and every page written so far holds exactly the counts of its keys, so every state in between
- *    counts each key once; a fold that finds `splitAt` finishes the split before it adds anything.
+ *    `LIST_FOLD_GRACE_MS` past their check, when the folds beside the writes are behind): under a lease in the head
+ *    (one folder at a time, for less than any invocation lasts plus a margin), in rounds of a prefix of them. It
+ *    reads the claims after the oldest head up to the checked position once, for every slot and round
+ *    (consistently: withdrawals and partial batches were written before the checked position moved, and no claim
+ *    can appear at or before it any more, so what it reads is final). A round takes the longest prefix that holds
+ *    at most `FOLD_ROUND_LIMITS.records` records and adds at most `pageBytes` of new keys to any page, so a load
+ *    over values already counted folds in few rounds: each page is written once per round, not once per few
+ *    thousand records. It adds each claim after a page's own position to that page, writes the page conditionally
+ *    on its position, and only then moves the head to the round's last claim. A page untouched by the claims
+ *    between its position and the head's counts the same at both, which is why a total may take
+ *    `max(page, head)`; a fold cut short leaves pages further than the head, still true.
+ * 4. A page a round would grow past `PAGE_MAX_BYTES` is never written whole. A split writes, in order: the page as
+ *    it stands with `splitAt`, its split keys (nothing else changes); the new pages, each with the round's counts
+ *    from its split key up to the next at the round's position (or, for a fold finishing an earlier split, the
+ *    marked page's counts at its position), from the highest down; the page list (once for all the round's
+ *    splits); the page with the counts below its first split key, conditionally on the mark's position. A reader
+ *    takes each page's counts only below the next existing page's lowest key, and every page written so far holds
+ *    exactly the counts of its keys at its own position (the claims after it are added by that page's position),
+ *    so every state in between counts each key once. A new page already written by a fold that stopped is kept
+ *    (it is true at its position); a fold that finds `splitAt` finishes the split before it adds anything.
  * 5. Pages, heads and the checked position are only written with values true at their positions, so an older
  *    copy read from a replica is true too (the tail it needs is longer, and it is read). Pages are read
  *    consistently all the same: `max(page, head)` holds for the page as it is, not for an older copy of it.
@@ -77,11 +86,22 @@ export const CHECK_SLACK_MS = 5_000;
 export const FOLD_MIN_WEIGHT = 64;
 /** A page splits when its counts take more than this (one write unit or two per page written). */
 export const PAGE_MAX_BYTES = 2_048;
+/** How a fold cuts the claims it folds into rounds (each round writes every page its claims touch once). */
+export interface FoldRoundLimits {
+  /** Records' worth of claims a round takes at most (their values are held in memory while it runs). */
+  records: number;
+  /**
+   * Bytes of new keys a round adds to one page at most (at least one claim): the split that follows writes the
+   * page's mark with about one key per KiB added, so the mark stays a small item.
+   */
+  pageBytes: number;
+}
+
 /**
- * A fold round takes at most about this many records' worth of claims (at least one claim), so that a page
- * written before it splits stays far below DynamoDB's item size (a bulk load folds in several rounds).
+ * Rounds are cut where a page would take too many new keys, not after a number of records: a round writes each
+ * page it touches once, so a load over values already counted folds in few rounds.
  */
-const FOLD_ROUND_WEIGHT = 5_000;
+export const FOLD_ROUND_LIMITS: FoldRoundLimits = { records: 100_000, pageBytes: 262_144 };
 /** A list folds for at most about this long (ms of wall time); what is left waits for the next lists. */
 const FOLD_TIME_MS = 2_000;
 /** A fold's lease: longer than any invocation. */
@@ -196,6 +216,8 @@ export interface DatasetFoldRequest {
   meter: CapacityMeter;
   /** When to stop (a `performance.now()` time): what is left waits for the next fold. */
   until: number;
+  /** How rounds are cut (`FOLD_ROUND_LIMITS` unless said). */
+  rounds?: FoldRoundLimits;
 }
 
 export interface DatasetFoldOutcome {
@@ -222,16 +244,34 @@ export async function foldDatasetTotals(
   }
   const checked = compareCodePoints(checkedBefore, settled) < 0 ? settled : checkedBefore;
   const outcome: DatasetFoldOutcome = { folded: 0, left: false };
+  const behind: { slot: string; head: ValueHead }[] = [];
   for (const slot of request.slots) {
     const head =
       (await bookkeeping.values.readHeadConsistently(datasetCode, slot, meter)) ??
       (await startSlotTotals(bookkeeping, datasetCode, slot, now, meter));
     if (!head || compareCodePoints(head.through, checked) >= 0) continue;
-    if (performance.now() >= until || (head.foldUntil ?? 0) >= now) {
+    if ((head.foldUntil ?? 0) >= now) outcome.left = true;
+    else behind.push({ slot, head });
+  }
+  if (behind.length === 0) return outcome;
+  // The checked claims, read once for every slot: none can appear at or before the checked position any more, and
+  // withdrawals and partial batches were written before it moved, so a consistent read now is final for them all.
+  const oldest = behind.map(({ head }) => head.through).sort(compareCodePoints)[0] as string;
+  const claims = (await bookkeeping.changes.after(datasetCode, oldest || undefined, meter, true)).filter(
+    (claim) => compareCodePoints(claim.position, checked) <= 0,
+  );
+  for (const { slot, head } of behind) {
+    if (performance.now() >= until) {
       outcome.left = true;
       continue;
     }
-    const { folded, reached } = await foldSlot(bookkeeping, datasetCode, slot, head, checked, now, meter, until);
+    const after = claims.filter((claim) => compareCodePoints(claim.position, head.through) > 0);
+    const { folded, reached } = await foldSlot(bookkeeping, datasetCode, slot, head, checked, after, {
+      now,
+      meter,
+      until,
+      limits: request.rounds ?? FOLD_ROUND_LIMITS,
+    });
     outcome.folded = Math.max(outcome.folded, folded);
     if (!reached) outcome.left = true;
   }
@@ -448,46 +488,64 @@ async function createdWithSlot(
   return false;
 }
 
+interface FoldTurn {
+  now: number;
+  meter: CapacityMeter;
+  /** When to stop starting rounds (a `performance.now()` time). */
+  until: number;
+  limits: FoldRoundLimits;
+}
+
 /**
- * Fold the checked claims after the slot's head into its pages (see 3 and 4 above). Runs only for the holder of
- * the fold's lease; returns without folding when another folder holds it.
+ * Fold the checked claims after the slot's head up to `through` (all of them, `claims`, ascending) into its pages
+ * (see 3 and 4 above), round by round. Runs only for the holder of the fold's lease; returns without folding when
+ * another folder holds it.
  */
-export async function foldSlot(
+async function foldSlot(
   bookkeeping: DatasetBookkeeping,
   datasetCode: string,
   slot: string,
   head: ValueHead,
   through: string,
-  now: number,
-  meter: CapacityMeter,
-  until = performance.now() + FOLD_TIME_MS,
+  claims: readonly StoredClaim[],
+  turn: FoldTurn,
 ): Promise<{ folded: number; reached: boolean }> {
+  const { now, meter, until, limits } = turn;
   const values = bookkeeping.values;
   let from = head.through;
+  let next = 0;
   let folded = 0;
   while (compareCodePoints(from, through) < 0 && performance.now() < until) {
     if (!(await values.takeFold(datasetCode, slot, from, now, now + FOLD_LEASE_MS, meter))) {
       return { folded, reached: false };
     }
-    const pending = (await bookkeeping.changes.after(datasetCode, from || undefined, meter, true)).filter(
-      (claim) => compareCodePoints(claim.position, through) <= 0,
-    );
-    // A round folds a prefix of the claims: every claim up to the last one it takes.
-    const claims: StoredClaim[] = [];
-    for (const claim of pending) {
-      if (claims.length > 0 && weight(claims) + weight([claim]) > FOLD_ROUND_WEIGHT) break;
-      claims.push(claim);
+    // The round's candidates: a prefix of the claims left, of at most `limits.records` records' worth.
+    let end = next;
+    let taken = 0;
+    while (end < claims.length) {
+      const size = weight([claims[end] as StoredClaim]);
+      if (end > next && taken + size > limits.records) break;
+      taken += size;
+      end += 1;
     }
-    const roundThrough = claims.length < pending.length ? (claims.at(-1) as StoredClaim).position : through;
-    await foldRound(bookkeeping, datasetCode, slot, from, roundThrough, claims, meter);
+    const candidates = claims.slice(next, end);
+    const candidatesThrough = end < claims.length ? (candidates.at(-1) as StoredClaim).position : through;
+    const count = await foldRound(bookkeeping, datasetCode, slot, from, candidatesThrough, candidates, limits, meter);
+    const roundThrough =
+      count < candidates.length ? (candidates[count - 1] as StoredClaim).position : candidatesThrough;
     await values.finishFold(datasetCode, slot, from, roundThrough, meter);
-    folded += weight(claims);
+    folded += weight(candidates.slice(0, count));
+    next += count;
     from = roundThrough;
   }
   return { folded, reached: compareCodePoints(from, through) >= 0 };
 }
 
-/** Add the claims (all those after `from` up to `through`) to the slot's pages, splitting pages that grow. */
+/**
+ * Add a prefix of the claims (all those after `from` up to `through`, ascending) to the slot's pages, splitting
+ * pages that grow: the longest prefix that adds at most `limits.pageBytes` of new keys to any page (at least one
+ * claim). Returns how many claims it folded; the round reaches the last of them, or `through` when it took all.
+ */
 async function foldRound(
   bookkeeping: DatasetBookkeeping,
   datasetCode: string,
@@ -495,56 +553,110 @@ async function foldRound(
   from: string,
   through: string,
   claims: readonly StoredClaim[],
+  limits: FoldRoundLimits,
   meter: CapacityMeter,
-): Promise<void> {
+): Promise<number> {
   const values = bookkeeping.values;
   const batchValues = await readBatchValues(bookkeeping, datasetCode, slot, from, claims, meter, true, through);
   const deltas = claimDeltas(claims, slot, batchValues);
   let lowests = await values.readPageList(datasetCode, slot, meter);
-  for (let round = 0; ; round++) {
-    if (round > 3) throw new Error(`count pages of ${datasetCode} ${slot} keep changing under a fold`);
-    const byPage = new Map<string, Delta[]>();
-    for (const delta of deltas) {
-      const lowest = lowestFor(lowests, delta.key);
-      byPage.set(lowest, [...(byPage.get(lowest) ?? []), delta]);
-    }
-    const pages = await values.readPages(datasetCode, slot, [...byPage.keys()], meter);
+  for (let attempt = 0; ; attempt++) {
+    if (attempt > 3) throw new Error(`count pages of ${datasetCode} ${slot} keep changing under a fold`);
+    const pages = await values.readPages(
+      datasetCode,
+      slot,
+      [...new Set(deltas.map((delta) => lowestFor(lowests, delta.key)))],
+      meter,
+    );
     const splitting = [...pages.values()].filter((page) => page.splitAt !== undefined);
     if (splitting.length > 0) {
-      for (const page of splitting) lowests = await finishSplit(bookkeeping, datasetCode, slot, page, lowests, meter);
+      const splits = splitting.map((marked) => ({
+        marked: { ...marked, splitAt: marked.splitAt ?? [] },
+        counted: { lowest: marked.lowest, through: marked.through, counts: marked.counts },
+      }));
+      lowests = await finishSplits(bookkeeping, datasetCode, slot, splits, lowests, meter);
       continue;
     }
-    for (const [lowest, pageDeltas] of byPage) {
+    const count = roundLength(claims, deltas, lowests, pages, limits.pageBytes);
+    const roundThrough = count < claims.length ? (claims[count - 1] as StoredClaim).position : through;
+    const byPage = new Map<string, Delta[]>();
+    for (const delta of deltas) {
+      if (compareCodePoints(delta.claim.position, roundThrough) > 0) break;
+      const lowest = lowestFor(lowests, delta.key);
+      const list = byPage.get(lowest);
+      if (list) list.push(delta);
+      else byPage.set(lowest, [delta]);
+    }
+    const splits: Split[] = [];
+    await inGroups([...byPage], async ([lowest, pageDeltas]) => {
       const stored = pages.get(lowest);
       const page = stored ?? { lowest, through: from, counts: [] };
-      if (compareCodePoints(page.through, through) >= 0) continue;
+      if (compareCodePoints(page.through, roundThrough) >= 0) return;
       const added = new Map<string, number>();
       for (const { claim, key, delta } of pageDeltas) {
         if (compareCodePoints(claim.position, page.through) > 0) added.set(key, (added.get(key) ?? 0) + delta);
       }
-      const next: ValuePage = { lowest, through, counts: mergeCounts(page.counts, added) };
-      if (!(await values.putPage(datasetCode, slot, next, stored?.through, meter))) {
+      const next: ValuePage = { lowest, through: roundThrough, counts: mergeCounts(page.counts, added) };
+      const splitAt = splitKeys(next.counts);
+      // A page that grows past its size is never written whole: it is marked, as it stands, with its split's keys
+      // (see 4 above), and its parts are written with the round's counts.
+      const write = splitAt ? { ...page, splitAt } : next;
+      if (!(await values.putPage(datasetCode, slot, write, stored?.through, meter))) {
         throw new Error(`count page of ${datasetCode} ${slot} changed under its fold`);
       }
-      lowests = await splitWhileLarge(bookkeeping, datasetCode, slot, next, lowests, meter);
-    }
-    return;
+      if (splitAt) splits.push({ marked: { ...page, splitAt }, counted: next });
+    });
+    if (splits.length > 0) await finishSplits(bookkeeping, datasetCode, slot, splits, lowests, meter);
+    return count;
   }
 }
 
-/** Split a page that passed `PAGE_MAX_BYTES` into parts of about half that (see 4 above). */
-async function splitWhileLarge(
-  bookkeeping: DatasetBookkeeping,
-  datasetCode: string,
-  slot: string,
-  page: ValuePage,
+/**
+ * How many of the claims (ascending; their deltas in the same order) a round takes: the longest prefix whose keys
+ * not yet on their pages take at most `pageBytes` on any page, and at least one claim.
+ */
+function roundLength(
+  claims: readonly StoredClaim[],
+  deltas: readonly Delta[],
   lowests: readonly string[],
-  meter: CapacityMeter,
-): Promise<string[]> {
-  if (pageBytes(page.counts) <= PAGE_MAX_BYTES || page.counts.length < 2) return [...lowests];
+  pages: ReadonlyMap<string, ValuePage>,
+  pageBytesLimit: number,
+): number {
+  const onPage = new Map<string, Set<string>>();
+  const keysOf = (lowest: string): Set<string> => {
+    let keys = onPage.get(lowest);
+    if (!keys) {
+      keys = new Set((pages.get(lowest)?.counts ?? []).map(([key]) => key));
+      onPage.set(lowest, keys);
+    }
+    return keys;
+  };
+  const grown = new Map<string, number>();
+  let d = 0;
+  for (const [c, claim] of claims.entries()) {
+    const growth = new Map<string, number>();
+    const fresh: [Set<string>, string][] = [];
+    for (; d < deltas.length && (deltas[d] as Delta).claim === claim; d++) {
+      const { key } = deltas[d] as Delta;
+      const lowest = lowestFor(lowests, key);
+      const keys = keysOf(lowest);
+      if (keys.has(key)) continue;
+      fresh.push([keys, key]);
+      growth.set(lowest, (growth.get(lowest) ?? 0) + pageBytes([[key, 1]]));
+    }
+    if (c > 0 && [...growth].some(([lowest, bytes]) => (grown.get(lowest) ?? 0) + bytes > pageBytesLimit)) return c;
+    for (const [lowest, bytes] of growth) grown.set(lowest, (grown.get(lowest) ?? 0) + bytes);
+    for (const [keys, key] of fresh) keys.add(key);
+  }
+  return claims.length;
+}
+
+/** The keys to split counts at when they take more than `PAGE_MAX_BYTES`, into parts of about half that. */
+function splitKeys(counts: readonly [string, number][]): string[] | undefined {
+  if (pageBytes(counts) <= PAGE_MAX_BYTES || counts.length < 2) return undefined;
   const splitAt: string[] = [];
   let bytes = 0;
-  for (const [i, entry] of page.counts.entries()) {
+  for (const [i, entry] of counts.entries()) {
     const size = pageBytes([entry]);
     if (i > 0 && bytes + size > PAGE_MAX_BYTES / 2) {
       splitAt.push(entry[0]);
@@ -552,57 +664,83 @@ async function splitWhileLarge(
     }
     bytes += size;
   }
-  const marked = { ...page, splitAt };
-  if (!(await bookkeeping.values.putPage(datasetCode, slot, marked, page.through, meter))) return [...lowests];
-  return finishSplit(bookkeeping, datasetCode, slot, marked, lowests, meter);
+  return splitAt.length > 0 ? splitAt : undefined;
 }
 
-/** Steps 2 to 4 of a split (the page carries `splitAt`): the new pages from the highest down, the list, the page. */
-async function finishSplit(
+/**
+ * A split: the page as marked (its stored counts and position, with `splitAt`), and the counts it is split into,
+ * at a position at or after the mark's (the round's, or the mark's own when a fold finishes an earlier split).
+ */
+interface Split {
+  marked: ValuePage & { splitAt: string[] };
+  counted: ValuePage;
+}
+
+/**
+ * Steps 2 to 4 of splits: each page's new pages from the highest down, then the page list (once for them all),
+ * then each page without the counts it gave away, conditionally on the mark's position.
+ */
+async function finishSplits(
   bookkeeping: DatasetBookkeeping,
   datasetCode: string,
   slot: string,
-  page: ValuePage,
+  splits: readonly Split[],
   lowests: readonly string[],
   meter: CapacityMeter,
 ): Promise<string[]> {
   const values = bookkeeping.values;
-  const keys = page.splitAt ?? [];
-  const part = (from: string, to: string | undefined) =>
+  const part = (page: ValuePage, from: string, to: string | undefined) =>
     page.counts.filter(
       ([key]) => compareCodePoints(key, from) >= 0 && (to === undefined || compareCodePoints(key, to) < 0),
     );
-  for (let i = keys.length - 1; i >= 0; i--) {
-    const lowest = keys[i] as string;
-    // Already there when an earlier fold stopped after writing it: then it holds these same counts.
-    await values.putPage(
+  await inGroups(splits, async ({ marked, counted }) => {
+    const keys = marked.splitAt;
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const lowest = keys[i] as string;
+      // Already there when an earlier fold stopped after writing it: then it holds true counts of its keys.
+      await values.putPage(
+        datasetCode,
+        slot,
+        { lowest, through: counted.through, counts: part(counted, lowest, keys[i + 1]) },
+        undefined,
+        meter,
+      );
+    }
+  });
+  const listed = [...new Set([...lowests, ...splits.flatMap(({ marked }) => marked.splitAt)])].sort(compareCodePoints);
+  await values.writePageList(datasetCode, slot, listed, meter);
+  await inGroups(splits, ({ marked, counted }) =>
+    values.putPage(
       datasetCode,
       slot,
-      { lowest, through: page.through, counts: part(lowest, keys[i + 1]) },
-      undefined,
+      { lowest: marked.lowest, through: counted.through, counts: part(counted, marked.lowest, marked.splitAt[0]) },
+      marked.through,
       meter,
-    );
-  }
-  const listed = [...new Set([...lowests, ...keys])].sort(compareCodePoints);
-  await values.writePageList(datasetCode, slot, listed, meter);
-  await values.putPage(
-    datasetCode,
-    slot,
-    { lowest: page.lowest, through: page.through, counts: part(page.lowest, keys[0]) },
-    page.through,
-    meter,
+    ),
   );
   return listed;
 }
 
-/** The lowest key of the listed page whose keys include `key`. */
-function lowestFor(lowests: readonly string[], key: string): string {
-  let found = '';
-  for (const lowest of lowests) {
-    if (compareCodePoints(lowest, key) <= 0) found = lowest;
-    else break;
+/** How many pages a fold writes at the same time. */
+const PAGE_WRITES_AT_ONCE = 16;
+
+/** Run `write` for every item, `PAGE_WRITES_AT_ONCE` at a time. */
+async function inGroups<T>(items: readonly T[], write: (item: T) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < items.length; i += PAGE_WRITES_AT_ONCE) {
+    await Promise.all(items.slice(i, i + PAGE_WRITES_AT_ONCE).map(write));
   }
-  return found;
+}
+
+/** The lowest key of the listed page (ascending list, starting with '') whose keys include `key`. */
+function lowestFor(lowests: readonly string[], key: string): string {
+  let low = 0;
+  let high = lowests.length - 1;
+  while (low < high) {
+    const middle = (low + high + 1) >> 1;
+    if (compareCodePoints(lowests[middle] as string, key) <= 0) low = middle;
+    else high = middle - 1;
+  }
+  return lowests[low] ?? '';
 }
 
 /** Counts with deltas added, ascending, without zeros. */

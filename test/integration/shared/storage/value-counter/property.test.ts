@@ -125,7 +125,7 @@ type Step =
   | { kind: 'batch'; rows: Values[]; diesAfterChunks?: number }
   | { kind: 'wait'; ms: number }
   | { kind: 'count'; field: Field; query: Query }
-  | { kind: 'fold'; cutShort: boolean };
+  | { kind: 'fold'; cutShort: boolean; smallRounds: boolean };
 
 type Query =
   | { op: 'eq'; value: StoredValue | null }
@@ -218,9 +218,10 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   },
   { weight: 5, arbitrary: query.map((q) => ({ kind: 'count' as const, ...q })) },
   {
-    // The fold beside the writes, as the fold queue runs it: sometimes cut short (a turn of no time at all).
+    // The fold beside the writes, as the fold queue runs it: sometimes cut short (a turn of no time at all), sometimes
+    // in rounds small enough that a batch's claims are cut into several and pages split within a round.
     weight: 2,
-    arbitrary: fc.record({ kind: fc.constant('fold' as const), cutShort: fc.boolean() }),
+    arbitrary: fc.record({ kind: fc.constant('fold' as const), cutShort: fc.boolean(), smallRounds: fc.boolean() }),
   },
 );
 
@@ -350,6 +351,7 @@ it('totals equal the written records, whatever the writes, their deaths and the 
             now: clock,
             meter: new CapacityMeter(),
             until: s.cutShort ? performance.now() : performance.now() + 60_000,
+            ...(s.smallRounds ? { rounds: { records: 40, pageBytes: 120 } } : {}),
           });
         } else {
           clock = Math.max(clock, deadClaimsSettleAt);
