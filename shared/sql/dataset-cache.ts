@@ -308,16 +308,16 @@ export class DatasetCache {
     const readAt = this.now();
     const changes = await feed.changesSince(view.datasetCode, entry.feed.readAt - feed.rereadMs);
     const fresh = changes.filter((change) => !entry.feed.applied.has(change.position));
-    const todo = [
+    const toApply = [
       ...entry.feed.pending.filter((change) => !fresh.some((f) => f.position === change.position)),
       ...fresh,
     ];
     const created = fresh.reduce((sum, change) => sum + change.created, 0);
     // A record read by id, consistently, costs at least a unit; the load read it at `unitsPerRow`, half price.
     const perRecord = Math.max(1, 2 * entry.feed.unitsPerRow);
-    const catchUpUnits = todo.reduce((sum, change) => sum + change.ids.length, 0) * perRecord;
+    const catchUpUnits = toApply.reduce((sum, change) => sum + change.ids.length, 0) * perRecord;
     const loadUnits = (entry.table.rows.length + created) * entry.feed.unitsPerRow;
-    return { readAt, seen: changes, todo, created, reload: todo.length > 0 && catchUpUnits > loadUnits };
+    return { readAt, seen: changes, toApply, created, reload: toApply.length > 0 && catchUpUnits > loadUnits };
   }
 
   private async loadWithFeed(
@@ -366,19 +366,19 @@ export class DatasetCache {
     plan: CatchUpPlan,
   ): Promise<EngineTable> {
     const applied = new Set(plan.seen.map((change) => change.position));
-    if (plan.todo.length === 0) {
+    if (plan.toApply.length === 0) {
       const current = this.entries.get(viewKey);
       if (current?.table === entry.table && current.feed)
         current.feed = { ...current.feed, readAt: plan.readAt, applied };
       return entry.table;
     }
-    const records = await feed.readChanged(view.datasetCode, plan.todo, {
+    const records = await feed.readChanged(view.datasetCode, plan.toApply, {
       fields: view.fields.map((field) => field.name),
       ...(view.rowFilter ? { rowFilter: view.rowFilter } : {}),
     });
     const byId = new Map(records.map((record) => [record.id, record]));
     // A change whose records do not show it yet is read again next time, until it has settled.
-    const pending = plan.todo.filter(
+    const pending = plan.toApply.filter(
       (change) =>
         change.time > plan.readAt - feed.settleMs &&
         !change.ids.every((id) => (byId.get(id)?.revision ?? 0) >= change.revision),
@@ -514,7 +514,7 @@ export class DatasetCache {
 interface CatchUpPlan {
   readAt: number;
   seen: readonly DatasetChange[];
-  todo: readonly DatasetChange[];
+  toApply: readonly DatasetChange[];
   created: number;
   reload: boolean;
 }
