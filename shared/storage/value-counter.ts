@@ -74,6 +74,7 @@
  * the build's start position when its `@cpos` is at or before it, else from the claims after) is not written yet.
  */
 import type { CapacityMeter } from '../observability/capacity-meter';
+import { logListFoldFailure } from '../observability/change-metrics';
 import { compareCodePoints, countKeyPlace, type KeyInterval } from '../records/value-encoding';
 import type { StoredClaim } from './change-items';
 import type { DatasetBookkeeping } from './dataset-bookkeeping';
@@ -141,6 +142,8 @@ export interface SlotCountRequest {
    * nobody lists does not pile up claims its first list would read.
    */
   otherSlots?: readonly string[];
+  /** The request that asks, named in the warning when the fold a list runs itself fails. */
+  requestId?: string;
 }
 
 /** Datasets (and slots) found to hold records written before change items, until when not to look again. */
@@ -209,15 +212,15 @@ export async function countSlotValues(
     (claim) => compareCodePoints(claim.position, head.through) > 0 && compareCodePoints(claim.position, overdue) <= 0,
   );
   if (weight(waiting) >= FOLD_MIN_WEIGHT && (head.foldUntil ?? 0) < now) {
-    // The total is known: a fold that meets another folder's writes (a page changed under it) stops, leaving only
-    // true items behind, and the list answers all the same.
+    // The total is known: a fold that meets another folder's writes (a page changed under it) or fails stops,
+    // leaving only true items behind, and the list answers all the same; a failure is logged as a warning.
     await foldDatasetTotals(bookkeeping, {
       datasetCode,
       slots: [slot, ...(request.otherSlots ?? [])],
       now,
       meter,
       until: performance.now() + FOLD_TIME_MS,
-    }).catch(() => undefined);
+    }).catch((error: unknown) => logListFoldFailure({ requestId: request.requestId, datasetCode, slot, error }));
   }
   return total;
 }
