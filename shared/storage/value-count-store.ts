@@ -1,7 +1,8 @@
 /**
  * The DynamoDB calls of per-value totals (value-counter.ts says what the items mean): per index slot a head,
- * count pages and the list of their lowest keys; per dataset the position through which its change items are
- * checked. All in the dataset's meta partition, every call asking for its consumed capacity.
+ * count pages and the list of their lowest keys, in parts by key range (or, for a slot folded before parts, the
+ * former single item, until its next split moves it into parts); per dataset the position through which its
+ * change items are checked. All in the dataset's meta partition, every call asking for its consumed capacity.
  */
 import {
   BatchGetCommand,

@@ -12,7 +12,10 @@
  *   same invocation, so within `MAX_INVOCATION_MS`; the record stores the claim's position (`@cpos`).
  * - Per slot, count pages: each says "through position T, these count keys have these counts", for the keys
  *   from its lowest key up to the next page's lowest; a page splits in two when it grows past
- *   `PAGE_MAX_BYTES`. A head says through which position every page the slot's claims touched is folded.
+ *   `PAGE_MAX_BYTES`. A head says through which position every page the slot's claims touched is folded. Folds
+ *   find a key's page through the page list (every page's lowest key), kept in parts split by key range as they
+ *   grow past `PAGE_LIST_PART_MAX_BYTES` (value-count-store.ts), so that it never nears the 400 KB item limit and a
+ *   round reads the parts covering its keys and writes only those its new pages fall in. Totals never read it.
  * - Per dataset, a checked position: every claim at or before it that still exists is known to be written (its
  *   record write happened, or for a batch the records its `m` names).
  *
@@ -54,8 +57,10 @@
  * 4. A page a round would grow past `PAGE_MAX_BYTES` is never written whole. A split writes, in order: the page as
  *    it stands with `splitAt`, its split keys (nothing else changes); the new pages, each with the round's counts
  *    from its split key up to the next at the round's position (or, for a fold finishing an earlier split, the
- *    marked page's counts at its position), from the highest down; the page list (once for all the round's
- *    splits); the page with the counts below its first split key, conditionally on the mark's position. A reader
+ *    marked page's counts at its position), from the highest down; their keys in the page list (once for all the
+ *    round's splits: a list part that grows too large writes its upper parts before itself, and a part's keys
+ *    count only below the next part's first, so the list names each page once at every step); the page with the
+ *    counts below its first split key, conditionally on the mark's position. A reader
  *    takes each page's counts only below the next existing page's lowest key, and every page written so far holds
  *    exactly the counts of its keys at its own position (the claims after it are added by that page's position),
  *    so every state in between counts each key once. A new page already written by a fold that stopped is kept

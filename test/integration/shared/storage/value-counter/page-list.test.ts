@@ -4,7 +4,8 @@
  * 32 four-byte characters give one page each, whose lowest keys take some 480 KB together: past what the former
  * single list item could hold. Every item written stays under the limit, each part of the list under its own, the
  * list names exactly the pages there are, and the totals are exact. And a slot that still has the former single
- * list is read, then moved into parts by its next split, its totals exact throughout.
+ * list is read, then moved into parts by its next split, its totals exact throughout. Folds that die part-way
+ * through writing the list (its first parts, a part's split) leave totals exact and a list the next fold completes.
  */
 import {
   DeleteCommand,
@@ -35,6 +36,7 @@ import {
   CHECK_SLACK_MS,
   type CountPageLimits,
   countSlotValues,
+  FOLD_LEASE_MS,
   foldDatasetTotals,
 } from '../../../../../shared/storage/value-counter';
 import { ORDERS_FIELDS, type OrdersDataset, type OrdersField, ordersDataset } from './orders-dataset';
@@ -257,4 +259,63 @@ it('a slot that still has the former single list is read, moved into parts at it
   expect(await total(orders, 'customer', nonNullInterval())).toBe(602);
   expect(await total(orders, 'amount', equalityInterval(150).interval)).toBe(2);
   expect(await total(orders, 'status', equalityInterval('new').interval)).toBe(151);
+}, 120_000);
+
+/** The client, failing every call from the `after`-th write of a page list part on (a fold that dies there). */
+function dyingAtListWrite(client: DynamoDBDocumentClient, fault: { after?: number; sent: number }) {
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      if (property !== 'send') return Reflect.get(target, property, receiver);
+      return (command: { input: { Item?: Record<string, unknown> } }, ...rest: unknown[]) => {
+        if (fault.after !== undefined && 'lowests' in (command.input.Item ?? {})) fault.sent += 1;
+        if (fault.after !== undefined && fault.sent > fault.after)
+          return Promise.reject(new Error('the process stopped'));
+        return (target.send as (...args: unknown[]) => Promise<unknown>).call(target, command, ...rest);
+      };
+    },
+  });
+}
+
+it('folds that die part-way through writing the page list leave it naming every page once the next fold ran', async () => {
+  const names = localTableNames('page-list-dying');
+  await ensureTables(dynamo.client, names);
+  const fault: { after?: number; sent: number } = { sent: 0 };
+  const client = dyingAtListWrite(createDocumentClient(dynamo.client), fault);
+  const table = names.Records as string;
+  const orders = ordersDataset(client, names, 'page-list-dying');
+  const limits = { page: 120, listPart: 48 };
+  const row = (n: number) => ({
+    customer: `d${String(n).padStart(4, '0')}`,
+    amount: n,
+    status: STATUSES[n % 4] as string,
+  });
+  // The first split's list (the parts' start, part '' last), then later splits' parts, each cut off part-way.
+  for (const [load, after] of [
+    [0, 2],
+    [1, 1],
+    [2, 4],
+  ] as const) {
+    await orders.load(Array.from({ length: 150 }, (_, k) => row(((k * 7) % 150) * 3 + load)));
+    fault.after = after;
+    fault.sent = 0;
+    await expect(fold(orders, limits)).rejects.toThrow('the process stopped');
+    fault.after = undefined;
+    expect(await total(orders, 'customer', nonNullInterval())).toBe(150 * (load + 1));
+    orders.clock.now += FOLD_LEASE_MS;
+  }
+  expect(await fold(orders, limits)).toEqual({ folded: expect.any(Number), left: false });
+  for (const field of ['customer', 'amount'] as const) {
+    const list = await storedList(client, table, orders.slotOf(field));
+    expect(list.marked).toBe(0);
+    expect(new Set(list.parts.flat())).toEqual(new Set(list.pageLowests));
+  }
+  expect(await total(orders, 'customer', nonNullInterval())).toBe(450);
+  expect(await total(orders, 'customer', equalityInterval('d0007').interval)).toBe(1);
+  expect(
+    await total(
+      orders,
+      'amount',
+      rangeInterval({ value: 100, inclusive: true }, { value: 199, inclusive: true }).interval,
+    ),
+  ).toBe(100);
 }, 120_000);
