@@ -194,7 +194,9 @@ export class ValueCountStore {
   /**
    * The lowest keys of the slot's pages that may hold count keys in [lower, upper], ascending, starting with the
    * greatest at or below `lower` ('' alone before any page split), read consistently. The list is kept in parts
-   * (`addToPageList`); a slot whose parts have not started yet (no part '') still has the former single list.
+   * (`addToPageList`). A slot whose parts have not started yet (no part '') still has the former single list; a
+   * start that stopped part-way left the parts above some key, written from the highest down and each complete
+   * for its range, so below the lowest part the former list holds the keys, and the parts above it.
    */
   async readPageList(
     datasetCode: string,
@@ -205,9 +207,15 @@ export class ValueCountStore {
   ): Promise<string[]> {
     const prefix = valuePageListPartPrefix(slot);
     const { items, reached } = await this.covering(datasetCode, prefix, lower, upper, meter);
-    if (!reached) return this.readFormerPageList(datasetCode, slot, meter);
     const parts = items.map((item) => readListPart(item, prefix));
-    return parts.flatMap((part, i) => partRange(part, parts[i + 1]?.first));
+    const listed = parts.flatMap((part, i) => partRange(part, parts[i + 1]?.first));
+    if (reached) return listed;
+    const below = parts[0]?.first;
+    const former = await this.get(valuePageListKey(datasetCode, slot), meter, true);
+    const formerListed = ((former?.pages as string[] | undefined) ?? ['']).filter(
+      (lowest) => below === undefined || compareCodePoints(lowest, below) < 0,
+    );
+    return [...formerListed, ...listed];
   }
 
   /**
@@ -307,11 +315,6 @@ export class ValueCountStore {
       );
       meter.addWrite(result.ConsumedCapacity);
     }
-  }
-
-  private async readFormerPageList(datasetCode: string, slot: string, meter: CapacityMeter): Promise<string[]> {
-    const item = await this.get(valuePageListKey(datasetCode, slot), meter, true);
-    return (item?.pages as string[] | undefined) ?? [''];
   }
 
   /**

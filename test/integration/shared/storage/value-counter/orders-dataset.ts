@@ -9,6 +9,7 @@ import { grantView } from '../../../../../shared/access/permissions';
 import { type Application, Catalog, type Dataset } from '../../../../../shared/catalog/catalog';
 import type { CatalogConfig, GrantConfig } from '../../../../../shared/catalog/schema';
 import { CapacityMeter } from '../../../../../shared/observability/capacity-meter';
+import type { OperationPorts } from '../../../../../shared/operation/operation';
 import { batchCreateOperation } from '../../../../../shared/operations/batch-create';
 import { DatasetBookkeeping } from '../../../../../shared/storage/dataset-bookkeeping';
 import { IdempotencyStore } from '../../../../../shared/storage/idempotency-store';
@@ -27,14 +28,7 @@ export interface OrderValues {
 }
 
 export interface OrdersDataset {
-  ports: {
-    records: RecordStore;
-    lists: ListReader;
-    bookkeeping: DatasetBookkeeping;
-    recordBatches: RecordBatchStore;
-    idempotency: IdempotencyStore;
-    indexBuilds: IndexBuildStore;
-  };
+  ports: OperationPorts;
   /** The time the operations see (ms); the test moves it. */
   clock: { now: number };
   /** Create the records through batch-create, `chunk` per request. */
@@ -49,7 +43,7 @@ export function ordersDataset(
   label: string,
 ): OrdersDataset {
   const table = names.Records as string;
-  const ports = {
+  const ports: OperationPorts = {
     records: new RecordStore(client, table),
     lists: new ListReader(client, table),
     bookkeeping: new DatasetBookkeeping(client, table),

@@ -289,28 +289,34 @@ it('folds that die part-way through writing the page list leave it naming every 
     amount: n,
     status: STATUSES[n % 4] as string,
   });
-  // The first split's list (the parts' start, part '' last), then later splits' parts, each cut off part-way.
-  for (const [load, after] of [
-    [0, 2],
-    [1, 1],
-    [2, 4],
-  ] as const) {
-    await orders.load(Array.from({ length: 150 }, (_, k) => row(((k * 7) % 150) * 3 + load)));
+  const dyingFold = async (after: number) => {
     fault.after = after;
     fault.sent = 0;
     await expect(fold(orders, limits)).rejects.toThrow('the process stopped');
     fault.after = undefined;
-    expect(await total(orders, 'customer', nonNullInterval())).toBe(150 * (load + 1));
     orders.clock.now += FOLD_LEASE_MS;
-  }
-  expect(await fold(orders, limits)).toEqual({ folded: expect.any(Number), left: false });
+  };
+  const spread = (k: number) => ((k * 7) % 150) * 3;
+  // The first split's list (the parts' start, part '' last) stops after its two highest parts.
+  await orders.load(Array.from({ length: 150 }, (_, k) => row(spread(k))));
+  await dyingFold(2);
+  expect(await total(orders, 'customer', nonNullInterval())).toBe(150);
+  // A fold that succeeds (the first customers again, and 30 above every part) starts the parts over.
+  await orders.load(Array.from({ length: 30 }, (_, k) => row(1_000 + k)));
+  expect(await fold(orders, limits)).toEqual({ folded: 180, left: false });
+  // Then splits between the pages there are, whose list parts split too, stop after one part's write.
+  await orders.load(Array.from({ length: 300 }, (_, k) => row(spread(k >> 1) + 1 + (k & 1))));
+  await dyingFold(1);
+  expect(await total(orders, 'customer', nonNullInterval())).toBe(480);
+  expect(await fold(orders, limits)).toEqual({ folded: 300, left: false });
   for (const field of ['customer', 'amount'] as const) {
     const list = await storedList(client, table, orders.slotOf(field));
     expect(list.marked).toBe(0);
     expect(new Set(list.parts.flat())).toEqual(new Set(list.pageLowests));
   }
-  expect(await total(orders, 'customer', nonNullInterval())).toBe(450);
+  expect(await total(orders, 'customer', nonNullInterval())).toBe(480);
   expect(await total(orders, 'customer', equalityInterval('d0007').interval)).toBe(1);
+  expect(await total(orders, 'customer', equalityInterval('d1017').interval)).toBe(1);
   expect(
     await total(
       orders,
