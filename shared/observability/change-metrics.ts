@@ -6,7 +6,9 @@
  *   and how long after the change the event was logged (`changeLogLagMs`);
  * - one line per webhook delivery attempt, by subscription: delivered, failed, parked, and for a delivery the
  *   time from the change to the receiver's 2xx (`webhookLagMs`);
- * - one line per fold of per-value totals beside the writes: the records' worth of change items it folded.
+ * - one line per fold of per-value totals beside the writes: the records' worth of change items it folded;
+ * - a warning when the fold a get-list runs itself (its claims waited too long for the fold beside the writes)
+ *   fails: the list answers all the same, and the claims wait for the next fold.
  *
  * Subscription ids come from the deployed configuration only, so the series stay as few as the subscriptions.
  * No line carries a record, an event body or a secret.
@@ -152,5 +154,32 @@ export function logValueFold(entry: ValueFoldEntry, namespace: string, now = Dat
     writeUnits: Math.round(entry.writeUnits * 100) / 100,
     durationMs: Math.round(entry.durationMs),
     error: entry.error,
+  });
+}
+
+export interface ListFoldFailure {
+  /** The get-list that ran the fold. */
+  requestId?: string | undefined;
+  datasetCode: string;
+  /** The count slot (`countSlotKey`) the list counted in; the fold folds the dataset's other slots too. */
+  slot: string;
+  error: unknown;
+}
+
+/**
+ * A get-list's own fold failed (storage/value-counter.ts): a warning, not a failure of the list, whose total was
+ * known before the fold began. The dataset's totals stay exact; folding waits for the next list or the fold
+ * beside the writes, and a slot whose folds keep failing reads more change items per total until one succeeds.
+ */
+export function logListFoldFailure(entry: ListFoldFailure): void {
+  const { error } = entry;
+  writeLogLine({
+    level: 'WARN',
+    operation: 'value-fold',
+    foldBy: 'get-list',
+    requestId: entry.requestId,
+    datasetCode: entry.datasetCode,
+    slot: entry.slot,
+    error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
   });
 }

@@ -98,6 +98,7 @@ export const getListOperation: Operation = {
         return countSlotValues(ports.bookkeeping, {
           datasetCode: dataset.datasetCode,
           slot: counted,
+          requestId: context.requestId,
           otherSlots: [...exactTotals].map(countSlotKey).filter((other) => other !== counted),
           intervals: path.intervals,
           now: at,

@@ -102,12 +102,23 @@ export function valueCountHeadKey(datasetCode: string, slot: string): Record<str
   };
 }
 
-/** The list of an index slot's count pages (their lowest keys), which folds find pages by. */
+/**
+ * The former single list of an index slot's count pages (their lowest keys): read, and replaced by list parts
+ * (`valuePageListPartPrefix`), where a slot still has it.
+ */
 export function valuePageListKey(datasetCode: string, slot: string): Record<string, string> {
   return {
     [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode),
     [RecordAttr.sortKey]: `value-pages#${slot}`,
   };
+}
+
+/**
+ * The sort key prefix of the parts of an index slot's page list (`value-list#<slot>#<first lowest key>`): each
+ * part lists the lowest keys of the count pages from its own first up to the next part's first.
+ */
+export function valuePageListPartPrefix(slot: string): string {
+  return `value-list#${slot}#`;
 }
 
 /** The sort key prefix of an index slot's count pages. */

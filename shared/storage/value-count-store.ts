@@ -1,10 +1,12 @@
 /**
  * The DynamoDB calls of per-value totals (value-counter.ts says what the items mean): per index slot a head,
- * count pages and the list of their lowest keys; per dataset the position through which its change items are
- * checked. All in the dataset's meta partition, every call asking for its consumed capacity.
+ * count pages and the list of their lowest keys, in parts by key range (or, for a slot folded before parts, the
+ * former single item, until its next split moves it into parts); per dataset the position through which its
+ * change items are checked. All in the dataset's meta partition, every call asking for its consumed capacity.
  */
 import {
   BatchGetCommand,
+  DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -20,6 +22,7 @@ import {
   valueCountHeadKey,
   valuePageKey,
   valuePageListKey,
+  valuePageListPartPrefix,
   valuePagePrefix,
 } from './item-keys';
 import { RecordAttr } from './table-definitions';
@@ -184,9 +187,150 @@ export class ValueCountStore {
     meter: CapacityMeter,
   ): Promise<ValuePage[]> {
     const prefix = valuePagePrefix(slot);
-    const pages: ValuePage[] = [];
+    const { items } = await this.covering(datasetCode, prefix, lower, upper, meter);
+    return items.map((item) => readPage(item, prefix));
+  }
+
+  /**
+   * The lowest keys of the slot's pages that may hold count keys in [lower, upper], ascending, starting with the
+   * greatest at or below `lower` ('' alone before any page split), read consistently. The list is kept in parts
+   * (`addToPageList`). A slot whose parts have not started yet (no part '') still has the former single list; a
+   * start that stopped part-way left the parts above some key, written from the highest down and each complete
+   * for its range, so below the lowest part the former list holds the keys, and the parts above it.
+   */
+  async readPageList(
+    datasetCode: string,
+    slot: string,
+    lower: string,
+    upper: string,
+    meter: CapacityMeter,
+  ): Promise<string[]> {
+    const prefix = valuePageListPartPrefix(slot);
+    const { items, reached } = await this.covering(datasetCode, prefix, lower, upper, meter);
+    const parts = items.map((item) => readListPart(item, prefix));
+    const listed = parts.flatMap((part, i) => partRange(part, parts[i + 1]?.first));
+    if (reached) return listed;
+    const below = parts[0]?.first;
+    const former = await this.get(valuePageListKey(datasetCode, slot), meter, true);
+    const formerListed = ((former?.pages as string[] | undefined) ?? ['']).filter(
+      (lowest) => below === undefined || compareCodePoints(lowest, below) < 0,
+    );
+    return [...formerListed, ...listed];
+  }
+
+  /**
+   * Add the lowest keys of new pages (already written) to the slot's page list. Each part that takes some is
+   * written again; one that would pass `partMaxBytes` is split, its upper parts written before it (a reader takes
+   * a part's keys only below the next part's first, so every state in between lists each page once). The first
+   * time, the former single list is moved into parts, part '' last, then deleted.
+   */
+  async addToPageList(
+    datasetCode: string,
+    slot: string,
+    lowests: readonly string[],
+    partMaxBytes: number,
+    meter: CapacityMeter,
+  ): Promise<void> {
+    if (lowests.length === 0) return;
+    const added = [...new Set(lowests)].sort(compareCodePoints);
+    const prefix = valuePageListPartPrefix(slot);
+    const { items, reached } = await this.covering(
+      datasetCode,
+      prefix,
+      added[0] as string,
+      added.at(-1) as string,
+      meter,
+    );
+    if (!reached) {
+      await this.startPageListParts(datasetCode, slot, added, partMaxBytes, meter);
+      return;
+    }
+    const parts = items.map((item) => readListPart(item, prefix));
+    for (const [i, part] of parts.entries()) {
+      const next = parts[i + 1]?.first;
+      const taken = added.filter((lowest) => listedIn(lowest, part.first, next));
+      if (taken.length === 0) continue;
+      const merged = [...new Set([...partRange(part, next), ...taken])].sort(compareCodePoints);
+      await this.writeListParts(datasetCode, slot, cutListParts(merged, [], partMaxBytes), meter);
+    }
+  }
+
+  /**
+   * Move the former single list (with `added`) into parts: every part already there (an earlier start that
+   * stopped) is written again whole, so that none misses a key; part '' is written last, and from then on the
+   * parts are the list.
+   */
+  private async startPageListParts(
+    datasetCode: string,
+    slot: string,
+    added: readonly string[],
+    partMaxBytes: number,
+    meter: CapacityMeter,
+  ): Promise<void> {
+    const prefix = valuePageListPartPrefix(slot);
+    const former = await this.get(valuePageListKey(datasetCode, slot), meter, true);
+    const { items } = await this.covering(datasetCode, prefix, '', '\u{10ffff}', meter);
+    const started = items.map((item) => readListPart(item, prefix));
+    const all = new Set(['', ...((former?.pages as string[] | undefined) ?? []), ...added]);
+    for (const part of started) for (const lowest of part.lowests) all.add(lowest);
+    const cuts = started.map((part) => part.first);
+    await this.writeListParts(
+      datasetCode,
+      slot,
+      cutListParts([...all].sort(compareCodePoints), cuts, partMaxBytes),
+      meter,
+    );
+    if (former) {
+      const result = await this.client.send(
+        new DeleteCommand({
+          TableName: this.table,
+          Key: valuePageListKey(datasetCode, slot),
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      meter.addWrite(result.ConsumedCapacity);
+    }
+  }
+
+  /** Write list parts (ascending, each listing its own first key first) from the highest down. */
+  private async writeListParts(
+    datasetCode: string,
+    slot: string,
+    parts: readonly (readonly string[])[],
+    meter: CapacityMeter,
+  ): Promise<void> {
+    const prefix = valuePageListPartPrefix(slot);
+    for (let i = parts.length - 1; i >= 0; i--) {
+      const lowests = parts[i] as readonly string[];
+      const result = await this.client.send(
+        new PutCommand({
+          TableName: this.table,
+          Item: {
+            [RecordAttr.partitionKey]: datasetMetaPartition(datasetCode),
+            [RecordAttr.sortKey]: `${prefix}${lowests[0] as string}`,
+            lowests: JSON.stringify(lowests),
+          },
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      );
+      meter.addWrite(result.ConsumedCapacity);
+    }
+  }
+
+  /**
+   * The items under `prefix` whose keys may cover [lower, upper]: from the one at or below `upper` down to the
+   * first at or below `lower`, ascending, read consistently; `reached` says whether that first one exists.
+   */
+  private async covering(
+    datasetCode: string,
+    prefix: string,
+    lower: string,
+    upper: string,
+    meter: CapacityMeter,
+  ): Promise<{ items: Record<string, unknown>[]; reached: boolean }> {
+    const items: Record<string, unknown>[] = [];
     let startKey: Record<string, unknown> | undefined;
-    // Newest first from `upper`, a few pages per call, until one starts below `lower` (the first page, '', does).
+    // Newest first from `upper`, a few items per call, until one starts at or below `lower`.
     do {
       const result = await this.client.send(
         new QueryCommand({
@@ -200,42 +344,20 @@ export class ValueCountStore {
           },
           ScanIndexForward: false,
           ConsistentRead: true,
-          Limit: pages.length === 0 ? 4 : 16,
+          Limit: items.length === 0 ? 4 : 16,
           ExclusiveStartKey: startKey,
           ReturnConsumedCapacity: 'TOTAL',
         }),
       );
       meter.addRead(result.ConsumedCapacity);
       for (const item of result.Items ?? []) {
-        const page = readPage(item, prefix);
-        pages.push(page);
-        if (compareCodePoints(page.lowest, lower) < 0) return pages.reverse();
+        items.push(item);
+        const lowest = (item[RecordAttr.sortKey] as string).slice(prefix.length);
+        if (compareCodePoints(lowest, lower) <= 0) return { items: items.reverse(), reached: true };
       }
       startKey = result.LastEvaluatedKey;
     } while (startKey);
-    return pages.reverse();
-  }
-
-  /** The lowest keys of a slot's pages, ascending, read consistently ('' alone before any page exists). */
-  async readPageList(datasetCode: string, slot: string, meter: CapacityMeter): Promise<string[]> {
-    const item = await this.get(valuePageListKey(datasetCode, slot), meter, true);
-    return (item?.pages as string[] | undefined) ?? [''];
-  }
-
-  async writePageList(
-    datasetCode: string,
-    slot: string,
-    lowests: readonly string[],
-    meter: CapacityMeter,
-  ): Promise<void> {
-    const result = await this.client.send(
-      new PutCommand({
-        TableName: this.table,
-        Item: { ...valuePageListKey(datasetCode, slot), pages: [...lowests] },
-        ReturnConsumedCapacity: 'TOTAL',
-      }),
-    );
-    meter.addWrite(result.ConsumedCapacity);
+    return { items: items.reverse(), reached: false };
   }
 
   /** Pages by their lowest keys, read consistently; a page never written is absent from the map. */
@@ -334,4 +456,50 @@ function readPage(item: Record<string, unknown>, prefix: string): ValuePage {
     counts: JSON.parse(item.counts as string) as [string, number][],
     ...(typeof item.splitAt === 'string' ? { splitAt: JSON.parse(item.splitAt) as string[] } : {}),
   };
+}
+
+/** One part of a page list: the lowest keys it lists, its own first key first. */
+interface ListPart {
+  first: string;
+  lowests: string[];
+}
+
+function readListPart(item: Record<string, unknown>, prefix: string): ListPart {
+  return {
+    first: (item[RecordAttr.sortKey] as string).slice(prefix.length),
+    lowests: JSON.parse(item.lowests as string) as string[],
+  };
+}
+
+/** The keys a part lists from its first up to the next part's first (a part split leaves more until trimmed). */
+function partRange(part: ListPart, next: string | undefined): string[] {
+  return part.lowests.filter((lowest) => listedIn(lowest, part.first, next));
+}
+
+/** Whether a key belongs in the part from `first` up to `next` (the last part when undefined). */
+function listedIn(lowest: string, first: string, next: string | undefined): boolean {
+  return compareCodePoints(lowest, first) >= 0 && (next === undefined || compareCodePoints(lowest, next) < 0);
+}
+
+/**
+ * Lowest keys (ascending) cut into list parts: at every key of `cuts` that is listed, and wherever a part would
+ * pass `partMaxBytes`, into parts of about half that.
+ */
+function cutListParts(lowests: readonly string[], cuts: readonly string[], partMaxBytes: number): string[][] {
+  const forced = new Set(cuts);
+  const whole = Buffer.byteLength(JSON.stringify(lowests)) > partMaxBytes;
+  const parts: string[][] = [];
+  let bytes = 0;
+  for (const lowest of lowests) {
+    const size = Buffer.byteLength(JSON.stringify(lowest)) + 1;
+    const current = parts.at(-1);
+    if (!current || forced.has(lowest) || (whole && bytes + size > partMaxBytes / 2)) {
+      parts.push([lowest]);
+      bytes = size + 1;
+    } else {
+      current.push(lowest);
+      bytes += size;
+    }
+  }
+  return parts;
 }

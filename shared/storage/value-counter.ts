@@ -12,7 +12,10 @@
  *   same invocation, so within `MAX_INVOCATION_MS`; the record stores the claim's position (`@cpos`).
  * - Per slot, count pages: each says "through position T, these count keys have these counts", for the keys
  *   from its lowest key up to the next page's lowest; a page splits in two when it grows past
- *   `PAGE_MAX_BYTES`. A head says through which position every page the slot's claims touched is folded.
+ *   `PAGE_MAX_BYTES`. A head says through which position every page the slot's claims touched is folded. Folds
+ *   find a key's page through the page list (every page's lowest key), kept in parts split by key range as they
+ *   grow past `PAGE_LIST_PART_MAX_BYTES` (value-count-store.ts), so that it never nears the 400 KB item limit and a
+ *   round reads the parts covering its keys and writes only those its new pages fall in. Totals never read it.
  * - Per dataset, a checked position: every claim at or before it that still exists is known to be written (its
  *   record write happened, or for a batch the records its `m` names).
  *
@@ -54,8 +57,10 @@
  * 4. A page a round would grow past `PAGE_MAX_BYTES` is never written whole. A split writes, in order: the page as
  *    it stands with `splitAt`, its split keys (nothing else changes); the new pages, each with the round's counts
  *    from its split key up to the next at the round's position (or, for a fold finishing an earlier split, the
- *    marked page's counts at its position), from the highest down; the page list (once for all the round's
- *    splits); the page with the counts below its first split key, conditionally on the mark's position. A reader
+ *    marked page's counts at its position), from the highest down; their keys in the page list (once for all the
+ *    round's splits: a list part that grows too large writes its upper parts before itself, and a part's keys
+ *    count only below the next part's first, so the list names each page once at every step); the page with the
+ *    counts below its first split key, conditionally on the mark's position. A reader
  *    takes each page's counts only below the next existing page's lowest key, and every page written so far holds
  *    exactly the counts of its keys at its own position (the claims after it are added by that page's position),
  *    so every state in between counts each key once. A new page already written by a fold that stopped is kept
@@ -74,6 +79,7 @@
  * the build's start position when its `@cpos` is at or before it, else from the claims after) is not written yet.
  */
 import type { CapacityMeter } from '../observability/capacity-meter';
+import { logListFoldFailure } from '../observability/change-metrics';
 import { compareCodePoints, countKeyPlace, type KeyInterval } from '../records/value-encoding';
 import type { StoredClaim } from './change-items';
 import type { DatasetBookkeeping } from './dataset-bookkeeping';
@@ -86,6 +92,20 @@ export const CHECK_SLACK_MS = 5_000;
 export const FOLD_MIN_WEIGHT = 64;
 /** A page splits when its counts take more than this (one write unit or two per page written). */
 export const PAGE_MAX_BYTES = 2_048;
+/**
+ * A part of a slot's page list splits when its keys take more than this: a split rewrites the parts its new pages
+ * fall in, a few write units each, however many pages the slot has (a field with a million distinct values has
+ * some 25,000 pages, whose keys would pass DynamoDB's 400 KB item limit in a single list).
+ */
+export const PAGE_LIST_PART_MAX_BYTES = 8_192;
+/** The sizes at which count pages and the parts of their list split. */
+export interface CountPageLimits {
+  /** Bytes of counts a page holds at most (`PAGE_MAX_BYTES`). */
+  page: number;
+  /** Bytes of lowest keys a part of the page list holds at most (`PAGE_LIST_PART_MAX_BYTES`). */
+  listPart: number;
+}
+export const COUNT_PAGE_LIMITS: CountPageLimits = { page: PAGE_MAX_BYTES, listPart: PAGE_LIST_PART_MAX_BYTES };
 /** How a fold cuts the claims it folds into rounds (each round writes every page its claims touch once). */
 export interface FoldRoundLimits {
   /** Records' worth of claims a round takes at most (their values are held in memory while it runs). */
@@ -127,6 +147,8 @@ export interface SlotCountRequest {
    * nobody lists does not pile up claims its first list would read.
    */
   otherSlots?: readonly string[];
+  /** The request that asks, named in the warning when the fold a list runs itself fails. */
+  requestId?: string;
 }
 
 /** Datasets (and slots) found to hold records written before change items, until when not to look again. */
@@ -195,15 +217,15 @@ export async function countSlotValues(
     (claim) => compareCodePoints(claim.position, head.through) > 0 && compareCodePoints(claim.position, overdue) <= 0,
   );
   if (weight(waiting) >= FOLD_MIN_WEIGHT && (head.foldUntil ?? 0) < now) {
-    // The total is known: a fold that meets another folder's writes (a page changed under it) stops, leaving only
-    // true items behind, and the list answers all the same.
+    // The total is known: a fold that meets another folder's writes (a page changed under it) or fails stops,
+    // leaving only true items behind, and the list answers all the same; a failure is logged as a warning.
     await foldDatasetTotals(bookkeeping, {
       datasetCode,
       slots: [slot, ...(request.otherSlots ?? [])],
       now,
       meter,
       until: performance.now() + FOLD_TIME_MS,
-    }).catch(() => undefined);
+    }).catch((error: unknown) => logListFoldFailure({ requestId: request.requestId, datasetCode, slot, error }));
   }
   return total;
 }
@@ -218,6 +240,8 @@ export interface DatasetFoldRequest {
   until: number;
   /** How rounds are cut (`FOLD_ROUND_LIMITS` unless said). */
   rounds?: FoldRoundLimits;
+  /** When pages and their list's parts split (`COUNT_PAGE_LIMITS` unless said). */
+  pageLimits?: CountPageLimits;
 }
 
 export interface DatasetFoldOutcome {
@@ -271,6 +295,7 @@ export async function foldDatasetTotals(
       meter,
       until,
       limits: request.rounds ?? FOLD_ROUND_LIMITS,
+      pageLimits: request.pageLimits ?? COUNT_PAGE_LIMITS,
     });
     outcome.folded = Math.max(outcome.folded, folded);
     if (!reached) outcome.left = true;
@@ -494,6 +519,7 @@ interface FoldTurn {
   /** When to stop starting rounds (a `performance.now()` time). */
   until: number;
   limits: FoldRoundLimits;
+  pageLimits: CountPageLimits;
 }
 
 /**
@@ -530,7 +556,7 @@ async function foldSlot(
     }
     const candidates = claims.slice(next, end);
     const candidatesThrough = end < claims.length ? (candidates.at(-1) as StoredClaim).position : through;
-    const count = await foldRound(bookkeeping, datasetCode, slot, from, candidatesThrough, candidates, limits, meter);
+    const count = await foldRound(bookkeeping, datasetCode, slot, from, candidatesThrough, candidates, turn);
     const roundThrough =
       count < candidates.length ? (candidates[count - 1] as StoredClaim).position : candidatesThrough;
     await values.finishFold(datasetCode, slot, from, roundThrough, meter);
@@ -553,13 +579,18 @@ async function foldRound(
   from: string,
   through: string,
   claims: readonly StoredClaim[],
-  limits: FoldRoundLimits,
-  meter: CapacityMeter,
+  turn: Pick<FoldTurn, 'meter' | 'limits' | 'pageLimits'>,
 ): Promise<number> {
+  const { meter, limits, pageLimits } = turn;
   const values = bookkeeping.values;
   const batchValues = await readBatchValues(bookkeeping, datasetCode, slot, from, claims, meter, true, through);
   const deltas = claimDeltas(claims, slot, batchValues);
-  let lowests = await values.readPageList(datasetCode, slot, meter);
+  // The part of the page list that covers the round's keys (a few list parts, not the whole list).
+  const keys = deltas.map((delta) => delta.key).sort(compareCodePoints);
+  let lowests =
+    keys.length === 0
+      ? ['']
+      : await values.readPageList(datasetCode, slot, keys[0] as string, keys.at(-1) as string, meter);
   for (let attempt = 0; ; attempt++) {
     if (attempt > 3) throw new Error(`count pages of ${datasetCode} ${slot} keep changing under a fold`);
     const pages = await values.readPages(
@@ -574,7 +605,7 @@ async function foldRound(
         marked: { ...marked, splitAt: marked.splitAt ?? [] },
         counted: { lowest: marked.lowest, through: marked.through, counts: marked.counts },
       }));
-      lowests = await finishSplits(bookkeeping, datasetCode, slot, splits, lowests, meter);
+      lowests = await finishSplits(bookkeeping, datasetCode, slot, splits, lowests, pageLimits, meter);
       continue;
     }
     const count = roundLength(claims, deltas, lowests, pages, limits.pageBytes);
@@ -597,7 +628,7 @@ async function foldRound(
         if (compareCodePoints(claim.position, page.through) > 0) added.set(key, (added.get(key) ?? 0) + delta);
       }
       const next: ValuePage = { lowest, through: roundThrough, counts: mergeCounts(page.counts, added) };
-      const splitAt = splitKeys(next.counts);
+      const splitAt = splitKeys(next.counts, pageLimits.page);
       // A page that grows past its size is never written whole: it is marked, as it stands, with its split's keys
       // (see 4 above), and its parts are written with the round's counts.
       const write = splitAt ? { ...page, splitAt } : next;
@@ -606,7 +637,7 @@ async function foldRound(
       }
       if (splitAt) splits.push({ marked: { ...page, splitAt }, counted: next });
     });
-    if (splits.length > 0) await finishSplits(bookkeeping, datasetCode, slot, splits, lowests, meter);
+    if (splits.length > 0) await finishSplits(bookkeeping, datasetCode, slot, splits, lowests, pageLimits, meter);
     return count;
   }
 }
@@ -651,14 +682,14 @@ function roundLength(
   return claims.length;
 }
 
-/** The keys to split counts at when they take more than `PAGE_MAX_BYTES`, into parts of about half that. */
-function splitKeys(counts: readonly [string, number][]): string[] | undefined {
-  if (pageBytes(counts) <= PAGE_MAX_BYTES || counts.length < 2) return undefined;
+/** The keys to split counts at when they take more than `pageMaxBytes`, into parts of about half that. */
+function splitKeys(counts: readonly [string, number][], pageMaxBytes: number): string[] | undefined {
+  if (pageBytes(counts) <= pageMaxBytes || counts.length < 2) return undefined;
   const splitAt: string[] = [];
   let bytes = 0;
   for (const [i, entry] of counts.entries()) {
     const size = pageBytes([entry]);
-    if (i > 0 && bytes + size > PAGE_MAX_BYTES / 2) {
+    if (i > 0 && bytes + size > pageMaxBytes / 2) {
       splitAt.push(entry[0]);
       bytes = 0;
     }
@@ -677,8 +708,9 @@ interface Split {
 }
 
 /**
- * Steps 2 to 4 of splits: each page's new pages from the highest down, then the page list (once for them all),
- * then each page without the counts it gave away, conditionally on the mark's position.
+ * Steps 2 to 4 of splits: each page's new pages from the highest down, then their keys in the page list (once for
+ * them all: the parts they fall in), then each page without the counts it gave away, conditionally on the mark's
+ * position. Returns the list as the round knows it (`lowests` with the new pages).
  */
 async function finishSplits(
   bookkeeping: DatasetBookkeeping,
@@ -686,6 +718,7 @@ async function finishSplits(
   slot: string,
   splits: readonly Split[],
   lowests: readonly string[],
+  pageLimits: CountPageLimits,
   meter: CapacityMeter,
 ): Promise<string[]> {
   const values = bookkeeping.values;
@@ -707,8 +740,9 @@ async function finishSplits(
       );
     }
   });
-  const listed = [...new Set([...lowests, ...splits.flatMap(({ marked }) => marked.splitAt)])].sort(compareCodePoints);
-  await values.writePageList(datasetCode, slot, listed, meter);
+  const added = splits.flatMap(({ marked }) => marked.splitAt);
+  await values.addToPageList(datasetCode, slot, added, pageLimits.listPart, meter);
+  const listed = [...new Set([...lowests, ...added])].sort(compareCodePoints);
   await inGroups(splits, ({ marked, counted }) =>
     values.putPage(
       datasetCode,

@@ -351,7 +351,10 @@ it('totals equal the written records, whatever the writes, their deaths and the 
             now: clock,
             meter: new CapacityMeter(),
             until: s.cutShort ? performance.now() : performance.now() + 60_000,
-            ...(s.smallRounds ? { rounds: { records: 40, pageBytes: 120 } } : {}),
+            // Small rounds split small pages, and the page list's small parts, often.
+            ...(s.smallRounds
+              ? { rounds: { records: 40, pageBytes: 120 }, pageLimits: { page: 160, listPart: 48 } }
+              : {}),
           });
         } else {
           clock = Math.max(clock, deadClaimsSettleAt);
