@@ -32,8 +32,12 @@ import { RecordAttr } from '../storage/table-definitions';
 import type { DatasetJob } from './job-definition';
 import type { HandledRecord, SegmentConsumer, SegmentCountsOfBuilds } from './segment-consumer';
 
-/** A segment's counts take at most this much of its progress item (DynamoDB items hold 400 KB). */
-const MAX_SEGMENT_COUNTS_BYTES = 200_000;
+/**
+ * A segment's counts take at most this much of its progress item, which is written after every page: 16 write units
+ * per page of 200 records at most (0.08 per record, beside the one its key write costs). About 800 distinct values
+ * per segment; a build with more keeps counting its index keys.
+ */
+const MAX_SEGMENT_COUNTS_BYTES = 16_000;
 
 /** The counts of one segment of a job, per build its job counts, as saved with the segment's position. */
 export class SegmentTotals implements SegmentCountsOfBuilds {

@@ -91,7 +91,7 @@
  *    with the counts of exactly the pages before its position, and a page read again counts once. The pages are
  *    written from every segment's counts when the job finishes, before the registry says the index answers from
  *    them; a build dropped while its job ran is not completed, and its counts are never read. A build a segment
- *    could not count (a chain that does not add up, counts past 200 KB in one segment) keeps counting index keys.
+ *    could not count (a chain that does not add up, counts past 16 KB in one segment) keeps counting index keys.
  */
 import type { CapacityMeter } from '../observability/capacity-meter';
 import { compareCodePoints, countKeyPlace, type KeyInterval } from '../records/value-encoding';
