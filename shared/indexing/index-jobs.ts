@@ -13,7 +13,10 @@
  * - `runSegment`: read one segment of a dataset (an id range) page by page, hand each page to the job's
  *   consumers (segment-consumer.ts), and save where it stands after each page, until it ends or its time is up:
  *   a crashed or redeployed run resumes from the last page saved. Segments of a job run in parallel.
- * - `finish`: once every segment is done, the built indexes become complete and the dropped ones are gone.
+ *   Each page's records are also counted into the builds' per-value totals (build-totals.ts), saved with the
+ *   position.
+ * - `finish`: once every segment is done, the builds' count pages are written from the segments' counts, the
+ *   built indexes become complete (answering totals from those pages) and the dropped ones are gone.
  *
  * Only one run works at a time (the runner lease in the catalog item): a run started while another is still
  * going answers done at once, and the other picks up the new work in its next `next`. Every registry change is
