@@ -44,6 +44,11 @@ export interface AppliedIndex {
   /** When its job started scanning, and when it became complete (or gone). */
   startedAt?: number;
   finishedAt?: number;
+  /**
+   * A build its job completed with per-value totals of every record: the position they count from (the job counted
+   * the records as they stood there, the change items count the writes after it; indexing/build-totals.ts).
+   */
+  totalsFrom?: string;
 }
 
 export interface DatasetIndexRegistry {
@@ -72,8 +77,9 @@ export interface DatasetIndexes {
   /**
    * The builds (by number) whose per-value totals count every record: complete since they were made (nothing
    * stored to index, no function writing under an earlier configuration), so every record's writes carried their
-   * count keys. A build a job completed has counts of the writes since it was made only, not of the records its
-   * job indexed: its totals do not answer (a list counts its index keys instead).
+   * count keys, or completed by a job that counted the records it scanned (`totalsFrom`). A build a job completed
+   * without counting them (one of its segments could not, or a job begun before jobs counted) has counts of the
+   * writes since it was made only: its totals do not answer (a list counts its index keys instead).
    */
   readonly exactTotals: ReadonlySet<number>;
   /** Indexes of the configuration's fields that are not complete yet (building or waiting), by field. */
@@ -113,7 +119,10 @@ export function datasetIndexes(entry: DatasetIndexRegistry | undefined): Dataset
       .map(toDatasetIndex),
     exactTotals: new Set(
       indexes
-        .filter((index) => index.state === 'complete' && index.startedAt === undefined)
+        .filter(
+          (index) =>
+            index.state === 'complete' && (index.startedAt === undefined || typeof index.totalsFrom === 'string'),
+        )
         .map((index) => index.build),
     ),
     pending: new Map(

@@ -13,7 +13,10 @@
  * - `runSegment`: read one segment of a dataset (an id range) page by page, hand each page to the job's
  *   consumers (segment-consumer.ts), and save where it stands after each page, until it ends or its time is up:
  *   a crashed or redeployed run resumes from the last page saved. Segments of a job run in parallel.
- * - `finish`: once every segment is done, the built indexes become complete and the dropped ones are gone.
+ *   Each page's records are also counted into the builds' per-value totals (build-totals.ts), saved with the
+ *   position.
+ * - `finish`: once every segment is done, the builds' count pages are written from the segments' counts, the
+ *   built indexes become complete (answering totals from those pages) and the dropped ones are gone.
  *
  * Only one run works at a time (the runner lease in the catalog item): a run started while another is still
  * going answers done at once, and the other picks up the new work in its next `next`. Every registry change is
@@ -34,8 +37,10 @@ import { CapacityMeter } from '../observability/capacity-meter';
 import { recordIdTime } from '../records/record-ids';
 import { CatalogRevisionConflict, readCatalogItem, updateCatalogIndexes } from '../storage/catalog-item';
 import type { DatasetBookkeeping } from '../storage/dataset-bookkeeping';
-import type { IdRange, IndexBuildStore } from '../storage/index-build-store';
-import { estimateRecordCount, lastIdAt, MAX_INVOCATION_MS } from '../storage/record-counter';
+import type { IdRange, IndexBuildStore, SegmentProgress } from '../storage/index-build-store';
+import { estimateRecordCount, lastIdAt, MAX_INVOCATION_MS, SETTLE_MS } from '../storage/record-counter';
+import { foldDatasetTotals, startSlotTotalsAt } from '../storage/value-counter';
+import { buildTotalsCounter, countedSlot, mergeSegmentCounts, SegmentTotals } from './build-totals';
 import type { DatasetJob, JobDefinition, SegmentRef } from './job-definition';
 import { indexKeyWriter, type SegmentConsumer, type SegmentCounts } from './segment-consumer';
 import { WriteThrottle } from './write-throttle';
@@ -101,6 +106,8 @@ export interface SegmentRun {
 
 /** How long `next` asks to wait at most before it looks again. */
 const MAX_WAIT_SECONDS = 300;
+/** How long `finish` folds the claims its counted builds' totals start with. */
+const FINISH_FOLD_MS = 5_000;
 /** How often a step reads again after losing a race with another writer of the catalog item. */
 const STEP_ATTEMPTS = 20;
 
@@ -131,6 +138,18 @@ const withSlot = (index: AppliedIndex): DatasetIndex => ({
   slot: index.slot as number,
   build: index.build,
 });
+
+/**
+ * When a job may start scanning for an index. A drop: once every function serves its state (`settlesAt`). A build:
+ * that, and once every write claimed at or before then has landed or never will (`SETTLE_MS` more), so that the
+ * records the job reads are the records as they stood at its totals' start position (build-totals.ts). A build
+ * made while nothing served the store (a settle window of 0: `npm start` applying its configuration before it
+ * serves) has no such write.
+ */
+export function scanReadyAt(index: AppliedIndex): number {
+  if (index.state !== 'building' || index.settlesAt <= index.since) return index.settlesAt;
+  return index.settlesAt + SETTLE_MS;
+}
 
 /** Whether an index is one a job scans for: being built, or being dropped and no longer kept by writes. */
 function scanned(index: AppliedIndex): boolean {
@@ -169,7 +188,11 @@ export class IndexJobs {
 
   constructor(private readonly options: IndexJobsOptions) {
     this.now = options.now ?? Date.now;
-    this.consumers = [indexKeyWriter(options.store), ...(options.consumers ?? [])];
+    this.consumers = [
+      indexKeyWriter(options.store),
+      buildTotalsCounter(options.bookkeeping.changes),
+      ...(options.consumers ?? []),
+    ];
   }
 
   /** What the run named `owner` does next (see the module's comment). */
@@ -214,7 +237,9 @@ export class IndexJobs {
       for (const [, entry] of entries) for (const index of entry.indexes) if (index.job === current) delete index.job;
     }
     const ready = entries
-      .map(([code, entry]) => [code, entry.indexes.filter((i) => scanned(i) && !i.job && i.settlesAt <= now)] as const)
+      .map(
+        ([code, entry]) => [code, entry.indexes.filter((i) => scanned(i) && !i.job && scanReadyAt(i) <= now)] as const,
+      )
       .filter(([, indexes]) => indexes.length > 0);
     if (ready.length > 0) {
       const definition = await this.createJob(ready, now);
@@ -228,7 +253,7 @@ export class IndexJobs {
     }
     if (pending === 0) return { step: { action: 'done', pending } };
     const settling = entries.flatMap(([, entry]) =>
-      entry.indexes.filter((i) => i.state === 'building' || i.state === 'dropping').map((i) => i.settlesAt),
+      entry.indexes.filter((i) => i.state === 'building' || i.state === 'dropping').map(scanReadyAt),
     );
     const until = settling.length > 0 ? Math.min(...settling) : now + MAX_WAIT_SECONDS * 1000;
     const seconds = Math.min(MAX_WAIT_SECONDS, Math.max(1, Math.ceil((until - now) / 1000)));
@@ -251,13 +276,17 @@ export class IndexJobs {
     for (const [code, indexes] of ready) {
       const first = await store.firstRecordId(code, meter);
       const total = await estimateRecordCount(bookkeeping, code, meter);
+      const builds = indexes.filter((i) => i.state === 'building');
       datasets[code] = {
-        builds: indexes.filter((i) => i.state === 'building').map(withSlot),
+        builds: builds.map(withSlot),
         drops: indexes.filter((i) => i.state === 'dropping').map(withSlot),
         fromMs: first === undefined ? now : Math.min(now, recordIdTime(first)),
         toMs: now,
         segments: Math.min(maxSegments, Math.max(1, Math.ceil(total / recordsPerSegment))),
         total,
+        ...(builds.length > 0
+          ? { totalsFrom: Object.fromEntries(builds.map((i) => [i.build, lastIdAt(i.settlesAt)])) }
+          : {}),
       };
     }
     const segments = Object.values(datasets).reduce((sum, job) => sum + job.segments, 0);
@@ -294,15 +323,21 @@ export class IndexJobs {
     let progress = (await store.readSegment(ref.jobId, ref.datasetCode, ref.segment)) ?? { processed: 0, done: false };
     const range = segmentRange(job, ref.segment);
     const deadline = this.now() + budgetMs;
+    // Counts resume from those saved with the position: a page read again after a crash is counted once.
+    const totals = SegmentTotals.resume(job, progress.totals);
     while (!progress.done) {
-      const page = await store.readRecords(ref.datasetCode, range, progress.position, pageSize, meter);
-      const context = { jobId: ref.jobId, datasetCode: ref.datasetCode, job, meter, throttle, counts };
+      const page = await store.readRecords(ref.datasetCode, range, progress.position, pageSize, meter, !!totals);
+      const context = {
+        ...{ jobId: ref.jobId, datasetCode: ref.datasetCode, job, meter, throttle, counts, handled: [] },
+        ...(totals ? { totals } : {}),
+      };
       for (const consumer of this.consumers) await consumer.consume(page.items, context);
       counts.records += page.items.length;
       progress = {
         ...(page.next ? { position: page.next } : {}),
         processed: progress.processed + page.items.length,
         done: page.next === undefined,
+        ...(totals ? { totals: totals.toState() } : {}),
       };
       await store.saveSegment(ref.jobId, ref.datasetCode, ref.segment, progress);
       if (page.items.length > 0) await store.addProgress(ref.jobId, ref.datasetCode, page.items.length);
@@ -316,21 +351,26 @@ export class IndexJobs {
     const { store, catalog } = this.options;
     const definition = await this.definition(jobId);
     const segments = definition ? segmentsOf(definition) : [];
+    const saved: { ref: SegmentRef; progress: SegmentProgress }[] = [];
     for (const ref of segments) {
       const progress = await store.readSegment(jobId, ref.datasetCode, ref.segment);
       if (!progress?.done) return { finished: false };
+      saved.push({ ref, progress });
     }
+    const counted = definition ? await this.startCountedTotals(definition, saved) : new Map<string, string>();
     for (let attempt = 1; ; attempt++) {
       const item = await readCatalogItem(catalog.client, catalog.table);
       if (!item) return { finished: true };
       const registry = parseIndexRegistry(item.indexes) ?? {};
       const now = this.now();
-      for (const entry of Object.values(registry)) {
+      for (const [code, entry] of Object.entries(registry)) {
         entry.indexes = entry.indexes.filter((index) => !(index.job === jobId && index.state === 'dropping'));
         for (const index of entry.indexes) {
           if (index.job !== jobId || index.state !== 'building') continue;
           delete index.job;
           Object.assign(index, { state: 'complete', since: now, settlesAt: now, finishedAt: now });
+          const totalsFrom = counted.get(`${code}\n${index.build}`);
+          if (totalsFrom !== undefined) index.totalsFrom = totalsFrom;
         }
       }
       try {
@@ -346,6 +386,56 @@ export class IndexJobs {
       }
     }
     if (definition) await this.forget(definition);
+    if (counted.size > 0 && definition) await this.foldCounted(definition, counted);
     return { finished: true };
+  }
+
+  /**
+   * Start the per-value totals of every build the job counted and the registry still has it build: its count
+   * pages at its start position, from every segment's counts (a build a segment gave up is left out: it keeps
+   * counting its index keys). Per `dataset\nbuild`, the start position of those started.
+   */
+  private async startCountedTotals(
+    definition: JobDefinition,
+    saved: readonly { ref: SegmentRef; progress: SegmentProgress }[],
+  ): Promise<Map<string, string>> {
+    const { catalog, bookkeeping } = this.options;
+    const started = new Map<string, string>();
+    const item = await readCatalogItem(catalog.client, catalog.table);
+    const registry = parseIndexRegistry(item?.indexes) ?? {};
+    const meter = new CapacityMeter();
+    for (const [code, job] of Object.entries(definition.datasets)) {
+      for (const build of job.builds) {
+        const from = job.totalsFrom?.[build.build];
+        const building = registry[code]?.indexes.some(
+          (index) => index.build === build.build && index.job === definition.id && index.state === 'building',
+        );
+        if (from === undefined || !building) continue;
+        const segments = saved.filter(({ ref }) => ref.datasetCode === code).map(({ progress }) => progress.totals);
+        const counts = mergeSegmentCounts(build.build, segments);
+        if (!counts) continue;
+        await startSlotTotalsAt(bookkeeping, code, countedSlot(build), from, counts, meter);
+        started.set(`${code}\n${build.build}`, from);
+      }
+    }
+    return started;
+  }
+
+  /**
+   * Fold the claims written while the job ran into the counted builds' pages, as far as a few seconds allow, so that
+   * the first lists do not read them all (the folds beside the writes and the lists do the rest).
+   */
+  private async foldCounted(definition: JobDefinition, counted: ReadonlyMap<string, string>): Promise<void> {
+    for (const [code, job] of Object.entries(definition.datasets)) {
+      const slots = job.builds.filter((build) => counted.has(`${code}\n${build.build}`)).map(countedSlot);
+      if (slots.length === 0) continue;
+      await foldDatasetTotals(this.options.bookkeeping, {
+        datasetCode: code,
+        slots,
+        now: this.now(),
+        meter: new CapacityMeter(),
+        until: performance.now() + FINISH_FOLD_MS,
+      }).catch(() => undefined);
+    }
   }
 }

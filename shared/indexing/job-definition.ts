@@ -16,6 +16,11 @@ export interface DatasetJob {
   segments: number;
   /** Records the dataset held when the job started: its progress is counted against this. */
   total: number;
+  /**
+   * Per build number, the position from which the job counts that build's per-value totals (build-totals.ts): the
+   * last of its `settlesAt`. Absent for a job made before totals were counted by jobs.
+   */
+  totalsFrom?: Record<number, string>;
 }
 
 export interface JobDefinition {

@@ -6,7 +6,9 @@
  * from its last saved page, so the records of the page in flight are handed over again.
  *
  * The first consumer is the index keys' own: `indexKeyWriter` sets each record's key of every index the job
- * builds and removes its key of every index the job drops.
+ * builds and removes its key of every index the job drops, and says how it left each record (`handled`). The
+ * second counts the builds' per-value totals from that (build-totals.ts): idempotent by page instead, since its
+ * counts are saved with the segment's position.
  */
 import type { CapacityMeter } from '../observability/capacity-meter';
 import type { StoredValue } from '../records/field-values';
@@ -28,6 +30,25 @@ export interface SegmentPageContext {
   throttle: WriteThrottle;
   /** Counters for the job's metrics. */
   counts: SegmentCounts;
+  /** Each record of the page as the index keys' writer left it (filled by it, for the consumers after it). */
+  handled: HandledRecord[];
+  /** The segment's per-value totals of the builds the job counts (build-totals.ts); absent when it counts none. */
+  totals?: SegmentCountsOfBuilds;
+}
+
+/** Per-value counts of a segment, per build (build-totals.ts `SegmentTotals`). */
+export interface SegmentCountsOfBuilds {
+  /** Whether the build's counts are still kept. */
+  counting(build: number): boolean;
+  add(build: number, key: string, delta: number): void;
+  /** The build cannot be counted exactly: it keeps counting its index keys. */
+  giveUp(build: number): void;
+}
+
+/** A record as the index keys' writer last read it, and whether it then set or removed keys of it. */
+export interface HandledRecord {
+  record: RecordItem;
+  written: boolean;
 }
 
 export interface SegmentCounts {
@@ -81,7 +102,10 @@ export function indexKeyWriter(store: IndexBuildStore): SegmentConsumer {
     let changes = 0;
     while (record) {
       const write = recordIndexWrite(record, context.job);
-      if (!write) return;
+      if (!write) {
+        context.handled.push({ record, written: false });
+        return;
+      }
       await context.throttle.take();
       let written: boolean;
       try {
@@ -94,6 +118,7 @@ export function indexKeyWriter(store: IndexBuildStore): SegmentConsumer {
       context.throttle.succeeded();
       if (written) {
         context.counts.written += 1;
+        context.handled.push({ record, written: true });
         return;
       }
       // Changed since it was read: its writer set the keys of the new values itself; read it and check.

@@ -44,6 +44,14 @@ export interface SegmentProgress {
   /** Records read so far. */
   processed: number;
   done: boolean;
+  /** The per-value totals counted so far, saved with the position so that a page is never counted twice. */
+  totals?: SegmentTotalsState;
+}
+
+/** A segment's per-value totals: per build number its counts (count key, count), and the builds given up. */
+export interface SegmentTotalsState {
+  counts: Record<number, [string, number][]>;
+  uncounted: number[];
 }
 
 export interface IndexBuildTables {
@@ -77,13 +85,17 @@ export class IndexBuildStore {
     return result.Items?.[0]?.[RecordAttr.sortKey] as string | undefined;
   }
 
-  /** One page of a dataset's records within `range`, in id order, from `startAfter`; `next` when more follow. */
+  /**
+   * One page of a dataset's records within `range`, in id order, from `startAfter`; `next` when more follow.
+   * `consistent`: every write that landed before the read shows (a job counting per-value totals needs it).
+   */
   async readRecords(
     datasetCode: string,
     range: IdRange,
     startAfter: ReadPosition | undefined,
     limit: number,
     meter: CapacityMeter,
+    consistent = false,
   ): Promise<{ items: RecordItem[]; next?: ReadPosition }> {
     const names: Record<string, string> = { '#pk': RecordAttr.partitionKey };
     const values: Record<string, unknown> = { ':pk': datasetPartitionKey(datasetCode) };
@@ -107,6 +119,7 @@ export class IndexBuildStore {
         ExpressionAttributeValues: values,
         ExclusiveStartKey: startAfter,
         Limit: limit,
+        ...(consistent ? { ConsistentRead: true } : {}),
         ReturnConsumedCapacity: 'TOTAL',
       }),
     );
@@ -201,6 +214,7 @@ export class IndexBuildStore {
       ...(item.position ? { position: item.position as ReadPosition } : {}),
       processed: typeof item.processed === 'number' ? item.processed : 0,
       done: item.done === true,
+      ...(typeof item.totals === 'string' ? { totals: JSON.parse(item.totals) as SegmentTotalsState } : {}),
     };
   }
 
@@ -208,7 +222,11 @@ export class IndexBuildStore {
     await this.client.send(
       new PutCommand({
         TableName: this.tables.catalog,
-        Item: { ...indexJobSegmentKey(jobId, datasetCode, segment), ...progress },
+        Item: {
+          ...indexJobSegmentKey(jobId, datasetCode, segment),
+          ...progress,
+          ...(progress.totals ? { totals: JSON.stringify(progress.totals) } : {}),
+        },
       }),
     );
   }

@@ -75,8 +75,28 @@
  * index build (`countSlotKey`): the caller asks only for builds that were complete from the moment they were made
  * (`exactTotals` in catalog/index-registry.ts). A build a job ran over stored records has claims of the writes
  * since it was made only, and the oldest-record test alone would not see a record a function still serving the
- * earlier configuration wrote without the build's key. Counting what the job scans (a scanned record counts at
- * the build's start position when its `@cpos` is at or before it, else from the claims after) is not written yet.
+ * earlier configuration wrote without the build's key. Such a build's job counts what it scans instead
+ * (indexing/build-totals.ts), and its totals start at the build's start position S with those counts
+ * (`startSlotTotalsAt`); the index answers from them once the job completes it (`totalsFrom` in the registry):
+ * 6. S is the last position of the build's `settlesAt`: every claim after S was made by a function serving the
+ *    build, so it carries the build's count keys and its writer keeps the build's index key. The job reads no
+ *    record before every write claimed at or before S has landed or never will (`SETTLE_MS` later; nothing was
+ *    in flight when the build was made while nothing served the store), and reads records consistently.
+ * 7. What a record adds at S is read from the record as the job's key writer left it: the count key its index
+ *    attribute holds for the build (a key a function serving the earlier configuration left stale counts as the
+ *    value it says, as the claims after S take it), with every write claimed after S that the read shows undone
+ *    (its `@cpos`, then each update's `previous`: an update's keys after become its keys before; a create or a
+ *    batch after S means the record did not exist at S), and moved to the key the job then set, when it set one
+ *    (the job's own write carries no claim). So for every record, the counts at S plus the claims after S that
+ *    the read did not show end at the key it holds once the job is done: the writes the read showed are undone
+ *    and counted again from the claims, the writes after the read count from the claims alone, and a write that
+ *    raced the job's key write made it read the record again and count from that read. A chain that does not add
+ *    up (a claim missing, a key undone the record does not hold) leaves the build uncounted.
+ * 8. A segment's counts are saved with its position after each page, in one item, so a crashed segment resumes
+ *    with the counts of exactly the pages before its position, and a page read again counts once. The pages are
+ *    written from every segment's counts when the job finishes, before the registry says the index answers from
+ *    them; a build dropped while its job ran is not completed, and its counts are never read. A build a segment
+ *    could not count (a chain that does not add up, counts past 16 KB in one segment) keeps counting index keys.
  */
 import type { CapacityMeter } from '../observability/capacity-meter';
 import { logListFoldFailure } from '../observability/change-metrics';
@@ -493,6 +513,46 @@ async function startSlotTotals(
   }
   await bookkeeping.values.createHead(datasetCode, slot, '', meter);
   return (await bookkeeping.values.readHeadConsistently(datasetCode, slot, meter)) ?? { through: '' };
+}
+
+/**
+ * Start a slot's totals at `through` with the counts of its keys there (`counts`, ascending, none zero): the
+ * pages of a build an index job counted (indexing/build-totals.ts). Pages first, about half a page's size each,
+ * then their list, then the head, which is what makes the totals exist: a start cut short is done again whole
+ * (the same counts, from the job's saved segments), and a slot whose head exists is left alone.
+ */
+export async function startSlotTotalsAt(
+  bookkeeping: DatasetBookkeeping,
+  datasetCode: string,
+  slot: string,
+  through: string,
+  counts: readonly [string, number][],
+  meter: CapacityMeter,
+): Promise<void> {
+  const values = bookkeeping.values;
+  if (await values.readHeadConsistently(datasetCode, slot, meter)) return;
+  const pages: ValuePage[] = [{ lowest: '', through, counts: [] }];
+  let bytes = 0;
+  for (const entry of counts) {
+    const size = pageBytes([entry]);
+    const page = pages.at(-1) as ValuePage;
+    if (page.counts.length > 0 && bytes + size > PAGE_MAX_BYTES / 2) {
+      pages.push({ lowest: entry[0], through, counts: [entry] });
+      bytes = size;
+    } else {
+      page.counts.push(entry);
+      bytes += size;
+    }
+  }
+  // A page already there was written by a start cut short, with these same counts.
+  await inGroups(pages, (page) => values.putPage(datasetCode, slot, page, undefined, meter));
+  await values.writePageList(
+    datasetCode,
+    slot,
+    pages.map((page) => page.lowest),
+    meter,
+  );
+  await values.createHead(datasetCode, slot, through, meter);
 }
 
 async function createdWithSlot(

@@ -23,6 +23,7 @@ import { getOneOperation } from '../../shared/operations/get-one';
 import { indexStatusOperation } from '../../shared/operations/index-status';
 import { updateOperation } from '../../shared/operations/update';
 import { getListOperation } from '../../shared/query/get-list';
+import { IndexBuildStore } from '../../shared/storage/index-build-store';
 import { catalogKey } from '../../shared/storage/item-keys';
 import { ServiceHarness } from './service-harness';
 
@@ -128,8 +129,12 @@ export class LiveConfiguration {
     return this.built;
   }
 
-  /** One unit of index work; false when there was nothing left to do. */
-  async stepIndexJobs(): Promise<boolean> {
+  /**
+   * One unit of index work; false when there was nothing left to do. `crash`: a segment's page is worked on and
+   * its runner dies before saving where it stands (its keys are written, its position and counts are not), so
+   * the next turn reads the page again.
+   */
+  async stepIndexJobs(crash = false): Promise<boolean> {
     const jobs = this.jobs();
     this.unitsDone += 1;
     if (!this.scan) {
@@ -140,8 +145,11 @@ export class LiveConfiguration {
     }
     const ref = this.scan.queue.shift();
     if (ref) {
+      const store = new IndexBuildStore(this.harness.dynamo().client, this.tables());
+      const before = crash ? await store.readSegment(ref.jobId, ref.datasetCode, ref.segment) : undefined;
       const run = await jobs.runSegment(ref, 0);
-      if (!run.done) this.scan.queue.push(ref);
+      if (before) await store.saveSegment(ref.jobId, ref.datasetCode, ref.segment, before);
+      if (!run.done || before) this.scan.queue.push(ref);
       return true;
     }
     await jobs.finish(this.scan.jobId);
