@@ -18,6 +18,11 @@
  * so claims sort in time order. A claim must land within `CLAIM_LATE_MS` of its position's time, or its writer
  * withdraws it and claims again before writing any record (`claimChange`): a reader that read the claims up to
  * time T has seen every claim positioned before T − `CLAIM_LATE_MS` − `CLOCK_SKEW_MS`.
+ *
+ * Claims are kept: totals, folds, checks and a slot's start read claims back to the oldest head, the checked
+ * position and a dataset's oldest record, however old, so an expiry (the table's TTL, `@expires`) may only be
+ * given to claims once those readers treat positions past a retention horizon as untrusted (the design is in
+ * docs/totals-and-changes.md, "Change items are kept").
  */
 import {
   BatchWriteCommand,
