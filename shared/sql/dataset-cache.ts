@@ -12,8 +12,9 @@
  * last looked and the changed records alone, so one write to a large dataset costs the next query a few read
  * units instead of a reload, and a query after no write reads only the change items of the last seconds.
  * Catching up is never dearer than loading afresh: the change items are read no further than it takes to know
- * (a bounded read, at most 2 % of what the load costs), and past that the copy is loaded again. The row budget is checked
- * before anything is read or caught up: a load from the dataset's count, a catch-up from the rows it would add.
+ * (a bounded read, at most 2 % of what the load costs), and past that the copy is loaded again. The row budget
+ * is checked before anything is read or caught up: a load from the dataset's count, a catch-up from the rows it
+ * would add.
  * Without a feed, a copy is reused while the source's version is unchanged.
  *
  * A query that finds another one loading the same view waits for that load only within its own time limit.

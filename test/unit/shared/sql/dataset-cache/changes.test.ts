@@ -271,12 +271,17 @@ describe('DatasetCache with a change feed', () => {
 
   // Figures measured on the embedded store: 10,000 records of 8 fields load for 680 read units (0.068 a record);
   // a single write's change item costs 0.037 of a unit to read consistently; a record read by id costs one.
-  it('after 1,000 single creates on 10,000 records, loads afresh having read change items for 2 % of a load', async () => {
+  async function measuredCopy() {
     const source = new FeedSource(dataset(10_000));
     source.rowUnits = 0.068;
     source.changeUnits = 0.037;
     const cache = new DatasetCache({ now: () => source.clock });
     await cache.tables([view], source);
+    return { source, cache };
+  }
+
+  it('after 1,000 single creates on 10,000 records, loads afresh having read change items for 2 % of a load', async () => {
+    const { source, cache } = await measuredCopy();
     expect(source.units).toBeCloseTo(680, 6);
     source.clock += 1000;
     for (let i = 0; i < 1000; i++) source.write(record(`n${i}`, 'EU', i));
@@ -293,11 +298,7 @@ describe('DatasetCache with a change feed', () => {
   });
 
   it('after 300 single creates on 10,000 records, catches up for less than a load would cost', async () => {
-    const source = new FeedSource(dataset(10_000));
-    source.rowUnits = 0.068;
-    source.changeUnits = 0.037;
-    const cache = new DatasetCache({ now: () => source.clock });
-    await cache.tables([view], source);
+    const { source, cache } = await measuredCopy();
     source.clock += 1000;
     for (let i = 0; i < 300; i++) source.write(record(`n${i}`, 'EU', i));
     source.clock += 1000;
