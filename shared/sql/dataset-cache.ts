@@ -11,8 +11,10 @@
  * before it writes them) is not asked for a version: a loaded copy catches up by reading the changes since it
  * last looked and the changed records alone, so one write to a large dataset costs the next query a few read
  * units instead of a reload, and a query after no write reads only the change items of the last seconds.
- * Catching up is never dearer than loading afresh: past that, the copy is loaded again. The row budget is checked
- * before anything is read or caught up: a load from the dataset's count, a catch-up from the rows it would add.
+ * Catching up is never dearer than loading afresh: the change items are read no further than it takes to know
+ * (a bounded read, at most 2 % of what the load costs), and past that the copy is loaded again. The row budget
+ * is checked before anything is read or caught up: a load from the dataset's count, a catch-up from the rows it
+ * would add.
  * Without a feed, a copy is reused while the source's version is unchanged.
  *
  * A query that finds another one loading the same view waits for that load only within its own time limit.
@@ -76,6 +78,16 @@ export interface DatasetChangeFeed {
    * `rereadMs` after its position's time, so a reader that looked at time T asks again from T − `rereadMs`.
    */
   changesSince(datasetCode: string, sinceMs: number): Promise<readonly DatasetChange[]>;
+  /**
+   * The same, read page by page and no further than the caller will pay for: before each page `allowance` is
+   * told the changes read so far and says how many more may be read (0: stop there). `complete` says whether
+   * every change since `sinceMs` was read.
+   */
+  changesWithin(
+    datasetCode: string,
+    sinceMs: number,
+    allowance: (read: readonly DatasetChange[]) => number,
+  ): Promise<{ changes: readonly DatasetChange[]; complete: boolean }>;
   readonly rereadMs: number;
   /** A change's write lands within this of its position's time, or never. */
   readonly settleMs: number;
@@ -270,7 +282,8 @@ export class DatasetCache {
     let used = 0;
     for (const [i, slot] of slots.entries()) {
       const plan = plans[i];
-      if (slot.entry && plan) used += slot.entry.table.rows.length + plan.created;
+      // A copy loaded afresh is counted from the dataset below, not from the copy it replaces.
+      if (slot.entry && plan && !plan.reload) used += slot.entry.table.rows.length + plan.created;
     }
     this.checkBudget(used);
     const counted = await Promise.all(
@@ -299,25 +312,52 @@ export class DatasetCache {
     return tables;
   }
 
-  /** The changes a copy has not applied, what they add, and whether loading afresh would cost less. */
+  /**
+   * The changes a copy has not applied, what they add, and whether loading afresh costs less. The change items
+   * are read no further than it takes to know: reading stops as soon as what was spent on them plus reading the
+   * records they name would pass what a fresh load costs, or once they have cost `DECIDE_SHARE` of a load (at
+   * least `DECIDE_MIN_UNITS`), whichever comes first; a read that stopped early means a fresh load. So a
+   * catch-up never costs more than a load, and a load chosen after reading changes costs at most that share
+   * more (every log of writes costs in proportion to the writes it holds: the share is what keeps the decision
+   * small beside the load, and it still lets a catch-up of changes costing up to half a load go ahead).
+   */
   private async catchUpPlan(
     feed: DatasetChangeFeed,
     view: DatasetView,
     entry: Entry & { feed: FeedState },
   ): Promise<CatchUpPlan> {
     const readAt = this.now();
-    const changes = await feed.changesSince(view.datasetCode, entry.feed.readAt - feed.rereadMs);
-    const fresh = changes.filter((change) => !entry.feed.applied.has(change.position));
-    const toApply = [
-      ...entry.feed.pending.filter((change) => !fresh.some((f) => f.position === change.position)),
-      ...fresh,
-    ];
-    const created = fresh.reduce((sum, change) => sum + change.created, 0);
+    const { applied, pending, unitsPerRow } = entry.feed;
     // A record read by id, consistently, costs at least a unit; the load read it at `unitsPerRow`, half price.
-    const perRecord = Math.max(1, 2 * entry.feed.unitsPerRow);
-    const catchUpUnits = toApply.reduce((sum, change) => sum + change.ids.length, 0) * perRecord;
-    const loadUnits = (entry.table.rows.length + created) * entry.feed.unitsPerRow;
-    return { readAt, seen: changes, toApply, created, reload: toApply.length > 0 && catchUpUnits > loadUnits };
+    const perRecord = Math.max(1, 2 * unitsPerRow);
+    const decideUnits = Math.max(DECIDE_MIN_UNITS, DECIDE_SHARE * entry.table.rows.length * unitsPerRow);
+    const unitsBefore = feed.unitsRead();
+    const weigh = (changes: readonly DatasetChange[]) => {
+      const fresh = changes.filter((change) => !applied.has(change.position));
+      const toApply = [...pending.filter((change) => !fresh.some((f) => f.position === change.position)), ...fresh];
+      const created = fresh.reduce((sum, change) => sum + change.created, 0);
+      const spent = feed.unitsRead() - unitsBefore;
+      const catchUpUnits = spent + toApply.reduce((sum, change) => sum + change.ids.length, 0) * perRecord;
+      const loadUnits = (entry.table.rows.length + created) * unitsPerRow;
+      return { toApply, created, spent, catchUpUnits, loadUnits };
+    };
+    const { changes, complete } = await feed.changesWithin(
+      view.datasetCode,
+      entry.feed.readAt - feed.rereadMs,
+      (read) => {
+        const { spent, catchUpUnits, loadUnits } = weigh(read);
+        if (catchUpUnits > loadUnits || spent >= decideUnits) return 0;
+        // Each further change costs at least a record read: read no more than could still fit under the load, nor
+        // (at the rate the changes read so far cost) more than the rest of the decision's share.
+        const underLoad = Math.floor((loadUnits - catchUpUnits) / perRecord) + 1;
+        const perChange = read.length > 0 ? spent / read.length : 0;
+        const underShare = perChange > 0 ? Math.ceil((decideUnits - spent) / perChange) : DECIDE_FIRST_PAGE;
+        return Math.max(1, Math.min(underLoad, underShare, DECIDE_MAX_PAGE));
+      },
+    );
+    const { toApply, created, catchUpUnits, loadUnits } = weigh(changes);
+    const reload = !complete || (toApply.length > 0 && catchUpUnits > loadUnits);
+    return { readAt, seen: changes, toApply, created, reload };
   }
 
   private async loadWithFeed(
@@ -509,6 +549,15 @@ export class DatasetCache {
     this.entries.set(viewKey, entry);
   }
 }
+
+/** Deciding between a catch-up and a fresh load reads change items costing at most this share of the load... */
+const DECIDE_SHARE = 0.02;
+/** ...or this many read units, when more (about fifty change items of single writes). */
+const DECIDE_MIN_UNITS = 2;
+/** Change items read in the first page, before their cost per item is known. */
+const DECIDE_FIRST_PAGE = 50;
+/** Change items read in one page at most. */
+const DECIDE_MAX_PAGE = 1_000;
 
 /** What catching a copy up would take: the changes read, those to apply, the rows they add, or a reload instead. */
 interface CatchUpPlan {

@@ -49,6 +49,19 @@ export class RecordStoreRowSource implements DatasetRowSource {
       settleMs: SETTLE_MS,
       changesSince: async (datasetCode: string, sinceMs: number): Promise<DatasetChange[]> =>
         (await this.bookkeeping.changes.after(datasetCode, lastIdAt(sinceMs), this.meter, true)).map(datasetChange),
+      changesWithin: async (datasetCode, sinceMs, allowance) => {
+        const changes: DatasetChange[] = [];
+        const { complete } = await this.bookkeeping.changes.afterWithin(
+          datasetCode,
+          lastIdAt(sinceMs),
+          this.meter,
+          (read) => {
+            for (const claim of read.slice(changes.length)) changes.push(datasetChange(claim));
+            return allowance(changes);
+          },
+        );
+        return { changes, complete };
+      },
       readChanged: (datasetCode, changes, request) => this.readChanged(datasetCode, changes, request),
       // Custom SQL writes nothing: the count a list starts from, read only, and no further than the budget.
       countRecords: (datasetCode, atMost) => estimateRecordCount(this.bookkeeping, datasetCode, this.meter, atMost),

@@ -18,6 +18,11 @@
  * so claims sort in time order. A claim must land within `CLAIM_LATE_MS` of its position's time, or its writer
  * withdraws it and claims again before writing any record (`claimChange`): a reader that read the claims up to
  * time T has seen every claim positioned before T − `CLAIM_LATE_MS` − `CLOCK_SKEW_MS`.
+ *
+ * Claims are kept: totals, folds, checks and a slot's start read claims back to the oldest head, the checked
+ * position and a dataset's oldest record, however old, so an expiry (the table's TTL, `@expires`) may only be
+ * given to claims once those readers treat positions past a retention horizon as untrusted (the design is in
+ * docs/totals-and-changes.md, "Change items are kept").
  */
 import {
   BatchWriteCommand,
@@ -207,7 +212,7 @@ export class ChangeItems {
     meter: CapacityMeter,
     consistent: boolean,
   ): Promise<StoredClaim[]> {
-    const items = await this.query(
+    const { items } = await this.query(
       datasetCode,
       `${CHANGE_PREFIX}${after ?? ''}`,
       `${CHANGE_PREFIX}~`,
@@ -232,7 +237,7 @@ export class ChangeItems {
     through?: string,
   ): Promise<Map<string, BatchSlotValues>> {
     const prefix = `${CHANGE_SLOT_PREFIX}${slot}#`;
-    const items = await this.query(
+    const { items } = await this.query(
       datasetCode,
       `${prefix}${after ?? ''}`,
       `${prefix}${through ?? '~'}`,
@@ -249,6 +254,36 @@ export class ChangeItems {
     return found;
   }
 
+  /**
+   * The claims positioned after `after`, read consistently like `after`, but no more than a caller will pay for:
+   * before each page, `allowance` is told the claims read so far and says how many more may be read (0: stop).
+   * `complete` says whether every claim after `after` was read (custom SQL deciding between a catch-up and a
+   * fresh load reads no further than the cheaper of the two).
+   */
+  async afterWithin(
+    datasetCode: string,
+    after: string | undefined,
+    meter: CapacityMeter,
+    allowance: (read: readonly StoredClaim[]) => number,
+  ): Promise<{ claims: StoredClaim[]; complete: boolean }> {
+    const claims: StoredClaim[] = [];
+    const { complete } = await this.query(
+      datasetCode,
+      `${CHANGE_PREFIX}${after ?? ''}`,
+      `${CHANGE_PREFIX}~`,
+      after !== undefined,
+      meter,
+      true,
+      (items) => {
+        for (const item of items) {
+          claims.push(readClaim((item[RecordAttr.sortKey] as string).slice(CHANGE_PREFIX.length), item));
+        }
+        return allowance(claims);
+      },
+    );
+    return { claims, complete };
+  }
+
   private async query(
     datasetCode: string,
     from: string,
@@ -256,10 +291,14 @@ export class ChangeItems {
     exclusive: boolean,
     meter: CapacityMeter,
     consistent: boolean,
-  ): Promise<Record<string, unknown>[]> {
+    /** Given each page's items (none before the first), how many items the next page may hold (0: stop). */
+    nextPage?: (page: readonly Record<string, unknown>[]) => number,
+  ): Promise<{ items: Record<string, unknown>[]; complete: boolean }> {
     const items: Record<string, unknown>[] = [];
     let startKey: Record<string, unknown> | undefined;
+    let limit = nextPage?.([]);
     do {
+      if (limit !== undefined && limit <= 0) return { items, complete: false };
       const result = await this.client.send(
         new QueryCommand({
           TableName: this.table,
@@ -273,14 +312,16 @@ export class ChangeItems {
           },
           ConsistentRead: consistent,
           ExclusiveStartKey: startKey,
+          ...(limit === undefined ? {} : { Limit: limit }),
           ReturnConsumedCapacity: 'TOTAL',
         }),
       );
       meter.addRead(result.ConsumedCapacity);
       items.push(...(result.Items ?? []));
       startKey = result.LastEvaluatedKey;
+      if (nextPage) limit = nextPage(result.Items ?? []);
     } while (startKey);
-    return items;
+    return { items, complete: true };
   }
 
   private async putItem(item: Record<string, unknown>, meter: CapacityMeter): Promise<void> {

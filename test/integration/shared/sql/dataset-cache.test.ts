@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Catalog } from '../../../../shared/catalog/catalog';
 import { CapacityMeter } from '../../../../shared/observability/capacity-meter';
+import { DatasetCache, type DatasetView } from '../../../../shared/sql/dataset-cache';
 import { RecordStoreRowSource } from '../../../../shared/sql/record-store-row-source';
 import { DatasetBookkeeping } from '../../../../shared/storage/dataset-bookkeeping';
 import { ListReader } from '../../../../shared/storage/list-reader';
@@ -175,4 +176,43 @@ it('reads no record when nothing changed: only the recent change items', async (
   expect(res.status).toBe(200);
   expect(res.body.data.execSuccess).toBe(true);
   expect(readUnitsOfLastSql()).toBeLessThanOrEqual(8);
+});
+
+it('after more updates than catching up could afford, loads afresh for at most a couple of units more than a fresh load', async () => {
+  await executeSql('ledger-totals', WRITER);
+  // 300 updates: catching up would read 300 change items (about 11 units) and 300 records by id (300 units),
+  // against about 50 units for the dataset; the decision stops after the first page of change items.
+  await Promise.all(
+    Array.from({ length: 8 }, async (_, w) => {
+      for (let i = w; i < 300; i += 8) {
+        const res = await harness.update('ledger', { id: ids[i % ids.length], amount: 3 }, { app: WRITER });
+        expect(res.body.success).toBe(true);
+      }
+    }),
+  );
+  const res = await executeSql('ledger-totals', WRITER);
+  const units = readUnitsOfLastSql();
+  const { client, tables } = harness.dynamo();
+  const catalog = new Catalog(config as ConstructorParameters<typeof Catalog>[0]);
+  const meter = new CapacityMeter();
+  const fresh = new RecordStoreRowSource(
+    new ListReader(client, tables.records),
+    new DatasetBookkeeping(client, tables.records),
+    catalog,
+    meter,
+  );
+  const [table] = await new DatasetCache().tables(
+    [{ datasetCode: 'ledger', fields: config.datasets[0]?.fields ?? [] } as DatasetView],
+    fresh,
+  );
+  const counted = (res.body.data.execResult as { region: string; n: number }[]).reduce((sum, row) => sum + row.n, 0);
+  expect(counted).toBe(table?.rows.length);
+  expect(counted).toBe(201);
+  // Every record of the first 200 now holds 3; the one created later holds 7 (one EU record moved to US above).
+  expect(res.body.data.execResult).toEqual([
+    { region: 'EU', n: 99, total: 297 },
+    { region: 'US', n: 102, total: 310 },
+  ]);
+  expect(meter.readUnits).toBeGreaterThanOrEqual(50);
+  expect(units).toBeLessThanOrEqual(meter.readUnits + 3);
 });
