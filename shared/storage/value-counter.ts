@@ -546,10 +546,11 @@ export async function startSlotTotalsAt(
   }
   // A page already there was written by a start cut short, with these same counts.
   await inGroups(pages, (page) => values.putPage(datasetCode, slot, page, undefined, meter));
-  await values.writePageList(
+  await values.addToPageList(
     datasetCode,
     slot,
     pages.map((page) => page.lowest),
+    COUNT_PAGE_LIMITS.listPart,
     meter,
   );
   await values.createHead(datasetCode, slot, through, meter);
