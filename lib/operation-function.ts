@@ -205,12 +205,23 @@ export class OperationFunction extends Construct {
           resources: [records],
         }),
       );
+      // A single write whose record write did not happen withdraws the change item it claimed first (a `meta#`
+      // item); a batch says which of its records exist instead (an update), so it deletes nothing.
+      if (!props.route.batchWrites)
+        role.addToPolicy(
+          new PolicyStatement({
+            actions: ['dynamodb:DeleteItem'],
+            resources: [records],
+            conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${DATASET_META_PREFIX}*`] } },
+          }),
+        );
     } else if (props.route.writesDatasetMeta) {
-      // A read-only operation that moves a dataset's record-count checkpoint: a put of `meta#` items only,
-      // never of a record.
+      // A read-only operation that keeps a dataset's bookkeeping: the record-count checkpoint, and per-value
+      // totals when a list meets change items left unchecked or unfolded (it withdraws claims whose writes never
+      // happened, takes the fold's lease, writes count pages and their list). `meta#` items only, never a record.
       role.addToPolicy(
         new PolicyStatement({
-          actions: ['dynamodb:PutItem'],
+          actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'],
           resources: [records],
           conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${DATASET_META_PREFIX}*`] } },
         }),

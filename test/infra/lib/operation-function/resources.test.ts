@@ -140,13 +140,13 @@ describe('least privilege', () => {
     expect(dataStatementsOf(operation)).toEqual([QUERY_STATEMENT, READ_ITEMS_STATEMENT, ...SHARED_STATEMENTS]);
   });
 
-  it('get-list may also put dataset bookkeeping items (meta# partitions), never a record', () => {
+  it('get-list may also keep dataset bookkeeping items (meta# partitions: checkpoints, claims, count pages), never a record', () => {
     expect(dataStatementsOf('get-list')).toEqual([
       QUERY_STATEMENT,
       READ_ITEMS_STATEMENT,
       {
         Effect: 'Allow',
-        Action: 'dynamodb:PutItem',
+        Action: ['dynamodb:BatchWriteItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
         Resource: RECORDS,
         Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['meta#*'] } },
       },
@@ -154,8 +154,21 @@ describe('least privilege', () => {
     ]);
   });
 
-  it.each(['create', 'update'] as const)('%s may additionally put and update records', (operation) => {
-    expect(dataStatementsOf(operation)).toEqual([QUERY_STATEMENT, READ_WRITE_ITEMS_STATEMENT, ...SHARED_STATEMENTS]);
+  it.each([
+    'create',
+    'update',
+  ] as const)('%s may additionally put and update records, and delete only the change items it claimed (meta#)', (operation) => {
+    expect(dataStatementsOf(operation)).toEqual([
+      QUERY_STATEMENT,
+      READ_WRITE_ITEMS_STATEMENT,
+      {
+        Effect: 'Allow',
+        Action: 'dynamodb:DeleteItem',
+        Resource: RECORDS,
+        Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['meta#*'] } },
+      },
+      ...SHARED_STATEMENTS,
+    ]);
   });
 
   it('batch-create may additionally write records in batches (BatchWriteItem), and delete none', () => {
