@@ -1,7 +1,8 @@
 /**
  * The DynamoDB calls of per-value totals (value-counter.ts says what the items mean): per index slot a head,
- * count pages and the list of their lowest keys, in parts by key range (or, for a slot folded before parts, the
- * former single item, until its next split moves it into parts); per dataset the position through which its
+ * count pages and the list of their entries (each page's lowest key and, once a fold gave it one, the page's sum
+ * and the position it is true at), in parts by key range (or, for a slot folded before parts, the former single
+ * item of lowest keys, until its next split moves it into parts); per dataset the position through which its
  * change items are checked. All in the dataset's meta partition, every call asking for its consumed capacity.
  */
 import {
@@ -42,6 +43,27 @@ export interface ValuePage {
   through: string;
   counts: [string, number][];
   splitAt?: string[];
+}
+
+/** What a page-list entry says of its page: the total of the page's counts, true at `through`. */
+export interface PageSum {
+  sum: number;
+  through: string;
+}
+
+/**
+ * One entry of a slot's page list: a page's lowest key and, when a fold gave it one, the page's sum (an entry
+ * without a sum says only "read the page").
+ */
+export interface PageEntry {
+  lowest: string;
+  sum?: PageSum;
+}
+
+/** Changes to a slot's page list: new pages' lowest keys (no sum), and sums given (or taken away: undefined). */
+export interface PageListChange {
+  added?: readonly string[];
+  sums?: ReadonlyMap<string, PageSum | undefined>;
 }
 
 export class ValueCountStore {
@@ -192,11 +214,24 @@ export class ValueCountStore {
   }
 
   /**
+   * The highest few pages of `pagesCovering` (one call's worth, ascending), and whether they are all of them: a
+   * total reads an interval of a few pages this way, and a wider one's upper edge.
+   */
+  async highestPagesCovering(
+    datasetCode: string,
+    slot: string,
+    lower: string,
+    upper: string,
+    meter: CapacityMeter,
+  ): Promise<{ pages: ValuePage[]; all: boolean }> {
+    const prefix = valuePagePrefix(slot);
+    const { items, reached, exhausted } = await this.covering(datasetCode, prefix, lower, upper, meter, true);
+    return { pages: items.map((item) => readPage(item, prefix)), all: reached || exhausted };
+  }
+
+  /**
    * The lowest keys of the slot's pages that may hold count keys in [lower, upper], ascending, starting with the
-   * greatest at or below `lower` ('' alone before any page split), read consistently. The list is kept in parts
-   * (`addToPageList`). A slot whose parts have not started yet (no part '') still has the former single list; a
-   * start that stopped part-way left the parts above some key, written from the highest down and each complete
-   * for its range, so below the lowest part the former list holds the keys, and the parts above it.
+   * greatest at or below `lower` ('' alone before any page split), read consistently (`readPageEntries`).
    */
   async readPageList(
     datasetCode: string,
@@ -205,6 +240,25 @@ export class ValueCountStore {
     upper: string,
     meter: CapacityMeter,
   ): Promise<string[]> {
+    return (await this.readPageEntries(datasetCode, slot, lower, upper, meter)).map((entry) => entry.lowest);
+  }
+
+  /**
+   * The entries of the slot's pages that may hold count keys in [lower, upper], ascending, starting with the
+   * greatest at or below `lower` ('' alone before any page split), and every entry after them in the last part
+   * read (so that the entry after each is known), read consistently. The list is kept in parts
+   * (`updatePageList`). A slot whose parts have not started yet (no part '') still has the former single list
+   * (lowest keys, no sums); a start that stopped part-way left the parts above some key, written from the highest
+   * down and each complete for its range, so below the lowest part the former list holds the keys, and the parts
+   * above it.
+   */
+  async readPageEntries(
+    datasetCode: string,
+    slot: string,
+    lower: string,
+    upper: string,
+    meter: CapacityMeter,
+  ): Promise<PageEntry[]> {
     const prefix = valuePageListPartPrefix(slot);
     const { items, reached } = await this.covering(datasetCode, prefix, lower, upper, meter);
     const parts = items.map((item) => readListPart(item, prefix));
@@ -212,17 +266,17 @@ export class ValueCountStore {
     if (reached) return listed;
     const below = parts[0]?.first;
     const former = await this.get(valuePageListKey(datasetCode, slot), meter, true);
-    const formerListed = ((former?.pages as string[] | undefined) ?? ['']).filter(
-      (lowest) => below === undefined || compareCodePoints(lowest, below) < 0,
-    );
+    const formerListed = ((former?.pages as string[] | undefined) ?? [''])
+      .filter((lowest) => below === undefined || compareCodePoints(lowest, below) < 0)
+      .map((lowest) => ({ lowest }));
     return [...formerListed, ...listed];
   }
 
   /**
-   * Add the lowest keys of new pages (already written) to the slot's page list. Each part that takes some is
-   * written again; one that would pass `partMaxBytes` is split, its upper parts written before it (a reader takes
-   * a part's keys only below the next part's first, so every state in between lists each page once). The first
-   * time, the former single list is moved into parts, part '' last, then deleted.
+   * Add the lowest keys of new pages (already written) to the slot's page list, without sums. Each part that takes
+   * some is written again; one that would pass `partMaxBytes` is split, its upper parts written before it (a
+   * reader takes a part's entries only below the next part's first, so every state in between lists each page
+   * once). The first time, the former single list is moved into parts, part '' last, then deleted.
    */
   async addToPageList(
     datasetCode: string,
@@ -231,27 +285,46 @@ export class ValueCountStore {
     partMaxBytes: number,
     meter: CapacityMeter,
   ): Promise<void> {
-    if (lowests.length === 0) return;
-    const added = [...new Set(lowests)].sort(compareCodePoints);
+    await this.updatePageList(datasetCode, slot, { added: lowests }, partMaxBytes, meter);
+  }
+
+  /**
+   * Add new pages' keys (`addToPageList`) and give entries their sums or take them away, writing only the parts
+   * that change. A sum is given only to an entry listed (or added) in the same call.
+   */
+  async updatePageList(
+    datasetCode: string,
+    slot: string,
+    change: PageListChange,
+    partMaxBytes: number,
+    meter: CapacityMeter,
+  ): Promise<void> {
+    const added = [...new Set(change.added ?? [])].sort(compareCodePoints);
+    const sums = change.sums ?? new Map<string, PageSum | undefined>();
+    const keys = [...new Set([...added, ...sums.keys()])].sort(compareCodePoints);
+    if (keys.length === 0) return;
     const prefix = valuePageListPartPrefix(slot);
     const { items, reached } = await this.covering(
       datasetCode,
       prefix,
-      added[0] as string,
-      added.at(-1) as string,
+      keys[0] as string,
+      keys.at(-1) as string,
       meter,
     );
     if (!reached) {
-      await this.startPageListParts(datasetCode, slot, added, partMaxBytes, meter);
+      // The former single list has no sums: nothing to take away, and sums are worth moving it into parts.
+      if (added.length > 0 || [...sums.values()].some((sum) => sum !== undefined)) {
+        await this.startPageListParts(datasetCode, slot, added, sums, partMaxBytes, meter);
+      }
       return;
     }
     const parts = items.map((item) => readListPart(item, prefix));
     for (const [i, part] of parts.entries()) {
       const next = parts[i + 1]?.first;
+      const entries = partRange(part, next);
       const taken = added.filter((lowest) => listedIn(lowest, part.first, next));
-      if (taken.length === 0) continue;
-      const merged = [...new Set([...partRange(part, next), ...taken])].sort(compareCodePoints);
-      await this.writeListParts(datasetCode, slot, cutListParts(merged, [], partMaxBytes), meter);
+      const merged = changedEntries(entries, taken, sums);
+      if (merged) await this.writeListParts(datasetCode, slot, cutListParts(merged, [], partMaxBytes), meter);
     }
   }
 
@@ -264,6 +337,7 @@ export class ValueCountStore {
     datasetCode: string,
     slot: string,
     added: readonly string[],
+    sums: ReadonlyMap<string, PageSum | undefined>,
     partMaxBytes: number,
     meter: CapacityMeter,
   ): Promise<void> {
@@ -271,13 +345,16 @@ export class ValueCountStore {
     const former = await this.get(valuePageListKey(datasetCode, slot), meter, true);
     const { items } = await this.covering(datasetCode, prefix, '', '\u{10ffff}', meter);
     const started = items.map((item) => readListPart(item, prefix));
-    const all = new Set(['', ...((former?.pages as string[] | undefined) ?? []), ...added]);
-    for (const part of started) for (const lowest of part.lowests) all.add(lowest);
+    const all = new Map<string, PageEntry>();
+    for (const lowest of ['', ...((former?.pages as string[] | undefined) ?? []), ...added])
+      all.set(lowest, { lowest });
+    for (const part of started) for (const entry of part.entries) all.set(entry.lowest, entry);
+    const entries = [...all.values()].sort((a, b) => compareCodePoints(a.lowest, b.lowest));
     const cuts = started.map((part) => part.first);
     await this.writeListParts(
       datasetCode,
       slot,
-      cutListParts([...all].sort(compareCodePoints), cuts, partMaxBytes),
+      cutListParts(changedEntries(entries, [], sums) ?? entries, cuts, partMaxBytes),
       meter,
     );
     if (former) {
@@ -296,19 +373,21 @@ export class ValueCountStore {
   private async writeListParts(
     datasetCode: string,
     slot: string,
-    parts: readonly (readonly string[])[],
+    parts: readonly (readonly PageEntry[])[],
     meter: CapacityMeter,
   ): Promise<void> {
     const prefix = valuePageListPartPrefix(slot);
     for (let i = parts.length - 1; i >= 0; i--) {
-      const lowests = parts[i] as readonly string[];
+      const entries = parts[i] as readonly PageEntry[];
+      const sums = encodeSums(entries);
       const result = await this.client.send(
         new PutCommand({
           TableName: this.table,
           Item: {
             [RecordAttr.partitionKey]: datasetMetaPartition(datasetCode),
-            [RecordAttr.sortKey]: `${prefix}${lowests[0] as string}`,
-            lowests: JSON.stringify(lowests),
+            [RecordAttr.sortKey]: `${prefix}${(entries[0] as PageEntry).lowest}`,
+            lowests: JSON.stringify(entries.map((entry) => entry.lowest)),
+            ...(sums === undefined ? {} : { sums }),
           },
           ReturnConsumedCapacity: 'TOTAL',
         }),
@@ -319,7 +398,8 @@ export class ValueCountStore {
 
   /**
    * The items under `prefix` whose keys may cover [lower, upper]: from the one at or below `upper` down to the
-   * first at or below `lower`, ascending, read consistently; `reached` says whether that first one exists.
+   * first at or below `lower`, ascending, read consistently; `reached` says whether that first one exists. With
+   * `firstCallOnly`, only the highest few (one call); `exhausted` says there are no more below them.
    */
   private async covering(
     datasetCode: string,
@@ -327,7 +407,8 @@ export class ValueCountStore {
     lower: string,
     upper: string,
     meter: CapacityMeter,
-  ): Promise<{ items: Record<string, unknown>[]; reached: boolean }> {
+    firstCallOnly = false,
+  ): Promise<{ items: Record<string, unknown>[]; reached: boolean; exhausted: boolean }> {
     const items: Record<string, unknown>[] = [];
     let startKey: Record<string, unknown> | undefined;
     // Newest first from `upper`, a few items per call, until one starts at or below `lower`.
@@ -353,11 +434,11 @@ export class ValueCountStore {
       for (const item of result.Items ?? []) {
         items.push(item);
         const lowest = (item[RecordAttr.sortKey] as string).slice(prefix.length);
-        if (compareCodePoints(lowest, lower) <= 0) return { items: items.reverse(), reached: true };
+        if (compareCodePoints(lowest, lower) <= 0) return { items: items.reverse(), reached: true, exhausted: false };
       }
       startKey = result.LastEvaluatedKey;
-    } while (startKey);
-    return { items: items.reverse(), reached: false };
+    } while (startKey && !firstCallOnly);
+    return { items: items.reverse(), reached: false, exhausted: startKey === undefined };
   }
 
   /** Pages by their lowest keys, read consistently; a page never written is absent from the map. */
@@ -458,22 +539,51 @@ function readPage(item: Record<string, unknown>, prefix: string): ValuePage {
   };
 }
 
-/** One part of a page list: the lowest keys it lists, its own first key first. */
+/** One part of a page list: the entries it lists, its own first key first. */
 interface ListPart {
   first: string;
-  lowests: string[];
+  entries: PageEntry[];
+}
+
+/**
+ * A part's sums, beside its `lowests` (one JSON array of keys, as parts without sums have): the positions they are
+ * true at, each once (`t`), and per entry its sum and the index of its position, or 0 for none (`s`).
+ */
+interface EncodedSums {
+  t: string[];
+  s: ([number, number] | 0)[];
+}
+
+function encodeSums(entries: readonly PageEntry[]): string | undefined {
+  if (entries.every((entry) => entry.sum === undefined)) return undefined;
+  const positions = new Map<string, number>();
+  const s = entries.map((entry): [number, number] | 0 => {
+    if (!entry.sum) return 0;
+    let index = positions.get(entry.sum.through);
+    if (index === undefined) {
+      index = positions.size;
+      positions.set(entry.sum.through, index);
+    }
+    return [entry.sum.sum, index];
+  });
+  return JSON.stringify({ t: [...positions.keys()], s } satisfies EncodedSums);
 }
 
 function readListPart(item: Record<string, unknown>, prefix: string): ListPart {
+  const lowests = JSON.parse(item.lowests as string) as string[];
+  const sums = typeof item.sums === 'string' ? (JSON.parse(item.sums) as EncodedSums) : undefined;
   return {
     first: (item[RecordAttr.sortKey] as string).slice(prefix.length),
-    lowests: JSON.parse(item.lowests as string) as string[],
+    entries: lowests.map((lowest, i) => {
+      const sum = sums?.s[i];
+      return sum ? { lowest, sum: { sum: sum[0], through: sums?.t[sum[1]] as string } } : { lowest };
+    }),
   };
 }
 
-/** The keys a part lists from its first up to the next part's first (a part split leaves more until trimmed). */
-function partRange(part: ListPart, next: string | undefined): string[] {
-  return part.lowests.filter((lowest) => listedIn(lowest, part.first, next));
+/** The entries a part lists from its first up to the next part's first (a part split leaves more until trimmed). */
+function partRange(part: ListPart, next: string | undefined): PageEntry[] {
+  return part.entries.filter((entry) => listedIn(entry.lowest, part.first, next));
 }
 
 /** Whether a key belongs in the part from `first` up to `next` (the last part when undefined). */
@@ -482,22 +592,56 @@ function listedIn(lowest: string, first: string, next: string | undefined): bool
 }
 
 /**
- * Lowest keys (ascending) cut into list parts: at every key of `cuts` that is listed, and wherever a part would
- * pass `partMaxBytes`, into parts of about half that.
+ * Entries (ascending) with `added` keys (without sums) and `sums` given or taken away, ascending; undefined when
+ * nothing changes.
  */
-function cutListParts(lowests: readonly string[], cuts: readonly string[], partMaxBytes: number): string[][] {
+function changedEntries(
+  entries: readonly PageEntry[],
+  added: readonly string[],
+  sums: ReadonlyMap<string, PageSum | undefined>,
+): PageEntry[] | undefined {
+  const byLowest = new Map(entries.map((entry) => [entry.lowest, entry]));
+  let changed = false;
+  for (const lowest of added) {
+    if (byLowest.has(lowest)) continue;
+    byLowest.set(lowest, { lowest });
+    changed = true;
+  }
+  for (const [lowest, sum] of sums) {
+    const entry = byLowest.get(lowest);
+    if (!entry || (entry.sum?.sum === sum?.sum && entry.sum?.through === sum?.through)) continue;
+    byLowest.set(lowest, sum ? { lowest, sum } : { lowest });
+    changed = true;
+  }
+  return changed ? [...byLowest.values()].sort((a, b) => compareCodePoints(a.lowest, b.lowest)) : undefined;
+}
+
+/**
+ * The bytes an entry adds to its part's item (`lowests` and `sums`), its sum's position counted as if no other
+ * entry shared it, so that a part never passes what it is cut at.
+ */
+function entryBytes(entry: PageEntry): number {
+  const key = Buffer.byteLength(JSON.stringify(entry.lowest)) + 1;
+  return entry.sum ? key + String(entry.sum.sum).length + 6 + entry.sum.through.length + 3 : key + 2;
+}
+
+/**
+ * Entries (ascending) cut into list parts: at every key of `cuts` that is listed, and wherever a part would pass
+ * `partMaxBytes`, into parts of about half that.
+ */
+function cutListParts(entries: readonly PageEntry[], cuts: readonly string[], partMaxBytes: number): PageEntry[][] {
   const forced = new Set(cuts);
-  const whole = Buffer.byteLength(JSON.stringify(lowests)) > partMaxBytes;
-  const parts: string[][] = [];
+  const whole = entries.reduce((bytes, entry) => bytes + entryBytes(entry), 2) > partMaxBytes;
+  const parts: PageEntry[][] = [];
   let bytes = 0;
-  for (const lowest of lowests) {
-    const size = Buffer.byteLength(JSON.stringify(lowest)) + 1;
+  for (const entry of entries) {
+    const size = entryBytes(entry);
     const current = parts.at(-1);
-    if (!current || forced.has(lowest) || (whole && bytes + size > partMaxBytes / 2)) {
-      parts.push([lowest]);
+    if (!current || forced.has(entry.lowest) || (whole && bytes + size > partMaxBytes / 2)) {
+      parts.push([entry]);
       bytes = size + 1;
     } else {
-      current.push(lowest);
+      current.push(entry);
       bytes += size;
     }
   }

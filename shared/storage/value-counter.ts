@@ -104,7 +104,7 @@ import { compareCodePoints, countKeyPlace, type KeyInterval } from '../records/v
 import type { StoredClaim } from './change-items';
 import type { DatasetBookkeeping } from './dataset-bookkeeping';
 import { lastIdAt, MAX_INVOCATION_MS, SETTLE_MS } from './record-counter';
-import { pageBytes, type ValueHead, type ValuePage } from './value-count-store';
+import { type PageSum, pageBytes, type ValueCountStore, type ValueHead, type ValuePage } from './value-count-store';
 
 /** Claims are checked once this much past settling, so that checks run every few seconds, not on every list. */
 export const CHECK_SLACK_MS = 5_000;
@@ -187,30 +187,16 @@ export async function countSlotValues(
   const read = await bookkeeping.readValueHead(datasetCode, slot, meter);
   const head = read.head ?? (await startSlotTotals(bookkeeping, datasetCode, slot, now, meter));
   if (!head) return undefined;
-  const covering = await Promise.all(
-    intervals.map((interval) =>
-      bookkeeping.values.pagesCovering(datasetCode, slot, interval.lower, interval.upper, meter),
-    ),
+  const counted = await Promise.all(
+    intervals.map((interval) => countOnPages(bookkeeping.values, datasetCode, slot, interval, meter)),
   );
-  const effective = (page: ValuePage | undefined): string =>
+  if (counted.some((interval) => interval === undefined)) return undefined;
+  const covering = (counted as IntervalCounts[]).map((interval) => interval.counted);
+  const effective = (page: CountedRange | undefined): string =>
     page && compareCodePoints(page.through, head.through) > 0 ? page.through : head.through;
   let tailFrom = head.through;
   for (const page of covering.flat()) if (compareCodePoints(effective(page), tailFrom) < 0) tailFrom = effective(page);
-
-  let total = 0;
-  // Counts on the pages, each key below the next page's lowest.
-  for (const [i, interval] of intervals.entries()) {
-    const pages = covering[i] as ValuePage[];
-    for (const [p, page] of pages.entries()) {
-      const next = pages[p + 1]?.lowest;
-      for (const [key, count] of page.counts) {
-        if (next !== undefined && compareCodePoints(key, next) >= 0) break;
-        const place = countKeyPlace(key, interval);
-        if (place === 'across') return undefined;
-        if (place === 'inside') total += count;
-      }
-    }
-  }
+  let total = (counted as IntervalCounts[]).reduce((sum, interval) => sum + interval.total, 0);
 
   let claims = await bookkeeping.changes.after(datasetCode, tailFrom || undefined, meter, false);
   let checked = read.checked ?? '';
@@ -226,7 +212,7 @@ export async function countSlotValues(
       const place = countKeyPlace(key, interval);
       if (place === 'across') return undefined;
       if (place === 'outside') continue;
-      if (compareCodePoints(claim.position, effective(pageOf(covering[i] as ValuePage[], key))) > 0) total += delta;
+      if (compareCodePoints(claim.position, effective(rangeOf(covering[i] as CountedRange[], key))) > 0) total += delta;
     }
   }
 
@@ -323,14 +309,108 @@ export async function foldDatasetTotals(
   return outcome;
 }
 
-/** The page (of a contiguous run, ascending) whose keys include `key`. */
-function pageOf(pages: readonly ValuePage[], key: string): ValuePage | undefined {
-  let found: ValuePage | undefined;
-  for (const page of pages) {
-    if (compareCodePoints(page.lowest, key) <= 0) found = page;
+/**
+ * A run of count keys a total took the counts of at one position: a page it read whole, or a page-list entry whose
+ * sum it took (each from its lowest key up to the next one's lowest).
+ */
+interface CountedRange {
+  lowest: string;
+  through: string;
+}
+
+/** What the pages and page sums say of one interval: their total, and the ranges it came from (ascending). */
+interface IntervalCounts {
+  total: number;
+  counted: CountedRange[];
+}
+
+/** The range (of a contiguous run, ascending) whose keys include `key`. */
+function rangeOf(ranges: readonly CountedRange[], key: string): CountedRange | undefined {
+  let found: CountedRange | undefined;
+  for (const range of ranges) {
+    if (compareCodePoints(range.lowest, key) <= 0) found = range;
     else break;
   }
   return found;
+}
+
+/**
+ * The counts of an interval's keys on the slot's pages (see 9 above), or undefined when a bound cuts a group of
+ * long values. An interval of a few pages is read whole, as one Query from its upper bound down. A wider one takes
+ * the sums of the page-list entries whose keys all lie inside it and reads only the rest of its pages: the highest
+ * few (that first Query), and each run of pages between them that has no usable sum (an edge, a page being split,
+ * a page a fold has not given a sum yet), as a Query over its pages.
+ */
+async function countOnPages(
+  values: ValueCountStore,
+  datasetCode: string,
+  slot: string,
+  interval: KeyInterval,
+  meter: CapacityMeter,
+): Promise<IntervalCounts | undefined> {
+  const highest = await values.highestPagesCovering(datasetCode, slot, interval.lower, interval.upper, meter);
+  const top = countPages(highest.pages, interval, undefined);
+  if (!top || highest.all) return top;
+  // The highest pages read cover the keys from the lowest of them up; below it, the list says where sums serve.
+  const below = (highest.pages[0] as ValuePage).lowest;
+  const entries = await values.readPageEntries(datasetCode, slot, interval.lower, below, meter);
+  const counted: CountedRange[] = [];
+  let total = 0;
+  let gapFrom: string | undefined = interval.lower;
+  const readGap = async (to: string): Promise<boolean> => {
+    const pages = (await values.pagesCovering(datasetCode, slot, gapFrom as string, to, meter)).filter(
+      (page) => compareCodePoints(page.lowest, to) < 0,
+    );
+    const gap = countPages(pages, interval, to);
+    if (!gap) return false;
+    total += gap.total;
+    counted.push(...gap.counted);
+    gapFrom = undefined;
+    return true;
+  };
+  for (const [e, entry] of entries.entries()) {
+    if (compareCodePoints(entry.lowest, below) >= 0) break;
+    const next = entries[e + 1]?.lowest;
+    // Every count key from the entry's lowest up to the next entry's lies inside the interval (count keys sort as
+    // their index keys do), and no further than the highest pages read.
+    const usable =
+      entry.sum !== undefined &&
+      next !== undefined &&
+      compareCodePoints(next, below) <= 0 &&
+      countKeyPlace(entry.lowest, interval) === 'inside' &&
+      countKeyPlace(next, interval) !== 'outside';
+    if (!usable) {
+      gapFrom ??= entry.lowest;
+      continue;
+    }
+    if (gapFrom !== undefined && !(await readGap(entry.lowest))) return undefined;
+    total += (entry.sum as PageSum).sum;
+    counted.push({ lowest: entry.lowest, through: (entry.sum as PageSum).through });
+  }
+  if (gapFrom !== undefined && !(await readGap(below))) return undefined;
+  return { total: total + top.total, counted: [...counted, ...top.counted] };
+}
+
+/**
+ * The counts inside the interval on a contiguous run of pages (ascending), each page's keys taken below the next
+ * page's lowest (the last's below `upTo`, when given); undefined when a bound cuts a group of long values.
+ */
+function countPages(
+  pages: readonly ValuePage[],
+  interval: KeyInterval,
+  upTo: string | undefined,
+): IntervalCounts | undefined {
+  let total = 0;
+  for (const [p, page] of pages.entries()) {
+    const next = pages[p + 1]?.lowest ?? upTo;
+    for (const [key, count] of page.counts) {
+      if (next !== undefined && compareCodePoints(key, next) >= 0) break;
+      const place = countKeyPlace(key, interval);
+      if (place === 'across') return undefined;
+      if (place === 'inside') total += count;
+    }
+  }
+  return { total, counted: pages.map((page) => ({ lowest: page.lowest, through: page.through })) };
 }
 
 /** How many records' worth of counting the claims hold. */
@@ -544,12 +624,12 @@ export async function startSlotTotalsAt(
       bytes += size;
     }
   }
-  // A page already there was written by a start cut short, with these same counts.
+  // A page already there was written by a start cut short, with these same counts: so are the sums.
   await inGroups(pages, (page) => values.putPage(datasetCode, slot, page, undefined, meter));
-  await values.addToPageList(
+  await values.updatePageList(
     datasetCode,
     slot,
-    pages.map((page) => page.lowest),
+    { added: pages.map((page) => page.lowest), sums: new Map(pages.map((page) => [page.lowest, pageSum(page)])) },
     COUNT_PAGE_LIMITS.listPart,
     meter,
   );
@@ -666,7 +746,7 @@ async function foldRound(
         marked: { ...marked, splitAt: marked.splitAt ?? [] },
         counted: { lowest: marked.lowest, through: marked.through, counts: marked.counts },
       }));
-      lowests = await finishSplits(bookkeeping, datasetCode, slot, splits, lowests, pageLimits, meter);
+      lowests = (await finishSplits(bookkeeping, datasetCode, slot, splits, lowests, pageLimits, meter)).lowests;
       continue;
     }
     const count = roundLength(claims, deltas, lowests, pages, limits.pageBytes);
@@ -680,10 +760,16 @@ async function foldRound(
       else byPage.set(lowest, [delta]);
     }
     const splits: Split[] = [];
+    // Every page the round's claims touch, as it stands once the round's pages are written: its entry's sum.
+    const sums = new Map<string, PageSum>();
     await inGroups([...byPage], async ([lowest, pageDeltas]) => {
       const stored = pages.get(lowest);
       const page = stored ?? { lowest, through: from, counts: [] };
-      if (compareCodePoints(page.through, roundThrough) >= 0) return;
+      if (compareCodePoints(page.through, roundThrough) >= 0) {
+        // A fold that stopped before moving the head wrote it already; its entry may not say so yet.
+        sums.set(lowest, pageSum(page));
+        return;
+      }
       const added = new Map<string, number>();
       for (const { claim, key, delta } of pageDeltas) {
         if (compareCodePoints(claim.position, page.through) > 0) added.set(key, (added.get(key) ?? 0) + delta);
@@ -697,8 +783,14 @@ async function foldRound(
         throw new Error(`count page of ${datasetCode} ${slot} changed under its fold`);
       }
       if (splitAt) splits.push({ marked: { ...page, splitAt }, counted: next });
+      else sums.set(lowest, pageSum(next));
     });
-    if (splits.length > 0) await finishSplits(bookkeeping, datasetCode, slot, splits, lowests, pageLimits, meter);
+    if (splits.length > 0) {
+      const split = await finishSplits(bookkeeping, datasetCode, slot, splits, lowests, pageLimits, meter);
+      for (const [lowest, sum] of split.sums) sums.set(lowest, sum);
+    }
+    // Then the entries of every page touched, before the head moves past the claims (see 9 above).
+    await values.updatePageList(datasetCode, slot, { sums }, pageLimits.listPart, meter);
     return count;
   }
 }
@@ -769,9 +861,10 @@ interface Split {
 }
 
 /**
- * Steps 2 to 4 of splits: each page's new pages from the highest down, then their keys in the page list (once for
- * them all: the parts they fall in), then each page without the counts it gave away, conditionally on the mark's
- * position. Returns the list as the round knows it (`lowests` with the new pages).
+ * Steps 2 to 5 of splits: each marked page's sum taken from its entry, each page's new pages from the highest
+ * down, then their keys in the page list (once for them all: the parts they fall in), then each page without the
+ * counts it gave away, conditionally on the mark's position. Returns the list as the round knows it (`lowests`
+ * with the new pages), and the sums of the pages it wrote (a page another fold wrote first has none here).
  */
 async function finishSplits(
   bookkeeping: DatasetBookkeeping,
@@ -781,39 +874,42 @@ async function finishSplits(
   lowests: readonly string[],
   pageLimits: CountPageLimits,
   meter: CapacityMeter,
-): Promise<string[]> {
+): Promise<{ lowests: string[]; sums: Map<string, PageSum> }> {
   const values = bookkeeping.values;
   const part = (page: ValuePage, from: string, to: string | undefined) =>
     page.counts.filter(
       ([key]) => compareCodePoints(key, from) >= 0 && (to === undefined || compareCodePoints(key, to) < 0),
     );
+  // A marked page's sum holds for its keys up to the next entry: not once its new pages' entries appear.
+  const unsummed = new Map(splits.map(({ marked }) => [marked.lowest, undefined]));
+  await values.updatePageList(datasetCode, slot, { sums: unsummed }, pageLimits.listPart, meter);
+  const sums = new Map<string, PageSum>();
   await inGroups(splits, async ({ marked, counted }) => {
     const keys = marked.splitAt;
     for (let i = keys.length - 1; i >= 0; i--) {
       const lowest = keys[i] as string;
+      const page = { lowest, through: counted.through, counts: part(counted, lowest, keys[i + 1]) };
       // Already there when an earlier fold stopped after writing it: then it holds true counts of its keys.
-      await values.putPage(
-        datasetCode,
-        slot,
-        { lowest, through: counted.through, counts: part(counted, lowest, keys[i + 1]) },
-        undefined,
-        meter,
-      );
+      if (await values.putPage(datasetCode, slot, page, undefined, meter)) sums.set(lowest, pageSum(page));
     }
   });
   const added = splits.flatMap(({ marked }) => marked.splitAt);
   await values.addToPageList(datasetCode, slot, added, pageLimits.listPart, meter);
   const listed = [...new Set([...lowests, ...added])].sort(compareCodePoints);
-  await inGroups(splits, ({ marked, counted }) =>
-    values.putPage(
-      datasetCode,
-      slot,
-      { lowest: marked.lowest, through: counted.through, counts: part(counted, marked.lowest, marked.splitAt[0]) },
-      marked.through,
-      meter,
-    ),
-  );
-  return listed;
+  await inGroups(splits, async ({ marked, counted }) => {
+    const page = {
+      lowest: marked.lowest,
+      through: counted.through,
+      counts: part(counted, marked.lowest, marked.splitAt[0]),
+    };
+    if (await values.putPage(datasetCode, slot, page, marked.through, meter)) sums.set(page.lowest, pageSum(page));
+  });
+  return { lowests: listed, sums };
+}
+
+/** A page's sum for its entry: the total of its counts (all below the next page's lowest), true at its position. */
+function pageSum(page: ValuePage): PageSum {
+  return { sum: page.counts.reduce((sum, [, count]) => sum + count, 0), through: page.through };
 }
 
 /** How many pages a fold writes at the same time. */
