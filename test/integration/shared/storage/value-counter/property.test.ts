@@ -6,7 +6,9 @@
  * few hundred text values some longer than a count key keeps, numbers with nulls). Every total equals the number
  * of written records the oracle holds in the intervals, once the claims of dead writes are older than the settle
  * window and its check's slack; a total is refused (undefined) only when a bound cuts a group of long values.
- * Folds beside the writes (as the fold queue runs them, some cut short) come at random moments too.
+ * Folds beside the writes (as the fold queue runs them, some cut short, some dying at their n-th write: after a
+ * round's pages, after its page list's parts, before its head moves, in the middle of a split) come at random
+ * moments too, over pages small enough that ranges cover many of them whole (counted from their sums).
  */
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
@@ -42,7 +44,12 @@ import { SETTLE_MS } from '../../../../../shared/storage/record-counter';
 import { RecordStore } from '../../../../../shared/storage/record-store';
 import { RecordAttr } from '../../../../../shared/storage/table-definitions';
 import { ensureTables, localTableNames } from '../../../../../shared/storage/table-setup';
-import { CHECK_SLACK_MS, countSlotValues, foldDatasetTotals } from '../../../../../shared/storage/value-counter';
+import {
+  CHECK_SLACK_MS,
+  countSlotValues,
+  FOLD_LEASE_MS,
+  foldDatasetTotals,
+} from '../../../../../shared/storage/value-counter';
 
 const FIELDS: FieldConfig[] = [
   { name: 'status', type: 'enum', options: ['new', 'paid', 'shipped', 'void'], indexed: true },
@@ -52,9 +59,13 @@ const FIELDS: FieldConfig[] = [
 type Field = 'status' | 'customer' | 'amount';
 type Values = { status: string; customer: string | null; amount: number | null };
 
-/** Which writes fail, and how: the process dies at the first record write (or after `chunks` batch chunks). */
+/**
+ * Which writes fail, and how: the process dies at the first record write (or after `after` batch chunks), or, for a
+ * fold, at its `after`-th write of any item (a count page, a part of the page list, the head, the checked position).
+ */
 interface Fault {
   after?: number;
+  fold?: boolean;
 }
 
 let dynamo: EmbeddedDynamo;
@@ -72,7 +83,7 @@ function faultyClient(client: DynamoDBDocumentClient): DynamoDBDocumentClient {
     get(target, property, receiver) {
       if (property !== 'send') return Reflect.get(target, property, receiver);
       return (command: { input: Record<string, unknown> }, ...rest: unknown[]) => {
-        if (fault && !fault.struck && isRecordWrite(command.input)) {
+        if (fault && !fault.struck && (fault.fold ? isWrite(command.input) : isRecordWrite(command.input))) {
           if (fault.sent >= (fault.after ?? 0)) fault.struck = true;
           fault.sent += 1;
         }
@@ -81,6 +92,12 @@ function faultyClient(client: DynamoDBDocumentClient): DynamoDBDocumentClient {
       };
     },
   });
+}
+
+/** Any write of one item: a put, an update or a delete (a get says how consistent it reads). */
+function isWrite(input: Record<string, unknown>): boolean {
+  if (input.Item !== undefined || input.UpdateExpression !== undefined) return true;
+  return input.Key !== undefined && !('ConsistentRead' in input);
 }
 
 /** A write of a record (not of bookkeeping): its item or key is in a dataset's record partition. */
@@ -125,7 +142,7 @@ type Step =
   | { kind: 'batch'; rows: Values[]; diesAfterChunks?: number }
   | { kind: 'wait'; ms: number }
   | { kind: 'count'; field: Field; query: Query }
-  | { kind: 'fold'; cutShort: boolean; smallRounds: boolean };
+  | { kind: 'fold'; cutShort: boolean; smallRounds: boolean; diesAfterWrites?: number };
 
 type Query =
   | { op: 'eq'; value: StoredValue | null }
@@ -221,7 +238,17 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     // The fold beside the writes, as the fold queue runs it: sometimes cut short (a turn of no time at all), sometimes
     // in rounds small enough that a batch's claims are cut into several and pages split within a round.
     weight: 2,
-    arbitrary: fc.record({ kind: fc.constant('fold' as const), cutShort: fc.boolean(), smallRounds: fc.boolean() }),
+    // Some die at their n-th write: after pages, after the page list's parts (sums given or taken away, keys added),
+    // before the head moves, in the middle of a split.
+    arbitrary: fc.record(
+      {
+        kind: fc.constant('fold' as const),
+        cutShort: fc.boolean(),
+        smallRounds: fc.boolean(),
+        diesAfterWrites: fc.integer({ min: 0, max: 40 }),
+      },
+      { requiredKeys: ['kind', 'cutShort', 'smallRounds'] },
+    ),
   },
 );
 
@@ -345,17 +372,27 @@ it('totals equal the written records, whatever the writes, their deaths and the 
             batchCreateOperation.run(context('batch-create'), { paramList: s.rows.map(given) }),
           );
         } else if (s.kind === 'fold') {
-          await foldDatasetTotals(ports.bookkeeping, {
-            datasetCode: code,
-            slots: [...layout.values()].map(countSlotKey),
-            now: clock,
-            meter: new CapacityMeter(),
-            until: s.cutShort ? performance.now() : performance.now() + 60_000,
-            // Small rounds split small pages, and the page list's small parts, often.
-            ...(s.smallRounds
-              ? { rounds: { records: 40, pageBytes: 120 }, pageLimits: { page: 160, listPart: 48 } }
-              : {}),
-          });
+          fault = s.diesAfterWrites === undefined ? undefined : { fold: true, after: s.diesAfterWrites, sent: 0 };
+          try {
+            await foldDatasetTotals(ports.bookkeeping, {
+              datasetCode: code,
+              slots: [...layout.values()].map(countSlotKey),
+              now: clock,
+              meter: new CapacityMeter(),
+              until: s.cutShort ? performance.now() : performance.now() + 60_000,
+              // Small pages, so that a few hundred records make many and ranges cover pages whole; small rounds
+              // split them, and the page list's small parts, often.
+              ...(s.smallRounds
+                ? { rounds: { records: 40, pageBytes: 120 }, pageLimits: { page: 160, listPart: 48 } }
+                : { pageLimits: { page: 240, listPart: 400 } }),
+            });
+          } catch (error) {
+            if (!fault?.struck) throw error;
+            // The dead folder's lease runs out before another fold can take the slot.
+            clock += FOLD_LEASE_MS;
+          } finally {
+            fault = undefined;
+          }
         } else {
           clock = Math.max(clock, deadClaimsSettleAt);
           const slot = layout.get(s.field);
