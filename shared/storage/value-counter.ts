@@ -13,16 +13,20 @@
  * - Per slot, count pages: each says "through position T, these count keys have these counts", for the keys
  *   from its lowest key up to the next page's lowest; a page splits in two when it grows past
  *   `PAGE_MAX_BYTES`. A head says through which position every page the slot's claims touched is folded. Folds
- *   find a key's page through the page list (every page's lowest key), kept in parts split by key range as they
- *   grow past `PAGE_LIST_PART_MAX_BYTES` (value-count-store.ts), so that it never nears the 400 KB item limit and a
- *   round reads the parts covering its keys and writes only those its new pages fall in. Totals never read it.
+ *   find a key's page through the page list (an entry per page: its lowest key and, once a fold gave it one, the
+ *   page's sum, the total of its counts, with the position that sum is true at), kept in parts split by key range
+ *   as they grow past `PAGE_LIST_PART_MAX_BYTES` (value-count-store.ts), so that it never nears the 400 KB item
+ *   limit and a round reads the parts covering its keys and writes only those holding entries it changes. Totals
+ *   read it for intervals wider than a few pages, and take the sums of the pages inside them (see 9).
  * - Per dataset, a checked position: every claim at or before it that still exists is known to be written (its
  *   record write happened, or for a batch the records its `m` names).
  *
  * A total is, per count key inside the intervals, its count on its page plus the effect of every claim after
  * that page's position (`max(page through, head through)`): +1 for a create's key, −1/+1 for an update's keys
- * before and after, +1 per written record of a batch. Only a few pages and the claims of the last seconds are
- * read: the cost follows the number of distinct keys read and the recent writes, never the matches.
+ * before and after, +1 per written record of a batch; for the pages wholly inside an interval, their entries' sums
+ * instead of their counts, with the claims after `max(entry through, head through)`. Only the pages at the edges of
+ * each interval, the page list's parts over it and the claims of the last seconds are read: the cost follows
+ * neither the matches nor the distinct keys between the edges.
  *
  * Why it is exact:
  * 1. Every record write is preceded by its claim, so a total read after a write counts it (a claim counts from
@@ -97,6 +101,29 @@
  *    written from every segment's counts when the job finishes, before the registry says the index answers from
  *    them; a build dropped while its job ran is not completed, and its counts are never read. A build a segment
  *    could not count (a chain that does not add up, counts past 16 KB in one segment) keeps counting index keys.
+ * 9. Page sums. A round writes its pages (and finishes its splits), then the entries of every page its claims
+ *    touch, each with the page's sum and position as the page now stands (a page an earlier fold that stopped had
+ *    already written past the round's position is not written again, but its entry is, from the page as stored),
+ *    and only then moves the head. So when the head is at H, no claim in (entry through, H] touches the keys of an
+ *    entry's page, and an entry's sum stands for its keys up to the next entry's lowest at `max(entry, head)`
+ *    exactly as a page does (3): an entry older than the head is true at the head, one newer (a fold that stopped
+ *    after the list, before the head) is true at its own position. A fold that stops after pages and before the
+ *    list leaves entries older than their pages: still true, at their own positions (the claims after them are
+ *    read), and the next fold writes them. The sum covers the keys up to the next entry, so an entry must lose its
+ *    sum before an entry appears within its range: a split takes the marked page's sum away (a list write before
+ *    anything else of the split, after the mark, which changes no count), then writes the new pages, lists them
+ *    without sums, trims the page, and the round's list write gives all of them sums (a new page another fold wrote
+ *    first gets one from the next fold that writes it). An entry without a sum (a page being split, a page before
+ *    page sums, a new page not yet summed) says "read the page". A total uses an entry's sum only when the entry's
+ *    lowest key is inside the interval and the next entry's is not above it (count keys sort as the index keys they
+ *    stand for, so every key between is inside; 'across' cannot hide between them), and below the highest pages
+ *    it read; every other run of entries between them is read as pages, by a consistent Query over the
+ *    page items from its lowest up to the next summed entry, each page's keys taken below the next page's lowest
+ *    and below that entry. The sums and the pages a total reads meet at listed lowest keys, whose pages exist (a
+ *    page is written before it is listed), and a split under a total changes no sum the total can take: the list
+ *    it read either still had the marked page's sum and none of its new entries (the sum covers them all, at its
+ *    position) or had lost it (the run is read as pages, point 4). An index build's start writes its pages, then
+ *    their entries with sums at S (the same counts if a start cut short wrote them), then the head.
  */
 import type { CapacityMeter } from '../observability/capacity-meter';
 import { logListFoldFailure } from '../observability/change-metrics';
