@@ -139,9 +139,9 @@ export class RecordStoreRowSource implements DatasetRowSource {
         // An id older than its changes (a create retried with the id of an earlier attempt) would stretch the range
         // over records created long before: it is read by id.
         const near = range.ids.filter((id) => {
-          const near = createdSince(id, range.fromMs - SETTLE_MS);
-          if (!near) byId.add(id);
-          return near;
+          const recent = createdSince(id, range.fromMs - SETTLE_MS);
+          if (!recent) byId.add(id);
+          return recent;
         });
         const lower = near[0];
         const upper = near.at(-1);
