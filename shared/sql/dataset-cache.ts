@@ -586,7 +586,7 @@ const DECIDE_MIN_UNITS = 2;
 /** The least a record read in a range is taken to cost, to bound a page of change items when the load cost nothing. */
 const MIN_RECORD_UNITS = 0.01;
 /** Changes created within this of each other (ms) have their records read as one key range. */
-export const CHANGE_RANGE_GAP_MS = 3_000;
+const CHANGE_RANGE_GAP_MS = 3_000;
 /** Change items read in the first page, before their cost per item is known. */
 const DECIDE_FIRST_PAGE = 50;
 /** Change items read in one page at most. */
@@ -612,8 +612,8 @@ export interface ChangedRange {
 /**
  * How the records the changes name are read: those new in changes (`created`) positioned within
  * `CHANGE_RANGE_GAP_MS` of each other as one key range (records created in a burst or by one batch have ids close
- * together, and a range read costs by the bytes it reads), a record read again by a later change with them; the
- * others (updates of older records, a lone create) by id. The source may still read a range's outliers by id.
+ * together, and a range read costs by the bytes it reads), an update of one of them included; the others (updates
+ * of older records, a lone create) by id. The source may still read a range's outliers by id.
  */
 export function changedRecordReads(changes: readonly DatasetChange[]): {
   ranges: ChangedRange[];
