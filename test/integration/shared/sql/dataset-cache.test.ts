@@ -73,6 +73,18 @@ function executeSql(sqlCode: string, app: AppCredentials) {
   return harness.call('/api/custom/executeSql', { sqlCode }, { app, datasetCode: null });
 }
 
+/** The record store's row source over the harness's store, as a container builds it for a request. */
+function rowSource(meter: CapacityMeter, now?: () => number): RecordStoreRowSource {
+  const { client, tables } = harness.dynamo();
+  return new RecordStoreRowSource(
+    new ListReader(client, tables.records),
+    new DatasetBookkeeping(client, tables.records),
+    new Catalog(config as ConstructorParameters<typeof Catalog>[0]),
+    meter,
+    now,
+  );
+}
+
 function readUnitsOfLastSql(): number {
   return Number(harness.logLines.filter((line) => line.operation === 'execute-sql').at(-1)?.readUnits);
 }
@@ -152,20 +164,12 @@ it('drops a row from a row-filtered copy when an update moves it out of the filt
 });
 
 it('answers 2001 naming the limit when reading a dataset cannot finish within the query’s time limit', async () => {
-  const { client, tables } = harness.dynamo();
-  const catalog = new Catalog(config as ConstructorParameters<typeof Catalog>[0]);
   // A clock that moves a second per look: the read's first page already ends past a 500 ms limit.
   let clock = 0;
-  const source = new RecordStoreRowSource(
-    new ListReader(client, tables.records),
-    new DatasetBookkeeping(client, tables.records),
-    catalog,
-    new CapacityMeter(),
-    () => {
-      clock += 1000;
-      return clock;
-    },
-  );
+  const source = rowSource(new CapacityMeter(), () => {
+    clock += 1000;
+    return clock;
+  });
   const message = 'reading took too long (limit 500 ms)';
   await expect(
     source.readRows('ledger', { fields: ['region'], limit: 1000, deadline: { at: 500, message } }),
@@ -194,15 +198,8 @@ it('after more updates than catching up could afford, loads afresh for at most a
   );
   const res = await executeSql('ledger-totals', WRITER);
   const units = readUnitsOfLastSql();
-  const { client, tables } = harness.dynamo();
-  const catalog = new Catalog(config as ConstructorParameters<typeof Catalog>[0]);
   const meter = new CapacityMeter();
-  const fresh = new RecordStoreRowSource(
-    new ListReader(client, tables.records),
-    new DatasetBookkeeping(client, tables.records),
-    catalog,
-    meter,
-  );
+  const fresh = rowSource(meter);
   const [table] = await new DatasetCache().tables(
     [{ datasetCode: 'ledger', fields: config.datasets[0]?.fields ?? [] } as DatasetView],
     fresh,
@@ -242,15 +239,8 @@ it('catches up after 30 single creates reading their records as one key range: 3
 });
 
 it('reads a key range no further than twice the records it wants, and what it did not reach by id, as they are now', async () => {
-  const { client, tables } = harness.dynamo();
-  const catalog = new Catalog(config as ConstructorParameters<typeof Catalog>[0]);
   const meter = new CapacityMeter();
-  const source = new RecordStoreRowSource(
-    new ListReader(client, tables.records),
-    new DatasetBookkeeping(client, tables.records),
-    catalog,
-    meter,
-  );
+  const source = rowSource(meter);
   // Two creates claimed together (as of the later one's time), naming the oldest of the first 200 records and the
   // 61st: one range over 61 records, of which it wants 2, so the Query stops after 2 × 2 + 16 = 20 records and
   // the 61st is read by id.
@@ -274,14 +264,7 @@ it('reads a key range no further than twice the records it wants, and what it di
 });
 
 it('reads for a load only the change items its decision has not read: those before its window, and after its last', async () => {
-  const { client, tables } = harness.dynamo();
-  const source = new RecordStoreRowSource(
-    new ListReader(client, tables.records),
-    new DatasetBookkeeping(client, tables.records),
-    new Catalog(config as ConstructorParameters<typeof Catalog>[0]),
-    new CapacityMeter(),
-  );
-  const { changes } = source;
+  const { changes } = rowSource(new CapacityMeter());
   const all = await changes.changesSince('ledger', 0);
   expect(all.length).toBeGreaterThan(300);
   // The decision read from a third of them on, up to the tenth after that; the load wants everything after a time

@@ -286,8 +286,8 @@ describe('DatasetCache with a change feed', () => {
 
   // Figures measured on the embedded store: 10,000 records of 8 fields load for 680 read units (0.068 a record);
   // a single write's change item costs 0.037 of a unit to read consistently; a record read by id costs one.
-  async function measuredCopy() {
-    const source = new FeedSource(dataset(10_000));
+  async function measuredCopy(size = 10_000) {
+    const source = new FeedSource(dataset(size));
     source.rowUnits = 0.068;
     source.changeUnits = 0.037;
     const cache = new DatasetCache({ now: () => source.clock });
@@ -339,11 +339,7 @@ describe('DatasetCache with a change feed', () => {
   });
 
   it('after 1,000 single creates on 100,000 records, catches up for 173 units where reading them by id cost 1,037', async () => {
-    const source = new FeedSource(dataset(100_000));
-    source.rowUnits = 0.068;
-    source.changeUnits = 0.037;
-    const cache = new DatasetCache({ now: () => source.clock });
-    await cache.tables([view], source);
+    const { source, cache } = await measuredCopy(100_000);
     source.clock += 1000;
     for (let i = 0; i < 1000; i++) source.write(record(`n${i}`, 'EU', i));
     // One of them updated after its create, and an older record: the first comes out as it is now, in the range.
