@@ -132,10 +132,12 @@ export class RecordStoreRowSource implements DatasetRowSource {
     if (!dataset) throw new DatasetNotFoundError(datasetCode);
     const scope = rowFilterScope(request.rowFilter, dataset);
     const plan = changedRecordReads(changes);
-    const byId = new Set(plan.byId);
     const found = new Map<string, RecordItem>();
-    await Promise.all(
-      plan.ranges.map(async (range) => {
+    // The records read by id are read beside the ranges; the ids a range leaves (`byId`) are read by id after them.
+    const byId = new Set<string>();
+    const [direct] = await Promise.all([
+      this.reader.batchGet(datasetCode, plan.byId, this.meter, undefined, true),
+      ...plan.ranges.map(async (range) => {
         // An id older than its changes (a create retried with the id of an earlier attempt) would stretch the range
         // over records created long before: it is read by id.
         const near = range.ids.filter((id) => {
@@ -161,9 +163,12 @@ export class RecordStoreRowSource implements DatasetRowSource {
         const reached = items.length < limit ? upper : (items.at(-1)?.[RecordAttr.sortKey] as string);
         for (const id of near) if (compareCodePoints(id, reached) > 0) byId.add(id);
       }),
-    );
-    for (const [id, item] of await this.reader.batchGet(datasetCode, [...byId], this.meter, undefined, true)) {
-      found.set(id, item);
+    ]);
+    for (const [id, item] of direct) found.set(id, item);
+    if (byId.size > 0) {
+      for (const [id, item] of await this.reader.batchGet(datasetCode, [...byId], this.meter, undefined, true)) {
+        found.set(id, item);
+      }
     }
     const visible = new Set(request.fields);
     return [...found.entries()].map(([id, item]) => ({

@@ -214,7 +214,7 @@ it('after more updates than catching up could afford, loads afresh for at most a
   ]);
   expect(meter.readUnits).toBeGreaterThanOrEqual(50);
   expect(units).toBeLessThanOrEqual(meter.readUnits + 3);
-});
+}, 120_000);
 
 it('catches up after 30 single creates reading their records as one key range: 3 units, where reading each by id cost 31', async () => {
   // Nothing written in the re-read window of the look before: the next query reads only the writes below.
@@ -236,7 +236,7 @@ it('catches up after 30 single creates reading their records as one key range: 3
   // 31 change items read consistently (under 4 KB: 1 unit) and the 30 records in one Query, read consistently by
   // the bytes they hold (between 4 and 8 KB: 2 units). Read by id, as before, they cost a unit each: 31 in all.
   expect(readUnitsOfLastSql()).toBe(3);
-});
+}, 120_000);
 
 it('reads a key range no further than twice the records it wants, and what it did not reach by id, as they are now', async () => {
   const meter = new CapacityMeter();
