@@ -34,6 +34,7 @@ import {
   parseIndexRegistry,
 } from '../catalog/index-registry';
 import { CapacityMeter } from '../observability/capacity-meter';
+import { logListFoldFailure } from '../observability/change-metrics';
 import { recordIdTime } from '../records/record-ids';
 import { CatalogRevisionConflict, readCatalogItem, updateCatalogIndexes } from '../storage/catalog-item';
 import type { DatasetBookkeeping } from '../storage/dataset-bookkeeping';
@@ -423,7 +424,8 @@ export class IndexJobs {
 
   /**
    * Fold the claims written while the job ran into the counted builds' pages, as far as a few seconds allow, so that
-   * the first lists do not read them all (the folds beside the writes and the lists do the rest).
+   * the first lists do not read them all (the folds beside the writes and the lists do the rest). A fold that fails
+   * is logged as a warning and leaves the job finished: the next fold catches up.
    */
   private async foldCounted(definition: JobDefinition, counted: ReadonlyMap<string, string>): Promise<void> {
     for (const [code, job] of Object.entries(definition.datasets)) {
@@ -435,7 +437,9 @@ export class IndexJobs {
         now: this.now(),
         meter: new CapacityMeter(),
         until: performance.now() + FINISH_FOLD_MS,
-      }).catch(() => undefined);
+      }).catch((error: unknown) =>
+        logListFoldFailure({ foldBy: 'index-job', jobId: definition.id, datasetCode: code, slots, error }),
+      );
     }
   }
 }

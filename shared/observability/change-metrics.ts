@@ -7,8 +7,9 @@
  * - one line per webhook delivery attempt, by subscription: delivered, failed, parked, and for a delivery the
  *   time from the change to the receiver's 2xx (`webhookLagMs`);
  * - one line per fold of per-value totals beside the writes: the records' worth of change items it folded;
- * - a warning when the fold a get-list runs itself (its claims waited too long for the fold beside the writes)
- *   fails: the list answers all the same, and the claims wait for the next fold.
+ * - a warning when a fold run beside other work fails: the one a get-list runs itself (its claims waited too long
+ *   for the fold beside the writes), or an index job's as it finishes. The list answers, the job finishes all the
+ *   same, and the claims wait for the next fold.
  *
  * Subscription ids come from the deployed configuration only, so the series stay as few as the subscriptions.
  * No line carries a record, an event body or a secret.
@@ -157,29 +158,44 @@ export function logValueFold(entry: ValueFoldEntry, namespace: string, now = Dat
   });
 }
 
-export interface ListFoldFailure {
-  /** The get-list that ran the fold. */
-  requestId?: string | undefined;
-  datasetCode: string;
-  /** The count slot (`countSlotKey`) the list counted in; the fold folds the dataset's other slots too. */
-  slot: string;
-  error: unknown;
-}
+/** A fold of per-value totals run outside the folds beside the writes, which failed. */
+export type FoldFailure =
+  | {
+      /** A get-list's own fold (storage/value-counter.ts): its claims waited too long for the fold beside the writes. */
+      foldBy?: 'get-list';
+      /** The get-list that ran the fold. */
+      requestId?: string | undefined;
+      datasetCode: string;
+      /** The count slot (`countSlotKey`) the list counted in; the fold folds the dataset's other slots too. */
+      slot: string;
+      error: unknown;
+    }
+  | {
+      /** An index job's fold as it finishes (indexing/index-jobs.ts): the claims written while it scanned. */
+      foldBy: 'index-job';
+      jobId: string;
+      datasetCode: string;
+      /** The count slots of the builds it counted. */
+      slots: readonly string[];
+      error: unknown;
+    };
 
 /**
- * A get-list's own fold failed (storage/value-counter.ts): a warning, not a failure of the list, whose total was
- * known before the fold began. The dataset's totals stay exact; folding waits for the next list or the fold
- * beside the writes, and a slot whose folds keep failing reads more change items per total until one succeeds.
+ * A fold run beside another piece of work failed: a warning, not a failure of that work. A get-list's total was
+ * known before its fold began; an index job's builds are complete before it folds the claims written while it
+ * scanned. The dataset's totals stay exact either way; folding waits for the next list or the fold beside the
+ * writes, and a slot whose folds keep failing reads more change items per total until one succeeds.
  */
-export function logListFoldFailure(entry: ListFoldFailure): void {
+export function logListFoldFailure(entry: FoldFailure): void {
   const { error } = entry;
+  const by =
+    entry.foldBy === 'index-job'
+      ? { foldBy: 'index-job', jobId: entry.jobId, datasetCode: entry.datasetCode, slots: [...entry.slots] }
+      : { foldBy: 'get-list', requestId: entry.requestId, datasetCode: entry.datasetCode, slot: entry.slot };
   writeLogLine({
     level: 'WARN',
     operation: 'value-fold',
-    foldBy: 'get-list',
-    requestId: entry.requestId,
-    datasetCode: entry.datasetCode,
-    slot: entry.slot,
+    ...by,
     error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
   });
 }

@@ -11,8 +11,11 @@
  * before it writes them) is not asked for a version: a loaded copy catches up by reading the changes since it
  * last looked and the changed records alone, so one write to a large dataset costs the next query a few read
  * units instead of a reload, and a query after no write reads only the change items of the last seconds.
+ * The records created by changes close in time (a burst of creates, a batch) are read as one key range, so they
+ * cost what a load pays for them (by bytes, read consistently), not a unit each.
  * Catching up is never dearer than loading afresh: the change items are read no further than it takes to know
- * (a bounded read, at most 2 % of what the load costs), and past that the copy is loaded again. The row budget
+ * (a bounded read, at most 2 % of what the load costs), and past that the copy is loaded again, from the change
+ * items that read found (only those after it, and those of the settle window before it, are read). The row budget
  * is checked before anything is read or caught up: a load from the dataset's count, a catch-up from the rows it
  * would add.
  * Without a feed, a copy is reused while the source's version is unchanged.
@@ -22,6 +25,7 @@
 import { createHash } from 'node:crypto';
 import type { ReadableTable } from '../access/permissions';
 import { QueryTimeoutError } from '../contract/errors';
+import { compareCodePoints } from '../records/value-encoding';
 import { datasetColumns, toTableRow } from './dataset-table';
 import type { EngineTable } from './query-engine';
 
@@ -76,8 +80,14 @@ export interface DatasetChangeFeed {
   /**
    * The changes recorded after time `sinceMs` (epoch ms), read consistently. A change is recorded at most
    * `rereadMs` after its position's time, so a reader that looked at time T asks again from T − `rereadMs`.
+   * `known`: the caller read the changes after `known.fromMs` already, up to position `known.through` (none when
+   * absent): those are not read again, nor returned.
    */
-  changesSince(datasetCode: string, sinceMs: number): Promise<readonly DatasetChange[]>;
+  changesSince(
+    datasetCode: string,
+    sinceMs: number,
+    known?: { fromMs: number; through?: string },
+  ): Promise<readonly DatasetChange[]>;
   /**
    * The same, read page by page and no further than the caller will pay for: before each page `allowance` is
    * told the changes read so far and says how many more may be read (0: stop there). `complete` says whether
@@ -91,7 +101,11 @@ export interface DatasetChangeFeed {
   readonly rereadMs: number;
   /** A change's write lands within this of its position's time, or never. */
   readonly settleMs: number;
-  /** The records the changes name as they are now (read consistently); absent ones are left out. */
+  /**
+   * The records the changes name as they are now (read consistently); absent ones are left out. Read as
+   * `changedRecordReads` groups them: the records of each range at what a load pays for them (read consistently,
+   * twice that), the others by id, at least a unit each.
+   */
   readChanged(
     datasetCode: string,
     changes: readonly DatasetChange[],
@@ -303,7 +317,7 @@ export class DatasetCache {
         return slot.entry && plan && !plan.reload
           ? this.catchUp(feed, slot.view, slot.viewKey, slot.entry, plan)
           : this.shared(`${slot.viewKey}\nfeed`, deadline, () =>
-              this.loadWithFeed(source, feed, slot.view, slot.viewKey, remaining, deadline),
+              this.loadWithFeed(source, feed, slot.view, slot.viewKey, remaining, deadline, plan),
             );
       }),
     );
@@ -315,8 +329,9 @@ export class DatasetCache {
   /**
    * The changes a copy has not applied, what they add, and whether loading afresh costs less. The change items
    * are read no further than it takes to know: reading stops as soon as what was spent on them plus reading the
-   * records they name would pass what a fresh load costs, or once they have cost `DECIDE_SHARE` of a load (at
-   * least `DECIDE_MIN_UNITS`), whichever comes first; a read that stopped early means a fresh load. So a
+   * records they name would pass what a fresh load costs, or once those the copy has not applied have cost
+   * `DECIDE_SHARE` of a load (at least `DECIDE_MIN_UNITS`), whichever comes first; a read that stopped early means
+   * a fresh load. (The re-read window's changes, applied already, are read by every look whatever it decides.) So a
    * catch-up never costs more than a load, and a load chosen after reading changes costs at most that share
    * more (every log of writes costs in proportion to the writes it holds: the share is what keeps the decision
    * small beside the load, and it still lets a catch-up of changes costing up to half a load go ahead).
@@ -328,8 +343,13 @@ export class DatasetCache {
   ): Promise<CatchUpPlan> {
     const readAt = this.now();
     const { applied, pending, unitsPerRow } = entry.feed;
-    // A record read by id, consistently, costs at least a unit; the load read it at `unitsPerRow`, half price.
+    // A record read by id, consistently, costs at least a unit; one read in a range costs what the load paid for it,
+    // twice that (consistently), and the range a unit at most for its last part-filled 4 KB.
     const perRecord = Math.max(1, 2 * unitsPerRow);
+    const recordUnits = (changes: readonly DatasetChange[]) => {
+      const { ranges, byId } = changedRecordReads(changes);
+      return ranges.reduce((sum, range) => sum + range.ids.length * 2 * unitsPerRow + 1, 0) + byId.length * perRecord;
+    };
     const decideUnits = Math.max(DECIDE_MIN_UNITS, DECIDE_SHARE * entry.table.rows.length * unitsPerRow);
     const unitsBefore = feed.unitsRead();
     const weigh = (changes: readonly DatasetChange[]) => {
@@ -337,27 +357,30 @@ export class DatasetCache {
       const toApply = [...pending.filter((change) => !fresh.some((f) => f.position === change.position)), ...fresh];
       const created = fresh.reduce((sum, change) => sum + change.created, 0);
       const spent = feed.unitsRead() - unitsBefore;
-      const catchUpUnits = spent + toApply.reduce((sum, change) => sum + change.ids.length, 0) * perRecord;
+      const catchUpUnits = spent + recordUnits(toApply);
       const loadUnits = (entry.table.rows.length + created) * unitsPerRow;
-      return { toApply, created, spent, catchUpUnits, loadUnits };
+      // What the decision spent on changes the copy has not applied: those it re-reads (the re-read window after its
+      // last look) every look reads, whatever it decides.
+      const deciding = changes.length > 0 ? (spent * fresh.length) / changes.length : 0;
+      return { toApply, created, spent, deciding, catchUpUnits, loadUnits };
     };
     const { changes, complete } = await feed.changesWithin(
       view.datasetCode,
       entry.feed.readAt - feed.rereadMs,
       (read) => {
-        const { spent, catchUpUnits, loadUnits } = weigh(read);
-        if (catchUpUnits > loadUnits || spent >= decideUnits) return 0;
-        // Each further change costs at least a record read: read no more than could still fit under the load, nor
-        // (at the rate the changes read so far cost) more than the rest of the decision's share.
-        const underLoad = Math.floor((loadUnits - catchUpUnits) / perRecord) + 1;
+        const { spent, deciding, catchUpUnits, loadUnits } = weigh(read);
+        if (catchUpUnits > loadUnits || deciding >= decideUnits) return 0;
+        // Each further change costs at least a record read in a range: read no more than could still fit under the
+        // load, nor (at the rate the changes read so far cost) more than the rest of the decision's share.
+        const underLoad = Math.floor((loadUnits - catchUpUnits) / Math.max(2 * unitsPerRow, MIN_RECORD_UNITS)) + 1;
         const perChange = read.length > 0 ? spent / read.length : 0;
-        const underShare = perChange > 0 ? Math.ceil((decideUnits - spent) / perChange) : DECIDE_FIRST_PAGE;
+        const underShare = perChange > 0 ? Math.ceil((decideUnits - deciding) / perChange) : DECIDE_FIRST_PAGE;
         return Math.max(1, Math.min(underLoad, underShare, DECIDE_MAX_PAGE));
       },
     );
     const { toApply, created, catchUpUnits, loadUnits } = weigh(changes);
     const reload = !complete || (toApply.length > 0 && catchUpUnits > loadUnits);
-    return { readAt, seen: changes, toApply, created, reload };
+    return { readAt, seenFrom: entry.feed.readAt - feed.rereadMs, seen: changes, toApply, created, reload };
   }
 
   private async loadWithFeed(
@@ -367,12 +390,18 @@ export class DatasetCache {
     viewKey: string,
     remaining: number,
     deadline: LoadDeadline | undefined,
+    /** The decision that chose this load, when one did: the change items it read are not read again. */
+    decided?: CatchUpPlan,
   ): Promise<EngineTable> {
     // The feed is read from this moment on. A change recorded before the load whose write lands as it reads may
     // be missed by it: those of the last `settleMs` are watched, and read again by the next query unless the load
     // showed their records at their revisions.
     const readAt = this.now();
-    const recent = await feed.changesSince(view.datasetCode, readAt - feed.settleMs);
+    const since = readAt - feed.settleMs;
+    const through = decided?.seen.at(-1)?.position;
+    const known = decided ? { fromMs: decided.seenFrom, ...(through === undefined ? {} : { through }) } : undefined;
+    const unread = await feed.changesSince(view.datasetCode, since, known);
+    const recent = [...(decided?.seen.filter((change) => change.time > since) ?? []), ...unread];
     const watch = new Set(recent.flatMap((change) => [...change.ids]));
     const revisions = new Map<string, number>();
     const unitsBefore = feed.unitsRead();
@@ -554,6 +583,10 @@ export class DatasetCache {
 const DECIDE_SHARE = 0.02;
 /** ...or this many read units, when more (about fifty change items of single writes). */
 const DECIDE_MIN_UNITS = 2;
+/** The least a record read in a range is taken to cost, to bound a page of change items when the load cost nothing. */
+const MIN_RECORD_UNITS = 0.01;
+/** Changes created within this of each other (ms) have their records read as one key range. */
+const CHANGE_RANGE_GAP_MS = 3_000;
 /** Change items read in the first page, before their cost per item is known. */
 const DECIDE_FIRST_PAGE = 50;
 /** Change items read in one page at most. */
@@ -562,10 +595,51 @@ const DECIDE_MAX_PAGE = 1_000;
 /** What catching a copy up would take: the changes read, those to apply, the rows they add, or a reload instead. */
 interface CatchUpPlan {
   readAt: number;
+  /** The changes after this time (epoch ms) were read, up to the last of `seen`. */
+  seenFrom: number;
   seen: readonly DatasetChange[];
   toApply: readonly DatasetChange[];
   created: number;
   reload: boolean;
+}
+
+/** A key range of records to read: the ids wanted in it, ascending, and the earliest time of the changes naming them. */
+export interface ChangedRange {
+  ids: readonly string[];
+  fromMs: number;
+}
+
+/**
+ * How the records the changes name are read: those new in changes (`created`) positioned within
+ * `CHANGE_RANGE_GAP_MS` of each other as one key range (records created in a burst or by one batch have ids close
+ * together, and a range read costs by the bytes it reads), an update of one of them included; the others (updates
+ * of older records, a lone create) by id. The source may still read a range's outliers by id.
+ */
+export function changedRecordReads(changes: readonly DatasetChange[]): {
+  ranges: ChangedRange[];
+  byId: string[];
+} {
+  const creating = changes.filter((change) => change.created > 0).sort((a, b) => a.time - b.time);
+  const groups: DatasetChange[][] = [];
+  for (const change of creating) {
+    const group = groups.at(-1);
+    const last = group?.at(-1);
+    if (group && last && change.time - last.time <= CHANGE_RANGE_GAP_MS) group.push(change);
+    else groups.push([change]);
+  }
+  const inRange = new Set<string>();
+  const ranges: ChangedRange[] = [];
+  const byId = new Set<string>();
+  for (const group of groups) {
+    const ids = [...new Set(group.flatMap((change) => change.ids))].sort(compareCodePoints);
+    if (ids.length < 2) continue;
+    for (const id of ids) inRange.add(id);
+    ranges.push({ ids, fromMs: group[0]?.time ?? 0 });
+  }
+  for (const change of changes) {
+    for (const id of change.ids) if (!inRange.has(id)) byId.add(id);
+  }
+  return { ranges, byId: [...byId] };
 }
 
 /** Identity of a view: the dataset, the visible fields in order and the row filter with its keys sorted. */

@@ -7,14 +7,21 @@
  *   at the load deadline.
  * - `changes` is the dataset's change items (storage/change-items.ts): every write claims one naming its records
  *   before it writes them, so a loaded copy catches up by reading the recent change items (consistently) and
- *   the records they name (consistently: by id, or a batch's id range), each narrowed to the caller's view like
- *   a load. A record's revision says whether the write a change item claims has landed yet.
+ *   the records they name (consistently), each narrowed to the caller's view like a load. Records created close
+ *   in time (a burst of creates, a batch) are read as their id range, one Query paying by the bytes it reads
+ *   (ids are ULIDs of their creation time, so the range holds the records created meanwhile: the changes name
+ *   them too, or a copy applied them a moment ago); the Query stops after twice the records wanted (and a few),
+ *   and what it did not reach, like ids older than their changes (a retried create) and updated records, is read
+ *   by id. Either read shows each record as it is now, so a record updated or created again after its change
+ *   comes out as it is. A record's revision says whether the write a change item claims has landed yet.
  */
 import { rowFilterScope, rowInScope } from '../access/permissions';
 import type { Catalog } from '../catalog/catalog';
 import { DatasetNotFoundError, QueryTimeoutError } from '../contract/errors';
 import type { CapacityMeter } from '../observability/capacity-meter';
-import { toApiRecord } from '../records/record-codec';
+import { type RecordItem, toApiRecord } from '../records/record-codec';
+import { recordIdTime } from '../records/record-ids';
+import { compareCodePoints } from '../records/value-encoding';
 import { CLAIM_REREAD_MS, type StoredClaim } from '../storage/change-items';
 import type { DatasetBookkeeping } from '../storage/dataset-bookkeeping';
 import { compileFilterExpression } from '../storage/filter-expression';
@@ -22,17 +29,19 @@ import type { ListReader } from '../storage/list-reader';
 import { estimateRecordCount, lastIdAt, SETTLE_MS } from '../storage/record-counter';
 import { revisionOf } from '../storage/record-revisions';
 import { RecordAttr } from '../storage/table-definitions';
-import type {
-  ChangedRecord,
-  DatasetChange,
-  DatasetChangeFeed,
-  DatasetRecord,
-  DatasetRowSource,
-  ReadRowsRequest,
+import {
+  type ChangedRecord,
+  changedRecordReads,
+  type DatasetChange,
+  type DatasetChangeFeed,
+  type DatasetRecord,
+  type DatasetRowSource,
+  type ReadRowsRequest,
 } from './dataset-cache';
 
-/** A change naming more records than this is read as its id range (one query) rather than by id. */
-const READ_BY_RANGE_FROM = 8;
+/** A range's Query reads at most this many records per record wanted in it, and `RANGE_SLACK` more. */
+const RANGE_READS_PER_RECORD = 2;
+const RANGE_SLACK = 16;
 
 export class RecordStoreRowSource implements DatasetRowSource {
   readonly changes: DatasetChangeFeed;
@@ -47,8 +56,19 @@ export class RecordStoreRowSource implements DatasetRowSource {
     this.changes = {
       rereadMs: CLAIM_REREAD_MS,
       settleMs: SETTLE_MS,
-      changesSince: async (datasetCode: string, sinceMs: number): Promise<DatasetChange[]> =>
-        (await this.bookkeeping.changes.after(datasetCode, lastIdAt(sinceMs), this.meter, true)).map(datasetChange),
+      changesSince: async (datasetCode, sinceMs, known): Promise<DatasetChange[]> => {
+        const { changes } = this.bookkeeping;
+        const since = lastIdAt(sinceMs);
+        if (!known) return (await changes.after(datasetCode, since, this.meter, true)).map(datasetChange);
+        // Before what the caller read (when the window starts earlier), and after it.
+        const knownFrom = lastIdAt(known.fromMs);
+        const tailAfter = [since, knownFrom, known.through ?? ''].sort(compareCodePoints).at(-1);
+        const [before, after] = await Promise.all([
+          sinceMs < known.fromMs ? changes.after(datasetCode, since, this.meter, true, knownFrom) : [],
+          changes.after(datasetCode, tailAfter, this.meter, true),
+        ]);
+        return [...before, ...after].map(datasetChange);
+      },
       changesWithin: async (datasetCode, sinceMs, allowance) => {
         const changes: DatasetChange[] = [];
         const { complete } = await this.bookkeeping.changes.afterWithin(
@@ -111,33 +131,60 @@ export class RecordStoreRowSource implements DatasetRowSource {
     const dataset = this.catalog.dataset(datasetCode);
     if (!dataset) throw new DatasetNotFoundError(datasetCode);
     const scope = rowFilterScope(request.rowFilter, dataset);
+    const plan = changedRecordReads(changes);
+    const found = new Map<string, RecordItem>();
+    // The records read by id are read beside the ranges; the ids a range leaves (`byId`) are read by id after them.
     const byId = new Set<string>();
-    const ranges: DatasetChange[] = [];
-    for (const change of changes) {
-      if (change.ids.length >= READ_BY_RANGE_FROM) ranges.push(change);
-      else for (const id of change.ids) byId.add(id);
-    }
-    const found = await this.reader.batchGet(datasetCode, [...byId], this.meter, undefined, true);
-    await Promise.all(
-      ranges.map(async (change) => {
-        const wanted = new Set(change.ids);
+    const [direct] = await Promise.all([
+      this.reader.batchGet(datasetCode, plan.byId, this.meter, undefined, true),
+      ...plan.ranges.map(async (range) => {
+        // An id older than its changes (a create retried with the id of an earlier attempt) would stretch the range
+        // over records created long before: it is read by id.
+        const near = range.ids.filter((id) => {
+          const recent = createdSince(id, range.fromMs - SETTLE_MS);
+          if (!recent) byId.add(id);
+          return recent;
+        });
+        const lower = near[0];
+        const upper = near.at(-1);
+        if (lower === undefined || upper === undefined) return;
+        const limit = near.length * RANGE_READS_PER_RECORD + RANGE_SLACK;
+        const wanted = new Set(near);
         const { items } = await this.reader.queryPartition(
           datasetCode,
-          { direction: 'asc', idRange: { lower: change.ids[0], upper: change.ids.at(-1) }, consistent: true },
+          { direction: 'asc', idRange: { lower, upper }, consistent: true, limit },
           this.meter,
         );
         for (const item of items) {
           const id = item[RecordAttr.sortKey] as string;
           if (wanted.has(id)) found.set(id, item);
         }
+        // Stopped before the range's end: the ids it did not reach are read by id.
+        const reached = items.length < limit ? upper : (items.at(-1)?.[RecordAttr.sortKey] as string);
+        for (const id of near) if (compareCodePoints(id, reached) > 0) byId.add(id);
       }),
-    );
+    ]);
+    for (const [id, item] of direct) found.set(id, item);
+    if (byId.size > 0) {
+      for (const [id, item] of await this.reader.batchGet(datasetCode, [...byId], this.meter, undefined, true)) {
+        found.set(id, item);
+      }
+    }
     const visible = new Set(request.fields);
     return [...found.entries()].map(([id, item]) => ({
       id,
       revision: revisionOf(item),
       ...(rowInScope(scope, item) ? { row: toApiRecord(dataset, item, visible) } : {}),
     }));
+  }
+}
+
+/** Whether a record id is a ULID of a time at or after `ms`. */
+function createdSince(id: string, ms: number): boolean {
+  try {
+    return recordIdTime(id) >= ms;
+  } catch {
+    return false;
   }
 }
 

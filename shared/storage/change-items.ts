@@ -203,19 +203,21 @@ export class ChangeItems {
   }
 
   /**
-   * The claims positioned after `after` (all of them without it), oldest first. `consistent`: every claim
-   * written before the read is in it (the checks and folds of totals, custom SQL's catch-up).
+   * The claims positioned after `after` (all of them without it), oldest first, up to `through` (inclusive) when
+   * given. `consistent`: every claim written before the read is in it (the checks and folds of totals, custom
+   * SQL's catch-up).
    */
   async after(
     datasetCode: string,
     after: string | undefined,
     meter: CapacityMeter,
     consistent: boolean,
+    through?: string,
   ): Promise<StoredClaim[]> {
     const { items } = await this.query(
       datasetCode,
       `${CHANGE_PREFIX}${after ?? ''}`,
-      `${CHANGE_PREFIX}~`,
+      `${CHANGE_PREFIX}${through ?? '~'}`,
       after !== undefined,
       meter,
       consistent,

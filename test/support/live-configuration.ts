@@ -6,7 +6,7 @@
  * unit of work at a time (one decision, one page of one segment, or one job's end), so that a test can check the
  * answers before, during and after a build.
  */
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { CachedCatalogProvider, type DeployedCatalog } from '../../shared/catalog/catalog-provider';
 import type { CatalogConfig } from '../../shared/catalog/schema';
 import { applyConfiguration, readDeployedCatalog } from '../../shared/catalog-store/catalog-store';
@@ -42,6 +42,8 @@ export interface LiveConfigurationOptions {
   pageSize?: number;
   /** Records per segment (small, so a dataset spans several segments). */
   recordsPerSegment?: number;
+  /** The store client the index jobs use, given the service's (a test may make it refuse some requests). */
+  jobsClient?: (client: DynamoDBDocumentClient) => DynamoDBDocumentClient;
 }
 
 export class LiveConfiguration {
@@ -117,7 +119,8 @@ export class LiveConfiguration {
   }
 
   jobs(): IndexJobs {
-    this.built ??= createIndexJobs(this.harness.dynamo().client, this.tables(), {
+    const { client } = this.harness.dynamo();
+    this.built ??= createIndexJobs(this.options.jobsClient?.(client) ?? client, this.tables(), {
       writesPerSecond: 0,
       concurrency: 1,
       maxSegments: 4,

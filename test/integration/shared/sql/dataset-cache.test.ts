@@ -1,7 +1,8 @@
 /**
  * Custom SQL refreshed by what changed, over HTTP: after a write, the next query of a loaded dataset reads the
  * change items and the changed records alone (a few read units, whatever the dataset's size), sees creates and
- * updates, and drops a row that left a caller's row filter. And a load that cannot finish within the query's
+ * updates, and drops a row that left a caller's row filter; records created in a burst are read as one key range,
+ * by the bytes they hold. And a load that cannot finish within the query's
  * time limit is a 2001 that names the limit (driven clock, no timing).
  */
 import { rmSync, writeFileSync } from 'node:fs';
@@ -9,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Catalog } from '../../../../shared/catalog/catalog';
 import { CapacityMeter } from '../../../../shared/observability/capacity-meter';
+import { recordIdTime } from '../../../../shared/records/record-ids';
 import { DatasetCache, type DatasetView } from '../../../../shared/sql/dataset-cache';
 import { RecordStoreRowSource } from '../../../../shared/sql/record-store-row-source';
 import { DatasetBookkeeping } from '../../../../shared/storage/dataset-bookkeeping';
@@ -69,6 +71,18 @@ const harness = new ServiceHarness(configFile);
 
 function executeSql(sqlCode: string, app: AppCredentials) {
   return harness.call('/api/custom/executeSql', { sqlCode }, { app, datasetCode: null });
+}
+
+/** The record store's row source over the harness's store, as a container builds it for a request. */
+function rowSource(meter: CapacityMeter, now?: () => number): RecordStoreRowSource {
+  const { client, tables } = harness.dynamo();
+  return new RecordStoreRowSource(
+    new ListReader(client, tables.records),
+    new DatasetBookkeeping(client, tables.records),
+    new Catalog(config as ConstructorParameters<typeof Catalog>[0]),
+    meter,
+    now,
+  );
 }
 
 function readUnitsOfLastSql(): number {
@@ -150,20 +164,12 @@ it('drops a row from a row-filtered copy when an update moves it out of the filt
 });
 
 it('answers 2001 naming the limit when reading a dataset cannot finish within the query’s time limit', async () => {
-  const { client, tables } = harness.dynamo();
-  const catalog = new Catalog(config as ConstructorParameters<typeof Catalog>[0]);
   // A clock that moves a second per look: the read's first page already ends past a 500 ms limit.
   let clock = 0;
-  const source = new RecordStoreRowSource(
-    new ListReader(client, tables.records),
-    new DatasetBookkeeping(client, tables.records),
-    catalog,
-    new CapacityMeter(),
-    () => {
-      clock += 1000;
-      return clock;
-    },
-  );
+  const source = rowSource(new CapacityMeter(), () => {
+    clock += 1000;
+    return clock;
+  });
   const message = 'reading took too long (limit 500 ms)';
   await expect(
     source.readRows('ledger', { fields: ['region'], limit: 1000, deadline: { at: 500, message } }),
@@ -192,15 +198,8 @@ it('after more updates than catching up could afford, loads afresh for at most a
   );
   const res = await executeSql('ledger-totals', WRITER);
   const units = readUnitsOfLastSql();
-  const { client, tables } = harness.dynamo();
-  const catalog = new Catalog(config as ConstructorParameters<typeof Catalog>[0]);
   const meter = new CapacityMeter();
-  const fresh = new RecordStoreRowSource(
-    new ListReader(client, tables.records),
-    new DatasetBookkeeping(client, tables.records),
-    catalog,
-    meter,
-  );
+  const fresh = rowSource(meter);
   const [table] = await new DatasetCache().tables(
     [{ datasetCode: 'ledger', fields: config.datasets[0]?.fields ?? [] } as DatasetView],
     fresh,
@@ -215,4 +214,68 @@ it('after more updates than catching up could afford, loads afresh for at most a
   ]);
   expect(meter.readUnits).toBeGreaterThanOrEqual(50);
   expect(units).toBeLessThanOrEqual(meter.readUnits + 3);
+}, 120_000);
+
+it('catches up after 30 single creates reading their records as one key range: 3 units, where reading each by id cost 31', async () => {
+  // Nothing written in the re-read window of the look before: the next query reads only the writes below.
+  await new Promise((resolve) => setTimeout(resolve, 3_100));
+  await executeSql('ledger-totals', WRITER);
+  const created: string[] = [];
+  for (let i = 0; i < 30; i++) {
+    const res = await harness.create('ledger', { region: 'EU', amount: 2 }, { app: WRITER });
+    expect(res.body.success).toBe(true);
+    created.push(res.body.data.id);
+  }
+  // Updated after its create: it comes out as it is now.
+  expect((await harness.update('ledger', { id: created[0], amount: 10 }, { app: WRITER })).body.success).toBe(true);
+  const res = await executeSql('ledger-totals', WRITER);
+  expect(res.body.data.execResult).toEqual([
+    { region: 'EU', n: 129, total: 297 + 29 * 2 + 10 },
+    { region: 'US', n: 102, total: 310 },
+  ]);
+  // 31 change items read consistently (under 4 KB: 1 unit) and the 30 records in one Query, read consistently by
+  // the bytes they hold (between 4 and 8 KB: 2 units). Read by id, as before, they cost a unit each: 31 in all.
+  expect(readUnitsOfLastSql()).toBe(3);
+}, 120_000);
+
+it('reads a key range no further than twice the records it wants, and what it did not reach by id, as they are now', async () => {
+  const meter = new CapacityMeter();
+  const source = rowSource(meter);
+  // Two creates claimed together (as of the later one's time), naming the oldest of the first 200 records and the
+  // 61st: one range over 61 records, of which it wants 2, so the Query stops after 2 × 2 + 16 = 20 records and
+  // the 61st is read by id.
+  const sorted = [...ids].sort();
+  const [oldest, newest] = [sorted[0] as string, sorted[60] as string];
+  const time = recordIdTime(newest);
+  const changes = [oldest, newest].map((id, i) => ({ position: `p${i}`, time, ids: [id], revision: 1, created: 1 }));
+  const fields = ['region', 'amount'];
+  const records = await source.changes.readChanged('ledger', changes, { fields });
+  const loaded = await source.readRows('ledger', { fields, limit: 1_000 });
+  expect(records.map((record) => record.row)).toEqual(
+    [oldest, newest].map((id) => loaded.find((record) => record.id === id)),
+  );
+  // The load read everything first (eventually consistent); then 20 records of about 2.2 KB read consistently
+  // (about 44 KB: 11 units) and one by id (1 unit).
+  const loadUnits = meter.readUnits;
+  meter.readUnits = 0;
+  await source.changes.readChanged('ledger', changes, { fields });
+  expect(meter.readUnits).toBe(12);
+  expect(loadUnits).toBeGreaterThan(12);
+});
+
+it('reads for a load only the change items its decision has not read: those before its window, and after its last', async () => {
+  const { changes } = rowSource(new CapacityMeter());
+  const all = await changes.changesSince('ledger', 0);
+  expect(all.length).toBeGreaterThan(300);
+  // The decision read from a third of them on, up to the tenth after that; the load wants everything after a time
+  // before its window, then after a time inside it.
+  const fromMs = (all[Math.floor(all.length / 3)] as { time: number }).time;
+  const through = (all.filter((change) => change.time > fromMs)[9] as { position: string }).position;
+  const read = (change: { time: number; position: string }) => change.time > fromMs && change.position <= through;
+  for (const sinceMs of [0, fromMs + 1]) {
+    const unread = await changes.changesSince('ledger', sinceMs, { fromMs, through });
+    expect(unread.map((change) => change.position)).toEqual(
+      all.filter((change) => change.time > sinceMs && !read(change)).map((change) => change.position),
+    );
+  }
 });

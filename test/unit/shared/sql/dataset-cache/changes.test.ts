@@ -8,6 +8,7 @@ import type { FieldConfig } from '../../../../../shared/catalog/schema';
 import { QueryTimeoutError } from '../../../../../shared/contract/errors';
 import {
   type ChangedRecord,
+  changedRecordReads,
   DatasetCache,
   type DatasetChange,
   type DatasetChangeFeed,
@@ -30,8 +31,9 @@ function record(id: string, region: string, amount: number): DatasetRecord {
 
 /**
  * An in-memory store whose writes claim a change at the clock's time before they land, like the record store;
- * a read costs `rowUnits` per row loaded (one unless set), one unit per record read by id, and `changeUnits` per
- * change read (none unless set).
+ * a read costs `rowUnits` per row loaded (one unless set), one unit per record read by id, twice `rowUnits` per
+ * record read in a key range (consistently, by bytes like a load), and `changeUnits` per change read (none unless
+ * set). Changed records are read as `changedRecordReads` groups them, as the record store reads them.
  */
 class FeedSource implements DatasetRowSource {
   clock = 1_000_000;
@@ -41,7 +43,11 @@ class FeedSource implements DatasetRowSource {
   /** How many changes each bounded read of the feed read. */
   readonly changesRead: number[] = [];
   readonly loads: ReadRowsRequest[] = [];
+  /** The records read to catch up, per catch-up: in key ranges, and by id. */
   readonly byId: string[][] = [];
+  readonly inRanges: string[][] = [];
+  /** How many changes each unbounded read of the feed (a load's) read. */
+  readonly changesSinceRead: number[] = [];
   readonly changeReads: number[] = [];
   readonly counts: number[] = [];
   private readonly log: DatasetChange[] = [];
@@ -55,9 +61,15 @@ class FeedSource implements DatasetRowSource {
     this.changes = {
       rereadMs: REREAD_MS,
       settleMs: SETTLE_MS,
-      changesSince: async (_code, sinceMs) => {
+      changesSince: async (_code, sinceMs, known) => {
         this.changeReads.push(sinceMs);
-        return this.log.filter((change) => change.time > sinceMs);
+        const through = known?.through === undefined ? -1 : this.log.findIndex((c) => c.position === known.through);
+        const read = this.log.filter(
+          (change, i) => change.time > sinceMs && !(known && change.time > known.fromMs && i <= through),
+        );
+        this.units += read.length * this.changeUnits;
+        this.changesSinceRead.push(read.length);
+        return read;
       },
       changesWithin: async (_code, sinceMs, allowance) => {
         this.changeReads.push(sinceMs);
@@ -74,9 +86,12 @@ class FeedSource implements DatasetRowSource {
         return { changes: read, complete: read.length === all.length };
       },
       readChanged: async (_code, changes, request): Promise<ChangedRecord[]> => {
-        const ids = [...new Set(changes.flatMap((change) => [...change.ids]))];
-        this.byId.push(ids);
-        this.units += ids.length;
+        const { ranges, byId } = changedRecordReads(changes);
+        const inRanges = ranges.flatMap((range) => range.ids);
+        this.byId.push(byId);
+        this.inRanges.push(inRanges);
+        this.units += byId.length + inRanges.length * 2 * this.rowUnits;
+        const ids = [...new Set([...inRanges, ...byId])];
         return ids.flatMap((id) => {
           const row = this.rows.get(id);
           if (!row) return [];
@@ -271,8 +286,8 @@ describe('DatasetCache with a change feed', () => {
 
   // Figures measured on the embedded store: 10,000 records of 8 fields load for 680 read units (0.068 a record);
   // a single write's change item costs 0.037 of a unit to read consistently; a record read by id costs one.
-  async function measuredCopy() {
-    const source = new FeedSource(dataset(10_000));
+  async function measuredCopy(size = 10_000) {
+    const source = new FeedSource(dataset(size));
     source.rowUnits = 0.068;
     source.changeUnits = 0.037;
     const cache = new DatasetCache({ now: () => source.clock });
@@ -283,6 +298,7 @@ describe('DatasetCache with a change feed', () => {
   it('after 1,000 single creates on 10,000 records, loads afresh having read change items for 2 % of a load', async () => {
     const { source, cache } = await measuredCopy();
     expect(source.units).toBeCloseTo(680, 6);
+    expect(source.changesSinceRead).toEqual([0]);
     source.clock += 1000;
     for (let i = 0; i < 1000; i++) source.write(record(`n${i}`, 'EU', i));
     source.clock += 1000;
@@ -291,13 +307,21 @@ describe('DatasetCache with a change feed', () => {
     expect(table?.rows).toHaveLength(11_000);
     expect(source.byId).toEqual([]);
     // The decision may spend 2 % of the load it weighs (13.6 units): 50 change items, then 318 more, 368 in all
-    // at 0.037 (13.616 units), then the fresh load of 11,000 records (748 units). Reading all 1,000 change items
-    // first, as a read without a bound does, would have spent 37 units on them.
+    // at 0.037 (13.616 units), then the fresh load of 11,000 records (748 units), which reads the 632 change items
+    // the decision did not (23.384 units) to know its position, not the 368 again. Catching up (37 units of change
+    // items, 136 of records read by range) would have cost less, but the decision cannot know that within 2 %.
     expect(source.changesRead.at(-1)).toBe(368);
-    expect(source.units - unitsBefore).toBeCloseTo(13.616 + 748, 6);
+    expect(source.changesSinceRead.at(-1)).toBe(632);
+    expect(source.units - unitsBefore).toBeCloseTo(13.616 + 748 + 23.384, 6);
+    // The reloaded copy knows its position: the next query (past the re-read window) applies none of them again.
+    source.clock += REREAD_MS;
+    const [again] = await cache.tables([view], source);
+    expect(again).toBe(table);
+    expect(source.byId).toEqual([]);
+    expect(source.inRanges).toEqual([]);
   });
 
-  it('after 300 single creates on 10,000 records, catches up for less than a load would cost', async () => {
+  it('after 300 single creates on 10,000 records, catches up reading their records as one range, by bytes', async () => {
     const { source, cache } = await measuredCopy();
     source.clock += 1000;
     for (let i = 0; i < 300; i++) source.write(record(`n${i}`, 'EU', i));
@@ -306,10 +330,50 @@ describe('DatasetCache with a change feed', () => {
     const [table] = await cache.tables([view], source);
     expect(table?.rows).toHaveLength(10_300);
     expect(source.loads).toHaveLength(1);
-    // 300 change items (11.1 units) and 300 records by id (300 units): 311.1 against 700.4 for a load of 10,300.
+    // 300 change items (11.1 units) and 300 records in one range at twice a load's 0.068 (40.8 units): 51.9, where
+    // reading them by id cost 311.1, against 700.4 for a load of 10,300.
     expect(source.changesRead.at(-1)).toBe(300);
-    expect(source.byId.at(-1)).toHaveLength(300);
-    expect(source.units - unitsBefore).toBeCloseTo(311.1, 6);
+    expect(source.inRanges.at(-1)).toHaveLength(300);
+    expect(source.byId.at(-1)).toEqual([]);
+    expect(source.units - unitsBefore).toBeCloseTo(51.9, 6);
+  });
+
+  it('after 1,000 single creates on 100,000 records, catches up for 173 units where reading them by id cost 1,037', async () => {
+    const { source, cache } = await measuredCopy(100_000);
+    source.clock += 1000;
+    for (let i = 0; i < 1000; i++) source.write(record(`n${i}`, 'EU', i));
+    // One of them updated after its create, and an older record: the first comes out as it is now, in the range.
+    source.write(record('n7', 'US', 7000));
+    source.write(record('r5', 'US', 5000));
+    source.clock += 1000;
+    const unitsBefore = source.units;
+    const [table] = await cache.tables([view], source);
+    expect(table?.rows).toHaveLength(101_000);
+    expect(source.loads).toHaveLength(1);
+    // 1,002 change items (37.074 units: within 2 % of a load of 6,800), the 1,000 new records in one range (136)
+    // and r5 by id (1).
+    expect(source.changesRead.at(-1)).toBe(1002);
+    expect(source.inRanges.at(-1)).toHaveLength(1000);
+    expect(source.byId.at(-1)).toEqual(['r5']);
+    expect(source.units - unitsBefore).toBeCloseTo(37.074 + 136 + 1, 6);
+    expect(table?.rows.filter((row) => row[0] === 'n7' || row[0] === 'r5')).toEqual([
+      ['n7', 'US', 7000, '2024-01-01 10:00:00', '2024-01-01 10:00:00'],
+      ['r5', 'US', 5000, '2024-01-01 10:00:00', '2024-01-01 10:00:00'],
+    ]);
+  });
+
+  it('reads the records of creates far apart in time by id, and weighs them so', async () => {
+    const source = new FeedSource(dataset(100));
+    const cache = new DatasetCache({ now: () => source.clock });
+    await cache.tables([view], source);
+    for (let i = 0; i < 3; i++) {
+      source.clock += 5_000;
+      source.write(record(`n${i}`, 'EU', i));
+    }
+    source.clock += 1000;
+    await cache.tables([view], source);
+    expect(source.inRanges).toEqual([[]]);
+    expect(source.byId).toEqual([['n0', 'n1', 'n2']]);
   });
 
   it('reads no change item when the changes it still owes already cost more than a load', async () => {
