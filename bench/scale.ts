@@ -13,12 +13,16 @@
  * change log's writer in the same process. Besides the load's rate, the CPU time the process spent per record
  * while loading, and how long the change log's writer took after the load to catch up with it. Memory is the
  * process's resident set, with the JavaScript heap's part and the part outside it (buffers, the SQL worker's
- * WebAssembly memory and the store's LevelDB are in neither: they are the rest of the resident set).
+ * WebAssembly memory and the store's LevelDB are in neither: they are the rest of the resident set). On Linux the
+ * resident set is also split as /proc/self/smaps shows it: anonymous memory against mapped files (the node binary,
+ * its libraries, the store's table files LevelDB maps to read them), and the part of the anonymous memory in the C
+ * allocator's per-thread arenas (glibc's 64 MiB mappings, used by LevelDB's work on libuv's threads); it is taken
+ * once the lists are measured, before custom SQL loads a copy of the records, and again at the end.
  *
  * A fresh container is a child process running the same service against the same store (`--container`).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os, { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { startLocalServer } from '../bin/local-server';
@@ -207,6 +211,73 @@ async function container(endpoint: string, configFile: string): Promise<void> {
   process.exit(0);
 }
 
+/** The resident set as /proc/self/smaps splits it (Linux; undefined elsewhere), MiB. */
+interface ResidentSplit {
+  rss: number;
+  anonymous: number;
+  fileBacked: number;
+  /** glibc's thread arenas: anonymous mappings of 64 MiB reserved at a 64 MiB boundary. */
+  arenas: number;
+  arenaResident: number;
+}
+
+const ARENA_BYTES = 64 * 1024 * 1024;
+
+function residentSplit(): ResidentSplit | undefined {
+  let text: string;
+  try {
+    text = readFileSync('/proc/self/smaps', 'utf8');
+  } catch {
+    return undefined;
+  }
+  const mappings: { start: number; end: number; perms: string; name: string; rssKiB: number; anonKiB: number }[] = [];
+  for (const entry of text.split('\n')) {
+    const head = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+\s*(.*)$/.exec(entry);
+    if (head) {
+      const [, start, end, perms, name] = head as unknown as [string, string, string, string, string];
+      mappings.push({
+        start: Number.parseInt(start, 16),
+        end: Number.parseInt(end, 16),
+        perms,
+        name,
+        rssKiB: 0,
+        anonKiB: 0,
+      });
+      continue;
+    }
+    const field = /^(Rss|Anonymous):\s+(\d+) kB/.exec(entry);
+    const current = mappings.at(-1);
+    if (field && current) current[field[1] === 'Rss' ? 'rssKiB' : 'anonKiB'] = Number(field[2]);
+  }
+  let arenas = 0;
+  let arenaKiB = 0;
+  mappings.forEach((m, i) => {
+    if (m.name !== '' || m.perms !== 'rw-p' || m.start % ARENA_BYTES !== 0) return;
+    const next = mappings[i + 1];
+    const end = next && next.start === m.end && next.perms === '---p' ? next.end : m.end;
+    if (end - m.start !== ARENA_BYTES) return;
+    arenas += 1;
+    arenaKiB += m.rssKiB;
+  });
+  const sum = (pick: (m: (typeof mappings)[number]) => number) => mappings.reduce((total, m) => total + pick(m), 0);
+  const mib = (kib: number) => Math.round(kib / 1024);
+  const rss = sum((m) => m.rssKiB);
+  const anonymous = sum((m) => m.anonKiB);
+  return {
+    rss: mib(rss),
+    anonymous: mib(anonymous),
+    fileBacked: mib(rss - anonymous),
+    arenas,
+    arenaResident: mib(arenaKiB),
+  };
+}
+
+function splitCell(split: ResidentSplit | undefined): string {
+  return split
+    ? `${split.rss}: ${split.anonymous} anonymous (${split.arenaResident} in ${split.arenas} arenas) / ${split.fileBacked} mapped files`
+    : 'n/a (Linux only)';
+}
+
 interface Row {
   size: number;
   loadSeconds: number;
@@ -217,7 +288,10 @@ interface Row {
   changeLogSeconds: number;
   rssMiB: number;
   heapMiB: number;
+  heapCommittedMiB: number;
   externalMiB: number;
+  beforeSql?: ResidentSplit;
+  atEnd?: ResidentSplit;
 }
 
 export async function run(): Promise<void> {
@@ -311,6 +385,8 @@ export async function run(): Promise<void> {
         await sampled(call, '/openapi/data/get-list', { paramMap: { amount_start: 0, amount_end: 4999.99 } }),
       );
       progress('lists measured');
+      (globalThis as { gc?: () => void }).gc?.();
+      const beforeSql = residentSplit();
       cells.sqlFirst = cell(await sql(call));
       cells.sqlWarm = cell(await sql(call));
       for (let i = 0; i < 1000; i += 20) {
@@ -326,6 +402,7 @@ export async function run(): Promise<void> {
       // what is garbage not yet collected.
       (globalThis as { gc?: () => void }).gc?.();
       const memory = process.memoryUsage();
+      const atEnd = residentSplit();
       const mib = (bytes: number) => Math.round(bytes / 1024 / 1024);
       rows.push({
         size,
@@ -337,7 +414,10 @@ export async function run(): Promise<void> {
         cells,
         rssMiB: mib(memory.rss),
         heapMiB: mib(memory.heapUsed),
+        heapCommittedMiB: mib(memory.heapTotal),
         externalMiB: mib(memory.external),
+        ...(beforeSql ? { beforeSql } : {}),
+        ...(atEnd ? { atEnd } : {}),
       });
       process.stdout.write(`${JSON.stringify(rows.at(-1))}\n`);
     }
@@ -378,9 +458,11 @@ export async function run(): Promise<void> {
     line('the same in a freshly started container', (r) => r.cells.sqlFresh as string),
     line('process memory (service and embedded store), MiB', (r) => String(r.rssMiB)),
     line(
-      `of which JavaScript heap in use${'gc' in globalThis ? ' after a full collection' : ''} / outside it (external), MiB`,
-      (r) => `${r.heapMiB} / ${r.externalMiB}`,
+      `of which JavaScript heap in use${'gc' in globalThis ? ' after a full collection' : ''} / committed / outside it (external), MiB`,
+      (r) => `${r.heapMiB} / ${r.heapCommittedMiB} / ${r.externalMiB}`,
     ),
+    line('resident set once the lists are measured, before custom SQL, MiB', (r) => splitCell(r.beforeSql)),
+    line('resident set at the end, MiB', (r) => splitCell(r.atEnd)),
   ].join('\n');
   process.stdout.write(`\n${markdown}\n`);
   writeSection('scale', markdown);

@@ -27,6 +27,7 @@ interface LevelStore {
   get(key: string): Promise<unknown>;
   batch(operations: { type: 'put' | 'del'; key: string; value?: unknown }[]): Promise<void>;
   iterator(options: { gt?: string; lt?: string; limit?: number; reverse?: boolean }): LevelIterator;
+  clear(range: { gt: string; lte: string }): Promise<void>;
 }
 interface ItemDb {
   put(key: string, value: unknown, callback: (error?: Error | null) => void): void;
@@ -54,6 +55,8 @@ export class EmbeddedStream {
   private sequence = 0n;
   private ready: Promise<void>;
   private readonly hooked = new WeakSet<object>();
+  /** Per table, the last record trimmed by this process (the next trim starts after it). */
+  private readonly trimmedThrough = new Map<string, string>();
 
   constructor(
     private readonly store: DynaliteStore,
@@ -156,10 +159,16 @@ export class EmbeddedStream {
     return entries.map(([, value]) => value as ItemChangeRecord);
   }
 
-  /** Forget the records up to `through`, which the change log has finished with. */
+  /**
+   * Forget the records up to `through`, which the change log has finished with: a range delete in the store, from
+   * where the last trim ended. Not a read of the range from its start: every record trimmed before leaves a
+   * deletion marker there until LevelDB compacts it away, so behind a bulk load each trim would step over all the
+   * earlier ones again (and decode every record's images only to learn its key).
+   */
   private async trim(table: string, through: string): Promise<void> {
     const prefix = journalPrefix(table);
-    const entries = await this.store.db.iterator({ gt: prefix, lt: `${prefix}${through}~` }).all();
-    if (entries.length > 0) await this.store.db.batch(entries.map(([key]) => ({ type: 'del' as const, key })));
+    const from = this.trimmedThrough.get(table);
+    await this.store.db.clear({ gt: from === undefined ? prefix : `${prefix}${from}`, lte: `${prefix}${through}` });
+    this.trimmedThrough.set(table, through);
   }
 }

@@ -1,9 +1,10 @@
 /**
  * The parts of dynalite the embedded stream (bin/local/embedded-stream.ts) reaches into, checked to be there, so a
  * dynalite upgrade that moves them fails here, loudly, rather than leaving `npm start` without a change log: the
- * `dynalite/db` module's `create`, called by the server; the store's LevelDB (`get`, `batch`, `iterator`),
+ * `dynalite/db` module's `create`, called by the server; the store's LevelDB (`get`, `batch`, `iterator`, `clear`),
  * `getItemDb` (`put`, `del`) and `getTable`. Then what they give: one stream record per successful item change,
- * with the item before and after, and none for a write whose condition failed.
+ * with the item before and after, and none for a write whose condition failed; and trims that forget exactly the
+ * records up to the one named, one after the other.
  */
 import { ConditionalCheckFailedException, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import dynalite from 'dynalite';
@@ -29,7 +30,8 @@ it("dynalite's server builds its store with dynalite/db's create, and the store 
   }
   expect(built).toBeDefined();
   const store = built as DynaliteStore;
-  expect([typeof store.db.get, typeof store.db.batch, typeof store.db.iterator]).toEqual([
+  expect([typeof store.db.get, typeof store.db.batch, typeof store.db.iterator, typeof store.db.clear]).toEqual([
+    'function',
     'function',
     'function',
     'function',
@@ -81,5 +83,30 @@ describe('the stream it gives', () => {
       ['INSERT', null, 'Ann'],
       ['MODIFY', 'Ann', 'Bob'],
     ]);
+  });
+
+  it('a trim forgets the records up to the one it names and keeps the later ones; the next trim goes on from there', async () => {
+    const source = dynamo.stream?.source(names.Records as string);
+    const [shard] = (await source?.shards()) ?? [];
+    for (const customer of ['Dee', 'Eve', 'Fay', 'Gus']) {
+      await dynamo.client.send(
+        new PutItemCommand({
+          TableName: names.Records,
+          Item: { '@pk': { S: 'ds#orders' }, '@sk': { S: 'r2' }, customer: { S: customer } },
+        }),
+      );
+    }
+    const customers = async () =>
+      ((await source?.read(shard as string, undefined, 100)) ?? []).map(
+        (r) => (r.dynamodb?.NewImage as { customer: { S: string } }).customer.S,
+      );
+    const sequences = ((await source?.read(shard as string, undefined, 100)) ?? []).map(
+      (r) => r.dynamodb?.SequenceNumber as string,
+    );
+    expect(await customers()).toEqual(['Ann', 'Bob', 'Dee', 'Eve', 'Fay', 'Gus']);
+    await source?.trim?.(shard as string, sequences[1] as string);
+    expect(await customers()).toEqual(['Dee', 'Eve', 'Fay', 'Gus']);
+    await source?.trim?.(shard as string, sequences[4] as string);
+    expect(await customers()).toEqual(['Gus']);
   });
 });
