@@ -34,7 +34,7 @@ import {
   parseIndexRegistry,
 } from '../catalog/index-registry';
 import { CapacityMeter } from '../observability/capacity-meter';
-import { logListFoldFailure } from '../observability/change-metrics';
+import { logSideFoldFailure } from '../observability/change-metrics';
 import { recordIdTime } from '../records/record-ids';
 import { CatalogRevisionConflict, readCatalogItem, updateCatalogIndexes } from '../storage/catalog-item';
 import type { DatasetBookkeeping } from '../storage/dataset-bookkeeping';
@@ -438,7 +438,7 @@ export class IndexJobs {
         meter: new CapacityMeter(),
         until: performance.now() + FINISH_FOLD_MS,
       }).catch((error: unknown) =>
-        logListFoldFailure({ foldBy: 'index-job', jobId: definition.id, datasetCode: code, slots, error }),
+        logSideFoldFailure({ foldBy: 'index-job', jobId: definition.id, datasetCode: code, slots, error }),
       );
     }
   }

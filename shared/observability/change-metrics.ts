@@ -186,7 +186,7 @@ export type FoldFailure =
  * scanned. The dataset's totals stay exact either way; folding waits for the next list or the fold beside the
  * writes, and a slot whose folds keep failing reads more change items per total until one succeeds.
  */
-export function logListFoldFailure(entry: FoldFailure): void {
+export function logSideFoldFailure(entry: FoldFailure): void {
   const { error } = entry;
   const by =
     entry.foldBy === 'index-job'

@@ -126,7 +126,7 @@
  *    their entries with sums at S (the same counts if a start cut short wrote them), then the head.
  */
 import type { CapacityMeter } from '../observability/capacity-meter';
-import { logListFoldFailure } from '../observability/change-metrics';
+import { logSideFoldFailure } from '../observability/change-metrics';
 import { compareCodePoints, countKeyPlace, type KeyInterval } from '../records/value-encoding';
 import type { StoredClaim } from './change-items';
 import type { DatasetBookkeeping } from './dataset-bookkeeping';
@@ -258,7 +258,7 @@ export async function countSlotValues(
       now,
       meter,
       until: performance.now() + FOLD_TIME_MS,
-    }).catch((error: unknown) => logListFoldFailure({ requestId: request.requestId, datasetCode, slot, error }));
+    }).catch((error: unknown) => logSideFoldFailure({ requestId: request.requestId, datasetCode, slot, error }));
   }
   return total;
 }
