@@ -24,14 +24,30 @@ export interface IdBlock {
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const RANDOM_CHARS = 16;
 
+/**
+ * The random part's characters, as one flat string: built from character codes, not a character at a time, since
+ * a string grown by concatenation is held as a chain of pieces several times the size of its characters (a fold
+ * holds every id of the batches it folds).
+ */
 function encodeRandom(value: bigint): string {
-  let text = '';
+  return String.fromCharCode(...randomCodes(value));
+}
+
+/** A ULID with the time part of `id` (its first 10 characters) and the random part `random`, as one flat string. */
+function ulidWithRandom(id: string, random: bigint): string {
+  const codes: number[] = [];
+  for (let i = 0; i < 10; i++) codes.push(id.charCodeAt(i));
+  return String.fromCharCode(...codes, ...randomCodes(random));
+}
+
+function randomCodes(value: bigint): number[] {
+  const codes = new Array<number>(RANDOM_CHARS);
   let rest = value;
-  for (let i = 0; i < RANDOM_CHARS; i++) {
-    text = (CROCKFORD[Number(rest & 31n)] as string) + text;
+  for (let i = RANDOM_CHARS - 1; i >= 0; i--) {
+    codes[i] = CROCKFORD.charCodeAt(Number(rest & 31n));
     rest >>= 5n;
   }
-  return text;
+  return codes;
 }
 
 function decodeRandom(text: string): bigint {
@@ -56,7 +72,7 @@ export function newIdBlock(time: number): IdBlock {
 
 /** The id at `position` of a block (0-based). Distinct positions give distinct ids, in ascending order. */
 export function idInBlock(block: IdBlock, position: number): string {
-  return encodeTime(block.time, 10) + encodeRandom(decodeRandom(block.start) + BigInt(position));
+  return ulidWithRandom(encodeTime(block.time, 10), decodeRandom(block.start) + BigInt(position));
 }
 
 /** Whether `value` is a block as this module writes it (idempotency records are read back from the store). */
@@ -130,7 +146,7 @@ export function idsOfRuns(runs: string): string[] {
       ids.push(first);
       continue;
     }
-    for (let i = 0n; i < BigInt(count); i++) ids.push(first.slice(0, 10) + encodeRandom(random + i));
+    for (let i = 0n; i < BigInt(count); i++) ids.push(ulidWithRandom(first, random + i));
   }
   return ids;
 }
