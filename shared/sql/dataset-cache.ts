@@ -328,11 +328,11 @@ export class DatasetCache {
 
   /**
    * The changes a copy has not applied, what they add, and whether loading afresh costs less. The change items
-   * are read no further than it takes to know: reading stops as soon as what was spent on them plus reading the
-   * records they name would pass what a fresh load costs, or once those the copy has not applied have cost
+   * are read no further than it takes to know: reading stops as soon as what was spent on those the copy has not
+   * applied plus reading the records they name would pass what a fresh load costs, or once those changes have cost
    * `DECIDE_SHARE` of a load (at least `DECIDE_MIN_UNITS`), whichever comes first; a read that stopped early means
-   * a fresh load. (The re-read window's changes, applied already, are read by every look whatever it decides.) So a
-   * catch-up never costs more than a load, and a load chosen after reading changes costs at most that share
+   * a fresh load. (The re-read window's changes, applied already, are read by every look whatever it decides, so
+   * they weigh on neither side.) So a catch-up never costs more than a load, and a load chosen after reading changes costs at most that share
    * more (every log of writes costs in proportion to the writes it holds: the share is what keeps the decision
    * small beside the load, and it still lets a catch-up of changes costing up to half a load go ahead).
    */
@@ -357,11 +357,11 @@ export class DatasetCache {
       const toApply = [...pending.filter((change) => !fresh.some((f) => f.position === change.position)), ...fresh];
       const created = fresh.reduce((sum, change) => sum + change.created, 0);
       const spent = feed.unitsRead() - unitsBefore;
-      const catchUpUnits = spent + recordUnits(toApply);
-      const loadUnits = (entry.table.rows.length + created) * unitsPerRow;
       // What the decision spent on changes the copy has not applied: those it re-reads (the re-read window after its
-      // last look) every look reads, whatever it decides.
+      // last look) every look reads, whatever it decides, so they weigh on neither side.
       const deciding = changes.length > 0 ? (spent * fresh.length) / changes.length : 0;
+      const catchUpUnits = deciding + recordUnits(toApply);
+      const loadUnits = (entry.table.rows.length + created) * unitsPerRow;
       return { toApply, created, spent, deciding, catchUpUnits, loadUnits };
     };
     const { changes, complete } = await feed.changesWithin(
@@ -371,11 +371,13 @@ export class DatasetCache {
         const { spent, deciding, catchUpUnits, loadUnits } = weigh(read);
         if (catchUpUnits > loadUnits || deciding >= decideUnits) return 0;
         // Each further change costs at least a record read in a range: read no more than could still fit under the
-        // load, nor (at the rate the changes read so far cost) more than the rest of the decision's share.
+        // load, nor (at the rate the changes read so far cost) more than the rest of the decision's share. A page
+        // costs a unit for its first 4 KB whatever it holds, so a page is never smaller than the first one: fewer
+        // items would cost as much, and a small copy would pay a unit for each of the re-read window's changes.
         const underLoad = Math.floor((loadUnits - catchUpUnits) / Math.max(2 * unitsPerRow, MIN_RECORD_UNITS)) + 1;
         const perChange = read.length > 0 ? spent / read.length : 0;
-        const underShare = perChange > 0 ? Math.ceil((decideUnits - deciding) / perChange) : DECIDE_FIRST_PAGE;
-        return Math.max(1, Math.min(underLoad, underShare, DECIDE_MAX_PAGE));
+        const underShare = perChange > 0 ? Math.ceil((decideUnits - deciding) / perChange) : DECIDE_MIN_PAGE;
+        return Math.max(DECIDE_MIN_PAGE, Math.min(underLoad, underShare, DECIDE_MAX_PAGE));
       },
     );
     const { toApply, created, catchUpUnits, loadUnits } = weigh(changes);
@@ -587,8 +589,8 @@ const DECIDE_MIN_UNITS = 2;
 const MIN_RECORD_UNITS = 0.01;
 /** Changes created within this of each other (ms) have their records read as one key range. */
 const CHANGE_RANGE_GAP_MS = 3_000;
-/** Change items read in the first page, before their cost per item is known. */
-const DECIDE_FIRST_PAGE = 50;
+/** Change items read in a page at least (about what 4 KB holds of single writes' items, a unit read consistently). */
+const DECIDE_MIN_PAGE = 50;
 /** Change items read in one page at most. */
 const DECIDE_MAX_PAGE = 1_000;
 

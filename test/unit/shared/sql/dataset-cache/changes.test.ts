@@ -187,6 +187,26 @@ describe('DatasetCache with a change feed', () => {
     expect(source.byId).toHaveLength(1);
   });
 
+  it('keeps a small copy loaded right after writes: the re-read window’s changes, applied already, weigh nothing', async () => {
+    const source = new FeedSource(dataset(4));
+    source.rowUnits = 0.25;
+    source.changeUnits = 0.5;
+    const cache = new DatasetCache({ now: () => source.clock });
+    for (let i = 0; i < 12; i += 1) source.write(record(`w${i}`, 'EU', i));
+    source.clock += 1000;
+    const [loaded] = await cache.tables([view], source);
+    expect(loaded?.rows).toHaveLength(16);
+    source.clock += 500;
+    const unitsBefore = source.units;
+    const [warm] = await cache.tables([view], source);
+    // Reading the window's twelve changes (6 units) costs more than loading the 16 rows (4): the copy is kept all
+    // the same, since a load would not spare that read.
+    expect(warm).toBe(loaded);
+    expect(source.loads).toHaveLength(1);
+    expect(source.changesRead).toEqual([12]);
+    expect(source.units - unitsBefore).toBe(6);
+  });
+
   it('reads changes again from a re-read window before its last look, so a late change is not missed', async () => {
     const source = new FeedSource(dataset(10));
     const cache = new DatasetCache({ now: () => source.clock });
