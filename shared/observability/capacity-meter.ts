@@ -5,14 +5,22 @@ export class CapacityMeter {
   readUnits = 0;
   writeUnits = 0;
 
+  /**
+   * `parent`: this meter counts one part of a request (one dataset's reads among several made at once) and every
+   * unit it counts is the request's too.
+   */
+  constructor(private readonly parent?: CapacityMeter) {}
+
   /** Record the `ConsumedCapacity` of a read call (one entry or BatchGetItem's list). */
   addRead(consumed: ConsumedCapacity | ConsumedCapacity[] | undefined): void {
     this.readUnits += total(consumed);
+    this.parent?.addRead(consumed);
   }
 
   /** Record the `ConsumedCapacity` of a write call. */
   addWrite(consumed: ConsumedCapacity | ConsumedCapacity[] | undefined): void {
     this.writeUnits += total(consumed);
+    this.parent?.addWrite(consumed);
   }
 }
 

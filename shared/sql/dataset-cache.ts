@@ -14,8 +14,15 @@
  * The records created by changes close in time (a burst of creates, a batch) are read as one key range, so they
  * cost what a load pays for them (by bytes, read consistently), not a unit each.
  * Catching up is never dearer than loading afresh: the change items are read no further than it takes to know
- * (a bounded read, at most 2 % of what the load costs), and past that the copy is loaded again, from the change
- * items that read found (only those after it, and those of the settle window before it, are read). The row budget
+ * (a bounded read), and past that the copy is loaded again, from the change items that read found (only those
+ * after it, and those of the settle window before it, are read). The read may spend 2 % of what the load costs;
+ * when that is spent, a view without a row filter counts the dataset's records once (records are never deleted:
+ * the count less the copy's rows is the records created since), and when catching up that many would cost less
+ * than a load, the read may spend that estimate instead. So a load chosen after reading change items costs at most
+ * 2 % more, or, when the count said a catch-up was cheaper, that estimate more (below the load: under twice the
+ * load in all). Updates leave the count as it is: after a burst of updates the read spends the 2 % as before
+ * (`catchUpPlan`). Each dataset of a query is planned and loaded over a meter of its own (`apart`), as they run at
+ * once: what a load cost per row and what a plan spent are its own. The row budget
  * is checked before anything is read or caught up: a load from the dataset's count, a catch-up from the rows it
  * would add.
  * Without a feed, a copy is reused while the source's version is unchanged.
@@ -90,13 +97,13 @@ export interface DatasetChangeFeed {
   ): Promise<readonly DatasetChange[]>;
   /**
    * The same, read page by page and no further than the caller will pay for: before each page `allowance` is
-   * told the changes read so far and says how many more may be read (0: stop there). `complete` says whether
-   * every change since `sinceMs` was read.
+   * told the changes read so far and says how many more may be read (0: stop there); it may look something up
+   * first. `complete` says whether every change since `sinceMs` was read.
    */
   changesWithin(
     datasetCode: string,
     sinceMs: number,
-    allowance: (read: readonly DatasetChange[]) => number,
+    allowance: (read: readonly DatasetChange[]) => number | Promise<number>,
   ): Promise<{ changes: readonly DatasetChange[]; complete: boolean }>;
   readonly rereadMs: number;
   /** A change's write lands within this of its position's time, or never. */
@@ -119,6 +126,12 @@ export interface DatasetChangeFeed {
   countRecords(datasetCode: string, atMost: number): Promise<number>;
   /** Read units spent so far by this source, so that the cache knows what a load of a dataset costs. */
   unitsRead(): number;
+  /**
+   * The same source with its reads counted apart: the datasets of a query are read at once, and each one's plan
+   * or load weighs what it spent itself, not the others' reads made meanwhile. What the part reads counts for
+   * this source too (the request's capacity).
+   */
+  apart(): DatasetRowSource & { readonly changes: DatasetChangeFeed };
 }
 
 /**
@@ -220,7 +233,7 @@ export class DatasetCache {
     const deadline = options.loadLimit
       ? { at: this.now() + options.loadLimit.ms, message: options.loadLimit.message }
       : undefined;
-    if (source.changes) return this.tablesByChanges(views, source, source.changes, deadline);
+    if (source.changes) return this.tablesByChanges(views, source.changes, deadline);
     // The version is read before the rows: a write in between then makes the cached copy look older than it
     // is (reloaded next time), never newer.
     const versions = await Promise.all(views.map((view) => source.version?.(view.datasetCode)));
@@ -277,7 +290,6 @@ export class DatasetCache {
    */
   private async tablesByChanges(
     views: readonly DatasetView[],
-    source: DatasetRowSource,
     feed: DatasetChangeFeed,
     deadline: LoadDeadline | undefined,
   ): Promise<EngineTable[]> {
@@ -289,9 +301,12 @@ export class DatasetCache {
         entry && feedState && this.now() - entry.loadedAt < this.maxAgeMs ? { ...entry, feed: feedState } : undefined;
       return { view, viewKey, entry: usable };
     });
-    // What each copy would hold, from the changes alone (no record read yet): refused here when too much.
+    // What each copy would hold, from the changes alone (no record read yet): refused here when too much. Each
+    // plan and each load counts its own reads: they run at once.
     const plans = await Promise.all(
-      slots.map(async (slot) => (slot.entry ? this.catchUpPlan(feed, slot.view, slot.entry) : undefined)),
+      slots.map(async (slot) =>
+        slot.entry ? this.catchUpPlan(feed.apart().changes, slot.view, slot.entry) : undefined,
+      ),
     );
     let used = 0;
     for (const [i, slot] of slots.entries()) {
@@ -304,7 +319,7 @@ export class DatasetCache {
       slots.map((slot, i) =>
         plans[i]?.reload === false || slot.view.rowFilter
           ? undefined
-          : feed.countRecords(slot.view.datasetCode, this.rowBudget),
+          : (plans[i]?.counted ?? feed.countRecords(slot.view.datasetCode, this.rowBudget)),
       ),
     );
     // Loads of views without a row filter are refused from the dataset's count before any record is read (a
@@ -316,9 +331,10 @@ export class DatasetCache {
         const plan = plans[i];
         return slot.entry && plan && !plan.reload
           ? this.catchUp(feed, slot.view, slot.viewKey, slot.entry, plan)
-          : this.shared(`${slot.viewKey}\nfeed`, deadline, () =>
-              this.loadWithFeed(source, feed, slot.view, slot.viewKey, remaining, deadline, plan),
-            );
+          : this.shared(`${slot.viewKey}\nfeed`, deadline, () => {
+              const own = feed.apart();
+              return this.loadWithFeed(own, own.changes, slot.view, slot.viewKey, remaining, deadline, plan);
+            });
       }),
     );
     this.checkBudget(tables.reduce((sum, table) => sum + table.rows.length, 0));
@@ -328,13 +344,21 @@ export class DatasetCache {
 
   /**
    * The changes a copy has not applied, what they add, and whether loading afresh costs less. The change items
-   * are read no further than it takes to know: reading stops as soon as what was spent on those the copy has not
-   * applied plus reading the records they name would pass what a fresh load costs, or once those changes have cost
-   * `DECIDE_SHARE` of a load (at least `DECIDE_MIN_UNITS`), whichever comes first; a read that stopped early means
-   * a fresh load. (The re-read window's changes, applied already, are read by every look whatever it decides, so
-   * they weigh on neither side.) So a catch-up never costs more than a load, and a load chosen after reading changes costs at most that share
-   * more (every log of writes costs in proportion to the writes it holds: the share is what keeps the decision
-   * small beside the load, and it still lets a catch-up of changes costing up to half a load go ahead).
+   * are read no further than it takes to know: reading stops as soon as what the decision spent (on the changes
+   * the copy has not applied, and on a count) plus reading the records they name would pass what a fresh load
+   * costs, or once the decision has spent its allowance, whichever comes first; a read that stopped early means a
+   * fresh load. The allowance is `DECIDE_SHARE` of a load (at least `DECIDE_MIN_UNITS`). When that is spent with
+   * changes still unread, a view without a row filter counts the dataset's records once: records are never
+   * deleted, so the count less the rows the copy holds is the records created since it was loaded, and when
+   * catching up that many, at what the catch-up of the changes read so far costs per record they create, would
+   * cost less than a load, that estimate (the count's cost included) becomes the allowance. (The re-read window's
+   * changes, applied already, are read by every look whatever it decides, so they weigh on neither side.) So a
+   * catch-up never costs more than a load, and a load chosen after reading changes costs at most the allowance
+   * more: that share, or an estimate below the load (less than twice the load in all, and only when the count
+   * said a catch-up was cheaper). Updates leave the count as it is: after a burst of updates (or with a row
+   * filter) the allowance stays the share (every log of writes costs in proportion to the writes it holds: the
+   * share is what keeps the decision small beside the load, and it still lets a catch-up of changes costing up to
+   * half a load go ahead).
    */
   private async catchUpPlan(
     feed: DatasetChangeFeed,
@@ -343,6 +367,7 @@ export class DatasetCache {
   ): Promise<CatchUpPlan> {
     const readAt = this.now();
     const { applied, pending, unitsPerRow } = entry.feed;
+    const held = entry.table.rows.length;
     // A record read by id, consistently, costs at least a unit; one read in a range costs what the load paid for it,
     // twice that (consistently), and the range a unit at most for its last part-filled 4 KB.
     const perRecord = Math.max(1, 2 * unitsPerRow);
@@ -350,39 +375,78 @@ export class DatasetCache {
       const { ranges, byId } = changedRecordReads(changes);
       return ranges.reduce((sum, range) => sum + range.ids.length * 2 * unitsPerRow + 1, 0) + byId.length * perRecord;
     };
-    const decideUnits = Math.max(DECIDE_MIN_UNITS, DECIDE_SHARE * entry.table.rows.length * unitsPerRow);
+    let allowed = Math.max(DECIDE_MIN_UNITS, DECIDE_SHARE * held * unitsPerRow);
+    // The dataset's count, once read: what it cost, and the count when it is exact (not stopped early).
+    let count: { units: number; records?: number } | undefined;
     const unitsBefore = feed.unitsRead();
     const weigh = (changes: readonly DatasetChange[]) => {
       const fresh = changes.filter((change) => !applied.has(change.position));
       const toApply = [...pending.filter((change) => !fresh.some((f) => f.position === change.position)), ...fresh];
       const created = fresh.reduce((sum, change) => sum + change.created, 0);
-      const spent = feed.unitsRead() - unitsBefore;
-      // What the decision spent on changes the copy has not applied: those it re-reads (the re-read window after its
-      // last look) every look reads, whatever it decides, so they weigh on neither side.
-      const deciding = changes.length > 0 ? (spent * fresh.length) / changes.length : 0;
+      const countUnits = count?.units ?? 0;
+      // What the change items cost; the decision spent a part on those the copy has not applied: those it re-reads
+      // (the re-read window after its last look) every look reads, whatever it decides, so they weigh on neither side.
+      const spent = feed.unitsRead() - unitsBefore - countUnits;
+      const deciding = (changes.length > 0 ? (spent * fresh.length) / changes.length : 0) + countUnits;
       const catchUpUnits = deciding + recordUnits(toApply);
-      const loadUnits = (entry.table.rows.length + created) * unitsPerRow;
+      const loadUnits = (held + created) * unitsPerRow;
       return { toApply, created, spent, deciding, catchUpUnits, loadUnits };
+    };
+    // What catching up the records created since the load would cost, by the dataset's count, when that is less
+    // than a load; undefined when it is not, or the count cannot tell (a row filter; no create read yet).
+    const countedCatchUp = async (read: readonly DatasetChange[]): Promise<number | undefined> => {
+      const { created, catchUpUnits } = weigh(read);
+      if (view.rowFilter || created === 0) return undefined;
+      const perCreate = catchUpUnits / created;
+      // Past this many creates a catch-up costs more than a load (which pays `unitsPerRow` for each of them too).
+      const most =
+        perCreate > unitsPerRow ? Math.floor((held * unitsPerRow) / (perCreate - unitsPerRow)) : this.rowBudget;
+      const before = feed.unitsRead();
+      const records = await feed.countRecords(view.datasetCode, held + most);
+      count = { units: feed.unitsRead() - before, ...(records <= held + most ? { records } : {}) };
+      const since = records - held;
+      // A count behind the creates already read is stale (the count index shows a write a moment after it).
+      if (since < created || since > most) return undefined;
+      const estimate = since * perCreate + count.units;
+      return estimate < (held + since) * unitsPerRow ? estimate : undefined;
     };
     const { changes, complete } = await feed.changesWithin(
       view.datasetCode,
       entry.feed.readAt - feed.rereadMs,
-      (read) => {
-        const { spent, deciding, catchUpUnits, loadUnits } = weigh(read);
-        if (catchUpUnits > loadUnits || deciding >= decideUnits) return 0;
+      async (read) => {
+        let weighed = weigh(read);
+        if (weighed.catchUpUnits > weighed.loadUnits) return 0;
+        if (weighed.deciding >= allowed) {
+          // The share is spent: once, the count may tell that catching up is cheaper all the same.
+          if (count) return 0;
+          const estimate = await countedCatchUp(read);
+          if (estimate === undefined) return 0;
+          allowed = Math.max(allowed, estimate);
+          weighed = weigh(read);
+          if (weighed.catchUpUnits > weighed.loadUnits || weighed.deciding >= allowed) return 0;
+        }
+        const { spent, deciding, catchUpUnits, loadUnits } = weighed;
         // Each further change costs at least a record read in a range: read no more than could still fit under the
-        // load, nor (at the rate the changes read so far cost) more than the rest of the decision's share. A page
-        // costs a unit for its first 4 KB whatever it holds, so a page is never smaller than the first one: fewer
-        // items would cost as much, and a small copy would pay a unit for each of the re-read window's changes.
+        // load, nor (at the rate the changes read so far cost) more than the rest of the allowance. A page costs a
+        // unit for its first 4 KB whatever it holds, so a page is never smaller than the first one: fewer items
+        // would cost as much, and a small copy would pay a unit for each of the re-read window's changes.
         const underLoad = Math.floor((loadUnits - catchUpUnits) / Math.max(2 * unitsPerRow, MIN_RECORD_UNITS)) + 1;
         const perChange = read.length > 0 ? spent / read.length : 0;
-        const underShare = perChange > 0 ? Math.ceil((decideUnits - deciding) / perChange) : DECIDE_MIN_PAGE;
+        const underShare = perChange > 0 ? Math.ceil((allowed - deciding) / perChange) : DECIDE_MIN_PAGE;
         return Math.max(DECIDE_MIN_PAGE, Math.min(underLoad, underShare, DECIDE_MAX_PAGE));
       },
     );
     const { toApply, created, catchUpUnits, loadUnits } = weigh(changes);
     const reload = !complete || (toApply.length > 0 && catchUpUnits > loadUnits);
-    return { readAt, seenFrom: entry.feed.readAt - feed.rereadMs, seen: changes, toApply, created, reload };
+    return {
+      readAt,
+      seenFrom: entry.feed.readAt - feed.rereadMs,
+      seen: changes,
+      toApply,
+      created,
+      reload,
+      ...(count?.records === undefined ? {} : { counted: count.records }),
+    };
   }
 
   private async loadWithFeed(
@@ -603,6 +667,8 @@ interface CatchUpPlan {
   toApply: readonly DatasetChange[];
   created: number;
   reload: boolean;
+  /** The dataset's record count, when the decision read it in full. */
+  counted?: number;
 }
 
 /** A key range of records to read: the ids wanted in it, ascending, and the earliest time of the changes naming them. */

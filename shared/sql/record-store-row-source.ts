@@ -14,11 +14,13 @@
  *   and what it did not reach, like ids older than their changes (a retried create) and updated records, is read
  *   by id. Either read shows each record as it is now, so a record updated or created again after its change
  *   comes out as it is. A record's revision says whether the write a change item claims has landed yet.
+ * - `changes.apart()` is the same source over a meter of its own that adds into the request's: the datasets of
+ *   one query are planned and loaded at once, and each weighs what its own reads cost.
  */
 import { rowFilterScope, rowInScope } from '../access/permissions';
 import type { Catalog } from '../catalog/catalog';
 import { DatasetNotFoundError, QueryTimeoutError } from '../contract/errors';
-import type { CapacityMeter } from '../observability/capacity-meter';
+import { CapacityMeter } from '../observability/capacity-meter';
 import { type RecordItem, toApiRecord } from '../records/record-codec';
 import { recordIdTime } from '../records/record-ids';
 import { compareCodePoints } from '../records/value-encoding';
@@ -86,6 +88,8 @@ export class RecordStoreRowSource implements DatasetRowSource {
       // Custom SQL writes nothing: the count a list starts from, read only, and no further than the budget.
       countRecords: (datasetCode, atMost) => estimateRecordCount(this.bookkeeping, datasetCode, this.meter, atMost),
       unitsRead: () => this.meter.readUnits,
+      apart: () =>
+        new RecordStoreRowSource(this.reader, this.bookkeeping, this.catalog, new CapacityMeter(this.meter), this.now),
     };
   }
 

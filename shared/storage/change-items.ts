@@ -258,7 +258,8 @@ export class ChangeItems {
 
   /**
    * The claims positioned after `after`, read consistently like `after`, but no more than a caller will pay for:
-   * before each page, `allowance` is told the claims read so far and says how many more may be read (0: stop).
+   * before each page, `allowance` is told the claims read so far and says how many more may be read (0: stop);
+   * it may look something up first (custom SQL counts the dataset's records once when its share runs out).
    * `complete` says whether every claim after `after` was read (custom SQL deciding between a catch-up and a
    * fresh load reads no further than the cheaper of the two).
    */
@@ -266,7 +267,7 @@ export class ChangeItems {
     datasetCode: string,
     after: string | undefined,
     meter: CapacityMeter,
-    allowance: (read: readonly StoredClaim[]) => number,
+    allowance: (read: readonly StoredClaim[]) => number | Promise<number>,
   ): Promise<{ claims: StoredClaim[]; complete: boolean }> {
     const claims: StoredClaim[] = [];
     const { complete } = await this.query(
@@ -294,11 +295,11 @@ export class ChangeItems {
     meter: CapacityMeter,
     consistent: boolean,
     /** Given each page's items (none before the first), how many items the next page may hold (0: stop). */
-    nextPage?: (page: readonly Record<string, unknown>[]) => number,
+    nextPage?: (page: readonly Record<string, unknown>[]) => number | Promise<number>,
   ): Promise<{ items: Record<string, unknown>[]; complete: boolean }> {
     const items: Record<string, unknown>[] = [];
     let startKey: Record<string, unknown> | undefined;
-    let limit = nextPage?.([]);
+    let limit = await nextPage?.([]);
     do {
       if (limit !== undefined && limit <= 0) return { items, complete: false };
       const result = await this.client.send(
@@ -321,7 +322,7 @@ export class ChangeItems {
       meter.addRead(result.ConsumedCapacity);
       items.push(...(result.Items ?? []));
       startKey = result.LastEvaluatedKey;
-      if (nextPage) limit = nextPage(result.Items ?? []);
+      if (nextPage) limit = await nextPage(result.Items ?? []);
     } while (startKey);
     return { items, complete: true };
   }

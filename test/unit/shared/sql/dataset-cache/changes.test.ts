@@ -32,14 +32,18 @@ function record(id: string, region: string, amount: number): DatasetRecord {
 /**
  * An in-memory store whose writes claim a change at the clock's time before they land, like the record store;
  * a read costs `rowUnits` per row loaded (one unless set), one unit per record read by id, twice `rowUnits` per
- * record read in a key range (consistently, by bytes like a load), and `changeUnits` per change read (none unless
- * set). Changed records are read as `changedRecordReads` groups them, as the record store reads them.
+ * record read in a key range (consistently, by bytes like a load), `changeUnits` per change read (none unless
+ * set) and `countUnits` per count. Changed records are read as `changedRecordReads` groups them, as the record
+ * store reads them. With `interleave`, each read waits a turn before it is counted, as a read over the network
+ * does, so that the reads of a query's datasets interleave.
  */
 class FeedSource implements DatasetRowSource {
   clock = 1_000_000;
   units = 0;
   rowUnits = 1;
   changeUnits = 0;
+  countUnits = 0;
+  interleave = false;
   /** How many changes each bounded read of the feed read. */
   readonly changesRead: number[] = [];
   readonly loads: ReadRowsRequest[] = [];
@@ -58,7 +62,17 @@ class FeedSource implements DatasetRowSource {
   readonly changes: DatasetChangeFeed;
 
   constructor(readonly rows: Map<string, DatasetRecord>) {
-    this.changes = {
+    this.changes = this.feed(
+      () => this.units,
+      (units) => {
+        this.units += units;
+      },
+    );
+  }
+
+  /** The feed, its reads counted by `charge` (and told by `unitsRead`). */
+  private feed(unitsRead: () => number, charge: (units: number) => void): DatasetChangeFeed {
+    return {
       rereadMs: REREAD_MS,
       settleMs: SETTLE_MS,
       changesSince: async (_code, sinceMs, known) => {
@@ -67,7 +81,8 @@ class FeedSource implements DatasetRowSource {
         const read = this.log.filter(
           (change, i) => change.time > sinceMs && !(known && change.time > known.fromMs && i <= through),
         );
-        this.units += read.length * this.changeUnits;
+        await this.turn();
+        charge(read.length * this.changeUnits);
         this.changesSinceRead.push(read.length);
         return read;
       },
@@ -76,10 +91,11 @@ class FeedSource implements DatasetRowSource {
         const all = this.log.filter((change) => change.time > sinceMs);
         const read: DatasetChange[] = [];
         while (read.length < all.length) {
-          const page = allowance(read);
+          const page = await allowance(read);
           if (page <= 0) break;
           const next = all.slice(read.length, read.length + page);
-          this.units += next.length * this.changeUnits;
+          await this.turn();
+          charge(next.length * this.changeUnits);
           read.push(...next);
         }
         this.changesRead.push(read.length);
@@ -90,7 +106,8 @@ class FeedSource implements DatasetRowSource {
         const inRanges = ranges.flatMap((range) => range.ids);
         this.byId.push(byId);
         this.inRanges.push(inRanges);
-        this.units += byId.length + inRanges.length * 2 * this.rowUnits;
+        await this.turn();
+        charge(byId.length + inRanges.length * 2 * this.rowUnits);
         const ids = [...new Set([...inRanges, ...byId])];
         return ids.flatMap((id) => {
           const row = this.rows.get(id);
@@ -100,10 +117,27 @@ class FeedSource implements DatasetRowSource {
       },
       countRecords: async (_code, atMost) => {
         this.counts.push(atMost);
+        await this.turn();
+        charge(this.countUnits);
         return this.rows.size;
       },
-      unitsRead: () => this.units,
+      unitsRead,
+      apart: () => {
+        let own = 0;
+        const charged = (units: number) => {
+          own += units;
+          charge(units);
+        };
+        return {
+          readRows: (_code, request) => this.read(request, charged),
+          changes: this.feed(() => own, charged),
+        };
+      },
     };
+  }
+
+  private async turn(): Promise<void> {
+    if (this.interleave) await new Promise((resolve) => setImmediate(resolve));
   }
 
   /** Claim a write of `row` now; it lands when the returned function is called. */
@@ -129,11 +163,18 @@ class FeedSource implements DatasetRowSource {
     this.claim(row)();
   }
 
-  async readRows(_code: string, request: ReadRowsRequest): Promise<readonly DatasetRecord[]> {
+  readRows(_code: string, request: ReadRowsRequest): Promise<readonly DatasetRecord[]> {
+    return this.read(request, (units) => {
+      this.units += units;
+    });
+  }
+
+  private async read(request: ReadRowsRequest, charge: (units: number) => void): Promise<readonly DatasetRecord[]> {
     this.loads.push(request);
     if (this.holdLoad) await this.holdLoad;
     const rows = [...this.rows.values()].filter((row) => matches(row, request.rowFilter)).slice(0, request.limit);
-    this.units += rows.length * this.rowUnits;
+    await this.turn();
+    charge(rows.length * this.rowUnits);
     for (const row of rows) {
       const id = row.id as string;
       if (request.watch?.has(id)) request.seen?.(id, this.revisions.get(id) ?? 1);
@@ -315,24 +356,51 @@ describe('DatasetCache with a change feed', () => {
     return { source, cache };
   }
 
-  it('after 1,000 single creates on 10,000 records, loads afresh having read change items for 2 % of a load', async () => {
+  it('after 1,000 single creates on 10,000 records, catches up for 174 units: the count tells it is cheaper than a load', async () => {
     const { source, cache } = await measuredCopy();
     expect(source.units).toBeCloseTo(680, 6);
     expect(source.changesSinceRead).toEqual([0]);
+    source.countUnits = 1;
     source.clock += 1000;
     for (let i = 0; i < 1000; i++) source.write(record(`n${i}`, 'EU', i));
     source.clock += 1000;
     const unitsBefore = source.units;
     const [table] = await cache.tables([view], source);
     expect(table?.rows).toHaveLength(11_000);
+    expect(source.loads).toHaveLength(1);
+    // The share (2 % of the 680 the load cost: 13.6 units) is spent after 50 change items and 318 more, 368 at
+    // 0.037 (13.616 units). The count (1 unit, read up to 10,000 + 6,312 records: past that many creates a catch-up
+    // at their rate would cost more than a load) says 1,000 records were created since the load: at the 0.1757 a
+    // create the 368 cost to catch up (13.616 + 368 records in a range at 0.136 + 1), catching up 1,000 would cost
+    // 176.7 with the count, against 748 for a load of 11,000. So the decision reads on, the other 632 in one page:
+    // 1,000 change items (37 units), the count (1) and the 1,000 new records in one range (136), 174 in all, where
+    // loading afresh cost 785 (13.616 + 748 + the 632 change items the decision had not read, 23.384).
+    expect(source.counts).toEqual([200_000, 16_312]);
+    expect(source.changesRead.at(-1)).toBe(1000);
+    expect(source.inRanges.at(-1)).toHaveLength(1000);
+    expect(source.byId.at(-1)).toEqual([]);
+    expect(source.units - unitsBefore).toBeCloseTo(37 + 1 + 136, 6);
+  });
+
+  it('after 1,000 updates on 10,000 records, loads afresh having read change items for 2 % of a load, and no count', async () => {
+    const { source, cache } = await measuredCopy();
+    source.countUnits = 1;
+    source.clock += 1000;
+    for (let i = 0; i < 1000; i++) source.write(record(`r${i}`, 'EU', 5000 + i));
+    source.clock += 1000;
+    const unitsBefore = source.units;
+    const [table] = await cache.tables([view], source);
+    expect(table?.rows).toHaveLength(10_000);
+    expect(table?.rows.find((row) => row[0] === 'r999')?.[2]).toBe(5999);
     expect(source.byId).toEqual([]);
-    // The decision may spend 2 % of the load it weighs (13.6 units): 50 change items, then 318 more, 368 in all
-    // at 0.037 (13.616 units), then the fresh load of 11,000 records (748 units), which reads the 632 change items
-    // the decision did not (23.384 units) to know its position, not the 368 again. Catching up (37 units of change
-    // items, 136 of records read by range) would have cost less, but the decision cannot know that within 2 %.
+    // Updates leave the count as it is, so it could not tell a catch-up cheaper: the decision spends its share,
+    // 368 change items at 0.037 (13.616 units), and the dataset is counted only against the row budget (1 unit)
+    // before the fresh load of 10,000 records (680 units), which reads the 632 change items the decision did not
+    // (23.384 units) to know its position, not the 368 again.
     expect(source.changesRead.at(-1)).toBe(368);
+    expect(source.counts).toEqual([200_000, 200_000]);
     expect(source.changesSinceRead.at(-1)).toBe(632);
-    expect(source.units - unitsBefore).toBeCloseTo(13.616 + 748 + 23.384, 6);
+    expect(source.units - unitsBefore).toBeCloseTo(13.616 + 1 + 680 + 23.384, 6);
     // The reloaded copy knows its position: the next query (past the re-read window) applies none of them again.
     source.clock += REREAD_MS;
     const [again] = await cache.tables([view], source);
@@ -380,6 +448,68 @@ describe('DatasetCache with a change feed', () => {
       ['n7', 'US', 7000, '2024-01-01 10:00:00', '2024-01-01 10:00:00'],
       ['r5', 'US', 5000, '2024-01-01 10:00:00', '2024-01-01 10:00:00'],
     ]);
+  });
+
+  it('weighs each dataset of a query by its own reads, though their loads and plans run at once', async () => {
+    // Two datasets behind one request's meter; each read waits a turn, so the loads' reads (and the plans') interleave.
+    const small = new FeedSource(dataset(100));
+    const large = new FeedSource(dataset(10_000));
+    for (const source of [small, large]) {
+      source.rowUnits = 0.068;
+      source.changeUnits = 0.037;
+      source.interleave = true;
+    }
+    const of = (code: string) => (code === 'small' ? small : large);
+    const part = () => ({ small: small.changes.apart(), orders: large.changes.apart() });
+    const within = (parts: ReturnType<typeof part>): DatasetChangeFeed => {
+      const by = (code: string) => (code === 'small' ? parts.small : parts.orders).changes;
+      return {
+        rereadMs: REREAD_MS,
+        settleMs: SETTLE_MS,
+        changesSince: (code, sinceMs, known) => by(code).changesSince(code, sinceMs, known),
+        changesWithin: (code, sinceMs, allowance) => by(code).changesWithin(code, sinceMs, allowance),
+        readChanged: (code, changes, request) => by(code).readChanged(code, changes, request),
+        countRecords: (code, atMost) => by(code).countRecords(code, atMost),
+        // The request's meter: every read of both datasets.
+        unitsRead: () => small.units + large.units,
+        apart: () => {
+          const own = part();
+          return {
+            readRows: (code, request) => (code === 'small' ? own.small : own.orders).readRows(code, request),
+            changes: {
+              ...within(own),
+              unitsRead: () => own.small.changes.unitsRead() + own.orders.changes.unitsRead(),
+            },
+          };
+        },
+      };
+    };
+    const request: DatasetRowSource = {
+      readRows: (code, rowsRequest) => of(code).readRows(code, rowsRequest),
+      changes: within(part()),
+    };
+    const views = [view, { datasetCode: 'small', fields }];
+    const cache = new DatasetCache({ now: () => small.clock });
+    await cache.tables(views, request);
+    expect(small.units + large.units).toBeCloseTo(6.8 + 680, 6);
+    // Ten updates of the small dataset, 300 creates in the large one.
+    for (const source of [small, large]) source.clock += 1000;
+    for (let i = 0; i < 10; i++) small.write(record(`r${i}`, 'EU', 900 + i));
+    for (let i = 0; i < 300; i++) large.write(record(`n${i}`, 'EU', i));
+    for (const source of [small, large]) source.clock += 1000;
+    const unitsBefore = small.units + large.units;
+    const [largeTable, smallTable] = await cache.tables(views, request);
+    expect(smallTable?.rows.find((row) => row[0] === 'r9')?.[2]).toBe(909);
+    expect(largeTable?.rows).toHaveLength(10_300);
+    // The small copy's load cost 6.8 (0.068 a row; counted with the large one's 680 it would have seemed 6.87 a
+    // row): its ten records read by id (a unit each) cost more than loading it again, so it is loaded afresh
+    // (0.37 of change items and 6.8). The large copy catches up (300 change items, 11.1, and the 300 records in a
+    // range, 40.8).
+    expect(small.loads).toHaveLength(2);
+    expect(small.byId).toEqual([]);
+    expect(large.loads).toHaveLength(1);
+    expect(large.inRanges).toEqual([expect.arrayContaining(['n0', 'n299'])]);
+    expect(small.units + large.units - unitsBefore).toBeCloseTo(0.37 + 6.8 + 11.1 + 40.8, 6);
   });
 
   it('reads the records of creates far apart in time by id, and weighs them so', async () => {
