@@ -401,6 +401,7 @@ export class DatasetCache {
       // Past this many creates a catch-up costs more than a load (which pays `unitsPerRow` for each of them too).
       const most =
         perCreate > unitsPerRow ? Math.floor((held * unitsPerRow) / (perCreate - unitsPerRow)) : this.rowBudget;
+      if (most < created) return undefined;
       const before = feed.unitsRead();
       const records = await feed.countRecords(view.datasetCode, held + most);
       count = { units: feed.unitsRead() - before, ...(records <= held + most ? { records } : {}) };

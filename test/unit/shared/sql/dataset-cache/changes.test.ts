@@ -1,8 +1,10 @@
 /**
  * The dataset cache over a source with a change feed (changes claimed before their writes, as the record store
  * claims change items): a loaded copy catches up by the recorded changes and the changed records alone, reads a
- * change again while its write has not landed, never catches up at a higher cost than a reload, refuses the row
- * budget before reading anything, and a query waiting for another's load gives up at its own limit.
+ * change again while its write has not landed, never catches up at a higher cost than a reload (reading past its
+ * share of a load when the dataset's count says the records created since cost less to catch up), weighs each
+ * dataset of a query by its own reads, refuses the row budget before reading anything, and a query waiting for
+ * another's load gives up at its own limit.
  */
 import type { FieldConfig } from '../../../../../shared/catalog/schema';
 import { QueryTimeoutError } from '../../../../../shared/contract/errors';
@@ -407,6 +409,29 @@ describe('DatasetCache with a change feed', () => {
     expect(again).toBe(table);
     expect(source.byId).toEqual([]);
     expect(source.inRanges).toEqual([]);
+  });
+
+  it('with a row filter, the count cannot tell what the view gained: the decision spends its 2 % and loads afresh', async () => {
+    const source = new FeedSource(dataset(10_000));
+    source.rowUnits = 0.068;
+    source.changeUnits = 0.037;
+    source.countUnits = 1;
+    const cache = new DatasetCache({ now: () => source.clock });
+    const euView = { datasetCode: 'orders', fields, rowFilter: { region: 'EU' } };
+    const [loaded] = await cache.tables([euView], source);
+    expect(loaded?.rows).toHaveLength(5000);
+    source.clock += 1000;
+    for (let i = 0; i < 1000; i++) source.write(record(`n${i}`, 'EU', i));
+    source.clock += 1000;
+    const unitsBefore = source.units;
+    const [table] = await cache.tables([euView], source);
+    expect(table?.rows).toHaveLength(6000);
+    // 2 % of the 340 the load of 5,000 rows cost: 50 change items and 134 more (6.808 units), then the load of
+    // 6,000 rows (408) and the 816 change items the decision did not read (30.192). Nothing counted.
+    expect(source.changesRead.at(-1)).toBe(184);
+    expect(source.counts).toEqual([]);
+    expect(source.loads).toHaveLength(2);
+    expect(source.units - unitsBefore).toBeCloseTo(6.808 + 408 + 30.192, 6);
   });
 
   it('after 300 single creates on 10,000 records, catches up reading their records as one range, by bytes', async () => {
