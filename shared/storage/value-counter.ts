@@ -58,9 +58,9 @@
  *    its head up to the window's end). So what a fold holds is one window, whatever the backlog. In a window a
  *    round takes the longest prefix that adds at most `pageBytes` of new keys to any page (at least one claim), so
  *    a load over values already counted folds in one round per window: each page is written once per round, not
- *    once per few thousand records. It adds each claim after a page's own position to that page, writes the page conditionally
- *    on its position, and only then moves the head to the round's last claim. A page untouched by the claims
- *    between its position and the head's counts the same at both, which is why a total may take
+ *    once per few thousand records. It adds each claim after a page's own position to that page, writes the page
+ *    conditionally on its position, and only then moves the head to the round's last claim. A page untouched by
+ *    the claims between its position and the head's counts the same at both, which is why a total may take
  *    `max(page, head)`; a fold cut short leaves pages further than the head, still true.
  * 4. A page a round would grow past `PAGE_MAX_BYTES` is never written whole. A split writes, in order: the page as
  *    it stands with `splitAt`, its split keys (nothing else changes); the new pages, each with the round's counts
