@@ -35,7 +35,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { decodeTime, ulid } from 'ulid';
 import type { CapacityMeter } from '../observability/capacity-meter';
-import { idRuns, idsOfRuns } from './id-blocks';
+import { countOfRuns, idRuns, idsOfRuns } from './id-blocks';
 import {
   CHANGE_PREFIX,
   CHANGE_SLOT_PREFIX,
@@ -287,6 +287,54 @@ export class ChangeItems {
     return { claims, complete };
   }
 
+  /**
+   * The first claims positioned after `after` up to `through` (inclusive), read consistently like `after`, as
+   * many as hold at most `records` records' worth (a batch its records written, every other claim one; at least
+   * one claim), and whether they are all the claims up to `through`. Read page by page, each page asking for no
+   * more claims than the records left would hold at the heaviest claim seen so far (`heaviest`, from the reads
+   * before, and returned), and none once fewer records are left than that: a fold reads each round's claims this
+   * way, so that what it holds follows a round, not the backlog. Only a claim heavier than any before makes a page
+   * read past the window (what it read past is dropped, its ids not expanded, and read again by the next window).
+   */
+  async window(
+    datasetCode: string,
+    after: string | undefined,
+    through: string,
+    size: { records: number; heaviest: number },
+    meter: CapacityMeter,
+  ): Promise<{ claims: StoredClaim[]; complete: boolean; heaviest: number }> {
+    const { records } = size;
+    const claims: StoredClaim[] = [];
+    let taken = 0;
+    let heaviest = Math.max(1, size.heaviest);
+    let full = false;
+    const { complete } = await this.query(
+      datasetCode,
+      `${CHANGE_PREFIX}${after ?? ''}`,
+      `${CHANGE_PREFIX}${through}`,
+      after !== undefined,
+      meter,
+      true,
+      (items) => {
+        for (const item of items) {
+          const weight = claimWeight(item);
+          heaviest = Math.max(heaviest, weight);
+          if (claims.length > 0 && taken + weight > records) {
+            full = true;
+            break;
+          }
+          claims.push(readClaim((item[RecordAttr.sortKey] as string).slice(CHANGE_PREFIX.length), item));
+          taken += weight;
+        }
+        const fits = Math.floor((records - taken) / heaviest);
+        if (full || (claims.length > 0 && fits < 1)) return 0;
+        return Math.max(1, Math.min(WINDOW_PAGE_CLAIMS, fits));
+      },
+      false,
+    );
+    return { claims, complete: complete && !full, heaviest };
+  }
+
   private async query(
     datasetCode: string,
     from: string,
@@ -296,6 +344,8 @@ export class ChangeItems {
     consistent: boolean,
     /** Given each page's items (none before the first), how many items the next page may hold (0: stop). */
     nextPage?: (page: readonly Record<string, unknown>[]) => number | Promise<number>,
+    /** Whether to return the items read (a caller taking them page by page in `nextPage` needs not). */
+    keep = true,
   ): Promise<{ items: Record<string, unknown>[]; complete: boolean }> {
     const items: Record<string, unknown>[] = [];
     let startKey: Record<string, unknown> | undefined;
@@ -320,7 +370,7 @@ export class ChangeItems {
         }),
       );
       meter.addRead(result.ConsumedCapacity);
-      items.push(...(result.Items ?? []));
+      if (keep) items.push(...(result.Items ?? []));
       startKey = result.LastEvaluatedKey;
       if (nextPage) limit = await nextPage(result.Items ?? []);
     } while (startKey);
@@ -382,6 +432,15 @@ function claimAttributes(position: string, claim: ChangeClaim): Record<string, u
     case 'batch':
       return { k: 'b', ids: idRuns(claim.ids), n: claim.ids.length };
   }
+}
+
+/** How many claims a fold's read asks for at most per page (a page of small claims stays well below 1 MB). */
+const WINDOW_PAGE_CLAIMS = 1_000;
+
+/** Records' worth of counting a stored claim holds, without expanding its ids: a batch its written records. */
+function claimWeight(item: Record<string, unknown>): number {
+  if (item.k !== 'b') return 1;
+  return countOfRuns(typeof item.m === 'string' ? item.m : (item.ids as string));
 }
 
 function readClaim(position: string, item: Record<string, unknown>): StoredClaim {

@@ -151,6 +151,12 @@ export function idsOfRuns(runs: string): string[] {
   return ids;
 }
 
+/** How many ids runs written by `idRuns` name, without expanding them. */
+export function countOfRuns(runs: string): number {
+  if (runs === '') return 0;
+  return runs.split(',').reduce((sum, run) => sum + Number(run.slice(run.lastIndexOf('*') + 1)), 0);
+}
+
 function ulidRandom(id: string): bigint | undefined {
   if (!/^[0-7][0-9A-HJKMNP-TV-Z]{25}$/.test(id)) return undefined;
   return decodeRandom(id.slice(10));

@@ -49,14 +49,18 @@
  * 3. A fold moves checked claims into the pages (beside the writes; a list only folds claims left
  *    `LIST_FOLD_GRACE_MS` past their check, when the folds beside the writes are behind): under a lease in the head
  *    (one folder at a time, for less than any invocation lasts plus a margin), in rounds of a prefix of them. It
- *    reads the claims after the oldest head up to the checked position once, for every slot and round
- *    (consistently: withdrawals and partial batches were written before the checked position moved, and no claim
- *    can appear at or before it any more, so what it reads is final). A round takes the longest prefix that holds
- *    at most `FOLD_ROUND_LIMITS.records` records and adds at most `pageBytes` of new keys to any page, so a load
- *    over values already counted folds in few rounds: each page is written once per round, not once per few
- *    thousand records. It adds each claim after a page's own position to that page, writes the page conditionally
- *    on its position, and only then moves the head to the round's last claim. A page untouched by the claims
- *    between its position and the head's counts the same at both, which is why a total may take
+ *    reads the claims after the oldest head up to the checked position a window at a time, from the oldest head
+ *    up: the first claims after the last window's end that hold at most `FOLD_ROUND_LIMITS.records` records
+ *    (`ChangeItems.window`), read page by page, each window once for every slot (consistently: withdrawals and
+ *    partial batches were written before the checked position moved, and no claim can appear at or before it any
+ *    more, so what it reads is final; a window is every claim between its start and its last, or the checked
+ *    position for the last window, so a slot whose head is at or after its start folds exactly the claims after
+ *    its head up to the window's end). So what a fold holds is one window, whatever the backlog. In a window a
+ *    round takes the longest prefix that adds at most `pageBytes` of new keys to any page (at least one claim), so
+ *    a load over values already counted folds in one round per window: each page is written once per round, not
+ *    once per few thousand records. It adds each claim after a page's own position to that page, writes the page
+ *    conditionally on its position, and only then moves the head to the round's last claim. A page untouched by
+ *    the claims between its position and the head's counts the same at both, which is why a total may take
  *    `max(page, head)`; a fold cut short leaves pages further than the head, still true.
  * 4. A page a round would grow past `PAGE_MAX_BYTES` is never written whole. A split writes, in order: the page as
  *    it stands with `splitAt`, its split keys (nothing else changes); the new pages, each with the round's counts
@@ -155,7 +159,10 @@ export interface CountPageLimits {
 export const COUNT_PAGE_LIMITS: CountPageLimits = { page: PAGE_MAX_BYTES, listPart: PAGE_LIST_PART_MAX_BYTES };
 /** How a fold cuts the claims it folds into rounds (each round writes every page its claims touch once). */
 export interface FoldRoundLimits {
-  /** Records' worth of claims a round takes at most (their values are held in memory while it runs). */
+  /**
+   * Records' worth of claims a fold reads at once, and a round takes at most (they and their values are held in
+   * memory while it runs).
+   */
   records: number;
   /**
    * Bytes of new keys a round adds to one page at most (at least one claim): the split that follows writes the
@@ -166,7 +173,9 @@ export interface FoldRoundLimits {
 
 /**
  * Rounds are cut where a page would take too many new keys, not after a number of records: a round writes each
- * page it touches once, so a load over values already counted folds in few rounds.
+ * page it touches once, so a load over values already counted folds in few rounds. The records bound what a fold
+ * reads and holds at once (a window of claims with their ids, then one slot's values of a round): a smaller one
+ * would hold less but write more, since a field of new values touches almost every page of its slot in each round.
  */
 export const FOLD_ROUND_LIMITS: FoldRoundLimits = { records: 100_000, pageBytes: 262_144 };
 /** A list folds for at most about this long (ms of wall time); what is left waits for the next lists. */
@@ -311,27 +320,38 @@ export async function foldDatasetTotals(
     else behind.push({ slot, head });
   }
   if (behind.length === 0) return outcome;
-  // The checked claims, read once for every slot: none can appear at or before the checked position any more, and
-  // withdrawals and partial batches were written before it moved, so a consistent read now is final for them all.
-  const oldest = behind.map(({ head }) => head.through).sort(compareCodePoints)[0] as string;
-  const claims = (await bookkeeping.changes.after(datasetCode, oldest || undefined, meter, true)).filter(
-    (claim) => compareCodePoints(claim.position, checked) <= 0,
-  );
-  for (const { slot, head } of behind) {
+  // The checked claims, read a round's worth at a time from the oldest head, each window once for every slot: none
+  // can appear at or before the checked position any more, and withdrawals and partial batches were written before
+  // it moved, so a consistent read now is final for them all. A fold holds one window, whatever the backlog.
+  const limits = request.rounds ?? FOLD_ROUND_LIMITS;
+  const turn = { now, meter, until, limits, pageLimits: request.pageLimits ?? COUNT_PAGE_LIMITS };
+  const folding = behind.map(({ slot, head }) => ({ slot, from: head.through, folded: 0 }));
+  let cursor = folding.map(({ from }) => from).sort(compareCodePoints)[0] as string;
+  let heaviest = 1;
+  while (folding.length > 0 && compareCodePoints(cursor, checked) < 0) {
     if (performance.now() >= until) {
       outcome.left = true;
-      continue;
+      break;
     }
-    const after = claims.filter((claim) => compareCodePoints(claim.position, head.through) > 0);
-    const { folded, reached } = await foldSlot(bookkeeping, datasetCode, slot, head, checked, after, {
-      now,
-      meter,
-      until,
-      limits: request.rounds ?? FOLD_ROUND_LIMITS,
-      pageLimits: request.pageLimits ?? COUNT_PAGE_LIMITS,
-    });
-    outcome.folded = Math.max(outcome.folded, folded);
-    if (!reached) outcome.left = true;
+    const size = { records: limits.records, heaviest };
+    const window = await bookkeeping.changes.window(datasetCode, cursor || undefined, checked, size, meter);
+    heaviest = window.heaviest;
+    const windowThrough = window.complete ? checked : (window.claims.at(-1) as StoredClaim).position;
+    for (const slot of [...folding]) {
+      const { from } = slot;
+      if (compareCodePoints(from, windowThrough) >= 0) continue;
+      const after = window.claims.filter((claim) => compareCodePoints(claim.position, from) > 0);
+      const run = await foldSlot(bookkeeping, datasetCode, slot.slot, from, windowThrough, after, turn);
+      slot.folded += run.folded;
+      outcome.folded = Math.max(outcome.folded, slot.folded);
+      if (run.reached) slot.from = windowThrough;
+      else {
+        // Out of time, or another folder holds the slot's lease: what is left waits for the next fold.
+        outcome.left = true;
+        folding.splice(folding.indexOf(slot), 1);
+      }
+    }
+    cursor = windowThrough;
   }
   return outcome;
 }
@@ -691,22 +711,22 @@ interface FoldTurn {
 }
 
 /**
- * Fold the checked claims after the slot's head up to `through` (all of them, `claims`, ascending) into its pages
- * (see 3 and 4 above), round by round. Runs only for the holder of the fold's lease; returns without folding when
- * another folder holds it.
+ * Fold the checked claims after the slot's head (at `head`) up to `through` (all of them, `claims`, ascending: one
+ * window, at most a round's records) into its pages (see 3 and 4 above), round by round. Runs only for the holder
+ * of the fold's lease; returns without folding when another folder holds it.
  */
 async function foldSlot(
   bookkeeping: DatasetBookkeeping,
   datasetCode: string,
   slot: string,
-  head: ValueHead,
+  head: string,
   through: string,
   claims: readonly StoredClaim[],
   turn: FoldTurn,
 ): Promise<{ folded: number; reached: boolean }> {
   const { now, meter, until, limits } = turn;
   const values = bookkeeping.values;
-  let from = head.through;
+  let from = head;
   let next = 0;
   let folded = 0;
   while (compareCodePoints(from, through) < 0 && performance.now() < until) {
