@@ -353,8 +353,10 @@ export class DatasetCache {
     try {
       this.checkBudget(used + counted.reduce<number>((sum, count) => sum + (count ?? 0), 0));
     } catch (error) {
-      // A copy that was to be loaded afresh is of no further use: its next load would be refused the same way.
-      for (const [i, slot] of slots.entries()) if (plans[i]?.reload !== false) this.forget(slot.viewKey);
+      // A copy that was to be loaded afresh is of no further use (unless a concurrent load has replaced it since).
+      for (const [i, slot] of slots.entries()) {
+        if (plans[i]?.reload && this.entries.get(slot.viewKey)?.table === slot.entry?.table) this.forget(slot.viewKey);
+      }
       throw error;
     }
     const remaining = this.rowBudget - used;

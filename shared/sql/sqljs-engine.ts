@@ -8,10 +8,10 @@
  * A worker left idle for `idleMs` (by default the dataset cache's maximum age, 5 minutes) is terminated: every
  * table set it holds then belongs to a copy older than that age, which no query asks for again (a reload gets a
  * new key), and WASM memory never shrinks, so ending the worker is the only way to give it back. The next query
- * starts a fresh worker (its start and the WASM compile, tens of milliseconds, and the tables sent with their
- * rows, as any new copy is). The idle timer is unref'd: it never keeps the process alive; in a Lambda container
- * frozen between requests it fires at the first thaw after that time, and a container used within it keeps its
- * worker as before.
+ * starts a fresh worker (its start and the WASM compile, docs/limits.md "Custom SQL memory", and the tables sent
+ * with their rows, as for any new copy). The idle timer is unref'd: it never keeps the process alive; in a Lambda
+ * container frozen between requests it fires at the first thaw after that time, and a container used within it
+ * keeps its worker as before.
  *
  * Statements wait in a queue per application (`QueryRequest.lane`) and run on a small pool of such workers, one
  * application per worker at a time, so a slow statement delays only its own application's next ones
