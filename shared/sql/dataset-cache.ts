@@ -6,6 +6,11 @@
  *
  * Two bounds: a row budget per query (more rows than that would exhaust the function's memory and time, so the
  * query answers 2001 with a message saying why), and a least-recently-used bound on the rows kept in total.
+ * A copy is used for at most `maxAgeMs` after its load (5 minutes), and dropped once past it, not only ignored:
+ * `sweep` runs on every query and from an unref'd timer due when the oldest copy ages out (so an idle process
+ * gives the memory back, and the timer never keeps it alive); a view whose load the row budget refuses drops its
+ * old copy too. The SQL engine's workers stay warm for as long (sqljs-engine.ts, `idleMs`): what they hold then
+ * belongs to copies no query can ask for any more.
  *
  * A source that keeps a change feed (the record store: every write claims a change item naming its records
  * before it writes them) is not asked for a version: a loaded copy catches up by reading the changes since it
@@ -160,8 +165,8 @@ export interface DatasetCacheOptions {
   maxCachedRows?: number;
   /**
    * How long a loaded table is used at most, whatever its version says. The version is bumped after each record
-   * write; should an invocation die between the two, this bounds how long the cache can miss that write.
-   * Default 5 minutes.
+   * write; should an invocation die between the two, this bounds how long the cache can miss that write. Past
+   * it the table is dropped. Default 5 minutes (`DEFAULT_COPY_MAX_AGE_MS`).
    */
   maxAgeMs?: number;
   now?: () => number;
@@ -191,6 +196,9 @@ export interface TablesOptions {
   loadLimit?: { ms: number; message: string };
 }
 
+/** How long a loaded copy is used by default; the SQL engine keeps an idle worker as long (sqljs-engine.ts). */
+export const DEFAULT_COPY_MAX_AGE_MS = 5 * 60_000;
+
 export class DatasetCache {
   readonly rowBudget: number;
   readonly maxCachedRows: number;
@@ -198,6 +206,8 @@ export class DatasetCache {
   private readonly entries = new Map<string, Entry>();
   private readonly loading = new Map<string, Promise<EngineTable>>();
   private rowsHeld = 0;
+  /** Due when the oldest copy ages out; unref'd, so it never keeps the process alive. */
+  private sweepTimer: NodeJS.Timeout | undefined;
 
   private readonly maxAgeMs: number;
   private readonly now: () => number;
@@ -205,7 +215,7 @@ export class DatasetCache {
   constructor(options: DatasetCacheOptions = {}) {
     this.rowBudget = options.rowBudget ?? 200_000;
     this.maxCachedRows = options.maxCachedRows ?? 400_000;
-    this.maxAgeMs = options.maxAgeMs ?? 5 * 60_000;
+    this.maxAgeMs = options.maxAgeMs ?? DEFAULT_COPY_MAX_AGE_MS;
     this.now = options.now ?? Date.now;
   }
 
@@ -230,6 +240,7 @@ export class DatasetCache {
     source: DatasetRowSource,
     options: TablesOptions = {},
   ): Promise<EngineTable[]> {
+    this.sweep();
     const deadline = options.loadLimit
       ? { at: this.now() + options.loadLimit.ms, message: options.loadLimit.message }
       : undefined;
@@ -272,6 +283,36 @@ export class DatasetCache {
   clear(): void {
     this.entries.clear();
     this.rowsHeld = 0;
+    clearTimeout(this.sweepTimer);
+    this.sweepTimer = undefined;
+  }
+
+  /** Drops the copies past their maximum age (never used again: a query loads afresh), so their memory returns. */
+  sweep(): void {
+    const now = this.now();
+    for (const [viewKey, entry] of this.entries) {
+      if (now - entry.loadedAt >= this.maxAgeMs) this.forget(viewKey);
+    }
+    this.scheduleSweep();
+  }
+
+  /** Sets the timer for the oldest copy's maximum age, when a copy is held and no timer is set. */
+  private scheduleSweep(): void {
+    if (this.sweepTimer || this.entries.size === 0) return;
+    const oldest = Math.min(...[...this.entries.values()].map((entry) => entry.loadedAt));
+    const due = Math.max(SWEEP_MIN_DELAY_MS, oldest + this.maxAgeMs - this.now());
+    this.sweepTimer = setTimeout(() => {
+      this.sweepTimer = undefined;
+      this.sweep();
+    }, due);
+    this.sweepTimer.unref();
+  }
+
+  private forget(viewKey: string): void {
+    const entry = this.entries.get(viewKey);
+    if (!entry) return;
+    this.entries.delete(viewKey);
+    this.rowsHeld -= entry.table.rows.length;
   }
 
   private checkBudget(rows: number): void {
@@ -324,7 +365,15 @@ export class DatasetCache {
     );
     // Loads of views without a row filter are refused from the dataset's count before any record is read (a
     // row filter may narrow a view below the budget: then the read itself finds out).
-    this.checkBudget(used + counted.reduce<number>((sum, count) => sum + (count ?? 0), 0));
+    try {
+      this.checkBudget(used + counted.reduce<number>((sum, count) => sum + (count ?? 0), 0));
+    } catch (error) {
+      // A copy that was to be loaded afresh is of no further use (unless a concurrent load has replaced it since).
+      for (const [i, slot] of slots.entries()) {
+        if (plans[i]?.reload && this.entries.get(slot.viewKey)?.table === slot.entry?.table) this.forget(slot.viewKey);
+      }
+      throw error;
+    }
     const remaining = this.rowBudget - used;
     const tables = await Promise.all(
       slots.map((slot, i) => {
@@ -636,6 +685,7 @@ export class DatasetCache {
       this.entries.delete(key);
       this.rowsHeld -= old.table.rows.length;
     }
+    this.scheduleSweep();
   }
 
   private touch(viewKey: string): void {
@@ -646,6 +696,8 @@ export class DatasetCache {
   }
 }
 
+/** The sweep's timer waits at least this long (ms), so that a clock that does not move never makes it spin. */
+const SWEEP_MIN_DELAY_MS = 1_000;
 /** Deciding between a catch-up and a fresh load reads change items costing at most this share of the load... */
 const DECIDE_SHARE = 0.02;
 /** ...or this many read units, when more (about fifty change items of single writes). */

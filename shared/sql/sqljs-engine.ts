@@ -5,6 +5,14 @@
  * worker stays warm and keeps the table sets it loaded (keyed by `EngineTable.key`), so a repeated query on
  * unchanged data only runs the statement.
  *
+ * A worker left idle for `idleMs` (by default the dataset cache's maximum age, 5 minutes) is terminated: every
+ * table set it holds then belongs to a copy older than that age, which no query asks for again (a reload gets a
+ * new key), and WASM memory never shrinks, so ending the worker is the only way to give it back. The next query
+ * starts a fresh worker (its start and the WASM compile, docs/limits.md "Custom SQL memory", and the tables sent
+ * with their rows, as for any new copy). The idle timer is unref'd: it never keeps the process alive; in a Lambda
+ * container frozen between requests it fires at the first thaw after that time, and a container used within it
+ * keeps its worker as before.
+ *
  * Statements wait in a queue per application (`QueryRequest.lane`) and run on a small pool of such workers, one
  * application per worker at a time, so a slow statement delays only its own application's next ones
  * (docs/limits.md, "Custom SQL queues").
@@ -19,6 +27,7 @@
 import { Worker } from 'node:worker_threads';
 import { InternalError, QueryTimeoutError } from '../contract/errors';
 import { locateSqlAssets, type SqlAssetPaths } from './bundle-assets';
+import { DEFAULT_COPY_MAX_AGE_MS } from './dataset-cache';
 import { compilePlaceholders, orderParams } from './placeholders';
 import {
   type EngineTable,
@@ -51,6 +60,12 @@ export interface SqlJsEngineOptions {
    * memory limit and its own loaded tables. Default 4 (DEFAULT_SQL_THREADS).
    */
   threads?: number;
+  /**
+   * How long a worker with nothing to run is kept (ms) before it is terminated and its memory returns; the next
+   * query starts a fresh one. Default `DEFAULT_COPY_MAX_AGE_MS` (5 minutes): the dataset cache's copies live as
+   * long, so the table sets a worker idle for longer holds can no longer be asked for.
+   */
+  idleMs?: number;
 }
 
 /** Threads of an engine by default: up to four applications' statements run at once. */
@@ -106,6 +121,7 @@ export class SqlJsEngine implements QueryEngine {
   private readonly assets: SqlAssetPaths;
   private readonly memoryLimitMb: number;
   private readonly maxThreads: number;
+  private readonly idleMs: number;
   private readonly slots: Slot[] = [];
   /** Queries waiting, per lane, in the order they came. */
   private readonly waiting = new Map<string, Waiting[]>();
@@ -123,6 +139,7 @@ export class SqlJsEngine implements QueryEngine {
     this.assets = options.assets ?? locateSqlAssets();
     this.memoryLimitMb = options.memoryLimitMb ?? 512;
     this.maxThreads = Math.max(1, Math.floor(options.threads ?? DEFAULT_SQL_THREADS));
+    this.idleMs = options.idleMs ?? DEFAULT_COPY_MAX_AGE_MS;
   }
 
   /** Workers started so far, over all threads: one per thread that ran a query, one more per query stopped. */
@@ -133,6 +150,11 @@ export class SqlJsEngine implements QueryEngine {
   /** Threads started so far (at most `threads`). */
   get threadsStarted(): number {
     return this.slots.length;
+  }
+
+  /** Workers alive now: one per thread that ran a query within `idleMs` (or is running one). */
+  get workersRunning(): number {
+    return this.slots.filter((slot) => slot.thread.hasWorker).length;
   }
 
   /** Starts a worker and compiles the WASM now (e.g. during a Lambda's init phase) instead of on first use. */
@@ -213,7 +235,7 @@ export class SqlJsEngine implements QueryEngine {
     const found = free.find((slot) => slot.lastLane === lane) ?? free[0];
     if (found) return found;
     const slot: Slot = {
-      thread: new EngineThread(this.maxCachedRows, this.loadTimeoutMs, this.assets, this.memoryLimitMb),
+      thread: new EngineThread(this.maxCachedRows, this.loadTimeoutMs, this.assets, this.memoryLimitMb, this.idleMs),
       busy: false,
     };
     this.slots.push(slot);
@@ -223,18 +245,22 @@ export class SqlJsEngine implements QueryEngine {
 
 /**
  * One worker thread and the statements it runs, one at a time (the engine never gives it a second before the
- * first ends). A worker stopped for its time limit or its memory is replaced on the thread's next query.
+ * first ends). A worker stopped for its time limit or its memory is replaced on the thread's next query, and one
+ * idle for `idleMs` is terminated (the next query starts another).
  */
 class EngineThread {
   private worker: Worker | undefined;
   private started = 0;
   private nextId = 1;
+  /** Due `idleMs` after the last query ended; cleared while one runs. */
+  private idleTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly maxCachedRows: number,
     private readonly loadTimeoutMs: number,
     private readonly assets: SqlAssetPaths,
     private readonly memoryLimitMb: number,
+    private readonly idleMs: number,
   ) {}
 
   /** Workers this thread started: 1 after its first query, one more after each query that had to be stopped. */
@@ -242,13 +268,28 @@ class EngineThread {
     return this.started;
   }
 
+  get hasWorker(): boolean {
+    return this.worker !== undefined;
+  }
+
   async close(): Promise<void> {
+    clearTimeout(this.idleTimer);
     const worker = this.worker;
     this.worker = undefined;
     if (worker) await worker.terminate();
   }
 
   async run(request: QueryRequest): Promise<QueryResult> {
+    clearTimeout(this.idleTimer);
+    try {
+      return await this.runOnWorker(request);
+    } finally {
+      this.idleTimer = setTimeout(() => void this.close(), this.idleMs);
+      this.idleTimer.unref();
+    }
+  }
+
+  private async runOnWorker(request: QueryRequest): Promise<QueryResult> {
     if (hasSeveralStatements(request.sql)) throw new SqlStatementError(SINGLE_STATEMENT_MESSAGE);
     const compiled = compilePlaceholders(request.sql);
     const params = orderParams(compiled, request.params).map(toSqlParam);

@@ -239,6 +239,44 @@ describe('memory limit', () => {
   });
 });
 
+describe('idle workers', () => {
+  it('terminates a worker left idle for its idle time, and the next query starts a fresh one that answers', async () => {
+    const idle = new SqlJsEngine({ threads: 1, idleMs: 200 });
+    try {
+      const count = () =>
+        idle.run({ tables: [orders], sql: 'SELECT count(*) AS n FROM orders', params: {}, timeoutMs: 10_000 });
+      expect((await count()).rows).toEqual([{ n: 4 }]);
+      expect(idle.workersRunning).toBe(1);
+      expect(idle.workersStarted).toBe(1);
+      for (let waited = 0; idle.workersRunning > 0 && waited < 4_000; waited += 50) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(idle.workersRunning).toBe(0);
+      // The table set went with the worker: the fresh one asks for the rows again and answers the same.
+      expect((await count()).rows).toEqual([{ n: 4 }]);
+      expect(idle.workersStarted).toBe(2);
+      expect(idle.workersRunning).toBe(1);
+    } finally {
+      await idle.close();
+    }
+  });
+
+  it('keeps a worker that is used again within its idle time', async () => {
+    const kept = new SqlJsEngine({ threads: 1, idleMs: 60_000 });
+    try {
+      const one = () =>
+        kept.run({ tables: [orders], sql: 'SELECT min(amount) AS m FROM orders', params: {}, timeoutMs: 10_000 });
+      expect((await one()).rows).toEqual([{ m: 5.5 }]);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await one()).rows).toEqual([{ m: 5.5 }]);
+      expect(kept.workersStarted).toBe(1);
+      expect(kept.workersRunning).toBe(1);
+    } finally {
+      await kept.close();
+    }
+  });
+});
+
 describe('queues per lane', () => {
   // About 1–2 s of work for the engine: long enough for other queries to come and go meanwhile.
   const SLOW =

@@ -614,6 +614,21 @@ describe('DatasetCache with a change feed', () => {
     expect(source.loads).toHaveLength(1);
   });
 
+  it('drops a copy whose fresh load the row budget refuses: it cannot be used again', async () => {
+    const source = new FeedSource(dataset(30));
+    const cache = new DatasetCache({ now: () => source.clock, rowBudget: 50 });
+    await cache.tables([view], source);
+    expect(cache.cachedRows).toBe(30);
+    source.clock += 1000;
+    for (let i = 0; i < 30; i++) source.write(record(`r${i}`, 'US', 2000 + i));
+    for (let i = 0; i < 21; i++) source.write(record(`n${i}`, 'EU', i));
+    source.clock += 1000;
+    await expect(cache.tables([view], source)).rejects.toEqual(budgetRefusal);
+    expect(source.loads).toHaveLength(1);
+    expect(cache.size).toBe(0);
+    expect(cache.cachedRows).toBe(0);
+  });
+
   it('lets a query wait for another one’s load only within its own time limit', async () => {
     let clock = 1_000;
     const source = new FeedSource(dataset(5));

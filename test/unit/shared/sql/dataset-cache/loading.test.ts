@@ -287,4 +287,49 @@ describe('maximum age', () => {
     // The engine keeps tables by key: a reload must not be mistaken for the copy it already holds.
     expect(reloaded?.key).not.toBe(first?.key);
   });
+
+  it('drops a copy past its maximum age on the next query, whatever that query reads', async () => {
+    let clock = 0;
+    const cache = new DatasetCache({ maxAgeMs: 1_000, now: () => clock });
+    const rows = source();
+    await cache.tables([{ datasetCode: 'orders', fields: visible }], rows);
+    clock = 500;
+    const customers = { datasetCode: 'customers', fields: [{ name: 'name', type: 'string' as const }] };
+    await cache.tables([customers], rows);
+    expect(cache.size).toBe(2);
+    expect(cache.cachedRows).toBe(4);
+    clock = 1_000;
+    await cache.tables([customers], rows);
+    expect(cache.size).toBe(1);
+    expect(cache.cachedRows).toBe(1);
+    clock = 1_500;
+    cache.sweep();
+    expect(cache.size).toBe(0);
+    expect(cache.cachedRows).toBe(0);
+  });
+
+  describe('in an idle process', () => {
+    beforeEach(() => jest.useFakeTimers({ now: 0 }));
+    afterEach(() => jest.useRealTimers());
+
+    it('drops each copy once it ages out, by a timer, without any query', async () => {
+      const cache = new DatasetCache({ maxAgeMs: 60_000 });
+      const rows = source();
+      await cache.tables([{ datasetCode: 'orders', fields: visible }], rows);
+      jest.advanceTimersByTime(30_000);
+      await cache.tables([{ datasetCode: 'orders', fields: visible, rowFilter: { region: 'EU' } }], rows);
+      expect(cache.size).toBe(2);
+      expect(cache.cachedRows).toBe(5);
+      jest.advanceTimersByTime(29_999);
+      expect(cache.size).toBe(2);
+      jest.advanceTimersByTime(1);
+      expect(cache.size).toBe(1);
+      expect(cache.cachedRows).toBe(2);
+      jest.advanceTimersByTime(30_000);
+      expect(cache.size).toBe(0);
+      expect(cache.cachedRows).toBe(0);
+      // Nothing is held, so no timer is left either.
+      expect(jest.getTimerCount()).toBe(0);
+    });
+  });
 });
