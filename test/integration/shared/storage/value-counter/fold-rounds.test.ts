@@ -11,8 +11,8 @@ import { CapacityMeter } from '../../../../../shared/observability/capacity-mete
 import { equalityInterval, rangeInterval } from '../../../../../shared/records/value-encoding';
 import { SETTLE_MS } from '../../../../../shared/storage/record-counter';
 import { ensureTables, localTableNames } from '../../../../../shared/storage/table-setup';
-import { CHECK_SLACK_MS, countSlotValues, foldDatasetTotals } from '../../../../../shared/storage/value-counter';
-import { ORDERS_FIELDS, type OrdersField, ordersDataset } from './orders-dataset';
+import { CHECK_SLACK_MS, foldDatasetTotals } from '../../../../../shared/storage/value-counter';
+import { ORDERS_FIELDS, ordersDataset } from './orders-dataset';
 
 let dynamo: EmbeddedDynamo;
 beforeAll(async () => {
@@ -68,14 +68,7 @@ it('a fold of 10,000 records writes each count page at most twice, and its total
   // them; 0.068 per record with rounds of 5,000 records).
   expect(meter.writeUnits).toBeLessThanOrEqual(620);
 
-  const total = (field: OrdersField, interval: ReturnType<typeof equalityInterval>['interval']) =>
-    countSlotValues(ports.bookkeeping, {
-      datasetCode: 'orders',
-      slot: slotOf(field),
-      intervals: [interval],
-      now: clock.now,
-      meter: new CapacityMeter(),
-    });
+  const { total } = orders;
   expect(await total('status', equalityInterval('paid').interval)).toBe(2500);
   expect(await total('customer', equalityInterval('c0042').interval)).toBe(4);
   expect(

@@ -7,16 +7,11 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type EmbeddedDynamo, startEmbeddedDynamo } from '../../../../../bin/local/embedded-dynamo';
 import { createDocumentClient } from '../../../../../shared/aws/dynamodb';
 import { CapacityMeter } from '../../../../../shared/observability/capacity-meter';
-import { equalityInterval, type KeyInterval, rangeInterval } from '../../../../../shared/records/value-encoding';
+import { equalityInterval, rangeInterval } from '../../../../../shared/records/value-encoding';
 import { lastIdAt, SETTLE_MS } from '../../../../../shared/storage/record-counter';
 import { ensureTables, localTableNames } from '../../../../../shared/storage/table-setup';
-import {
-  CHECK_SLACK_MS,
-  checkClaims,
-  countSlotValues,
-  foldDatasetTotals,
-} from '../../../../../shared/storage/value-counter';
-import { ORDERS_FIELDS, type OrdersField, ordersDataset } from './orders-dataset';
+import { CHECK_SLACK_MS, checkClaims, foldDatasetTotals } from '../../../../../shared/storage/value-counter';
+import { ORDERS_FIELDS, ordersDataset } from './orders-dataset';
 
 let dynamo: EmbeddedDynamo;
 beforeAll(async () => {
@@ -95,14 +90,7 @@ it('a fold of a backlog of 200 records with rounds of 40 reads its claims a roun
     window(1, 0, 0),
   ]);
 
-  const total = (field: OrdersField, interval: KeyInterval) =>
-    countSlotValues(ports.bookkeeping, {
-      datasetCode: 'orders',
-      slot: slotOf(field),
-      intervals: [interval],
-      now: clock.now,
-      meter: new CapacityMeter(),
-    });
+  const { total } = orders;
   expect(await total('status', equalityInterval('paid').interval)).toBe(50);
   expect(await total('customer', equalityInterval('c3').interval)).toBe(29);
   const amounts = rangeInterval({ value: 100, inclusive: true }, { value: 199, inclusive: true }).interval;

@@ -11,6 +11,7 @@ import type { CatalogConfig, GrantConfig } from '../../../../../shared/catalog/s
 import { CapacityMeter } from '../../../../../shared/observability/capacity-meter';
 import type { OperationPorts } from '../../../../../shared/operation/operation';
 import { batchCreateOperation } from '../../../../../shared/operations/batch-create';
+import type { KeyInterval } from '../../../../../shared/records/value-encoding';
 import { DatasetBookkeeping } from '../../../../../shared/storage/dataset-bookkeeping';
 import { IdempotencyStore } from '../../../../../shared/storage/idempotency-store';
 import { countSlotKey, indexLayout } from '../../../../../shared/storage/index-attributes';
@@ -18,6 +19,7 @@ import { IndexBuildStore } from '../../../../../shared/storage/index-build-store
 import { ListReader } from '../../../../../shared/storage/list-reader';
 import { RecordBatchStore } from '../../../../../shared/storage/record-batch-store';
 import { RecordStore } from '../../../../../shared/storage/record-store';
+import { countSlotValues } from '../../../../../shared/storage/value-counter';
 
 export const ORDERS_FIELDS = ['customer', 'amount', 'status'] as const;
 export type OrdersField = (typeof ORDERS_FIELDS)[number];
@@ -35,6 +37,8 @@ export interface OrdersDataset {
   load(rows: readonly OrderValues[], chunk?: number): Promise<void>;
   /** The count slot (`countSlotKey`) of a field's index. */
   slotOf(field: OrdersField): string;
+  /** The exact total of a field's index over one key interval, now (`countSlotValues`; undefined: none kept yet). */
+  total(field: OrdersField, interval: KeyInterval): Promise<number | undefined>;
 }
 
 export function ordersDataset(
@@ -91,6 +95,7 @@ export function ordersDataset(
     now: () => clock.now,
   };
   const layout = indexLayout(dataset);
+  const slotOf = (field: OrdersField) => countSlotKey(layout.get(field) as NonNullable<ReturnType<typeof layout.get>>);
   return {
     ports,
     clock,
@@ -100,6 +105,14 @@ export function ordersDataset(
         await batchCreateOperation.run(context, { paramList: rows.slice(first, first + chunk) });
       }
     },
-    slotOf: (field) => countSlotKey(layout.get(field) as NonNullable<ReturnType<typeof layout.get>>),
+    slotOf,
+    total: (field, interval) =>
+      countSlotValues(ports.bookkeeping, {
+        datasetCode: 'orders',
+        slot: slotOf(field),
+        intervals: [interval],
+        now: clock.now,
+        meter: new CapacityMeter(),
+      }),
   };
 }
