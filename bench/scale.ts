@@ -216,6 +216,8 @@ interface ResidentSplit {
   rss: number;
   anonymous: number;
   fileBacked: number;
+  /** Of the mapped files, the embedded store's LevelDB table files (`*.ldb`). */
+  storeFiles: number;
   /** glibc's thread arenas: anonymous mappings of 64 MiB reserved at a 64 MiB boundary. */
   arenas: number;
   arenaResident: number;
@@ -267,6 +269,7 @@ function residentSplit(): ResidentSplit | undefined {
     rss: mib(rss),
     anonymous: mib(anonymous),
     fileBacked: mib(rss - anonymous),
+    storeFiles: mib(sum((m) => (m.name.endsWith('.ldb') ? m.rssKiB : 0))),
     arenas,
     arenaResident: mib(arenaKiB),
   };
@@ -274,7 +277,7 @@ function residentSplit(): ResidentSplit | undefined {
 
 function splitCell(split: ResidentSplit | undefined): string {
   return split
-    ? `${split.rss}: ${split.anonymous} anonymous (${split.arenaResident} in ${split.arenas} arenas) / ${split.fileBacked} mapped files`
+    ? `${split.rss}: ${split.anonymous} anonymous (${split.arenaResident} in ${split.arenas} arenas) / ${split.fileBacked} mapped files (${split.storeFiles} the store's tables)`
     : 'n/a (Linux only)';
 }
 
