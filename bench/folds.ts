@@ -45,7 +45,11 @@ const FIELDS: FieldConfig[] = [
 ];
 const BATCH = 1000;
 /** The rounds folds used before they were sized by what they add to each page. */
-const FIXED_ROUNDS: FoldRoundLimits = { records: 5_000, pageBytes: Number.POSITIVE_INFINITY };
+const FIXED_ROUNDS: FoldRoundLimits = {
+  records: 5_000,
+  pageBytes: Number.POSITIVE_INFINITY,
+  pages: FOLD_ROUND_LIMITS.pages,
+};
 
 interface Fold {
   writeUnits: number;

@@ -62,13 +62,21 @@
  *    conditionally on its position, and only then moves the head to the round's last claim. A page untouched by
  *    the claims between its position and the head's counts the same at both, which is why a total may take
  *    `max(page, head)`; a fold cut short leaves pages further than the head, still true.
+ *    A round holds at most `pages` count pages at once: it reads the pages its claims touch in key order, a group
+ *    at a time, and each group may cut the prefix shorter (a page of it would take too many new keys). A group is
+ *    written with the claims of the prefix as it stands when it is read, at that prefix's last position; a group
+ *    written before a later one cut the prefix shorter holds claims past the round's end, at its own position,
+ *    true as a page a fold cut short leaves (its entry gets the sum at that position, see 9); a page whose claims
+ *    all fall past the cut is left as it is (none of the round's claims touches it). So when the head moves, every
+ *    page the round's claims touch is at or past it, as before; the cut is the same as if every page were read at
+ *    once (each page's own cut depends on its own keys only, and the round takes the smallest).
  * 4. A page a round would grow past `PAGE_MAX_BYTES` is never written whole. A split writes, in order: the page as
  *    it stands with `splitAt`, its split keys (nothing else changes); the new pages, each with the round's counts
  *    from its split key up to the next at the round's position (or, for a fold finishing an earlier split, the
  *    marked page's counts at its position), from the highest down; their keys in the page list (once for all the
- *    round's splits: a list part that grows too large writes its upper parts before itself, and a part's keys
- *    count only below the next part's first, so the list names each page once at every step); the page with the
- *    counts below its first split key, conditionally on the mark's position. A reader
+ *    splits of a group of the round's pages, see 3: a list part that grows too large writes its upper parts before
+ *    itself, and a part's keys count only below the next part's first, so the list names each page once at every
+ *    step); the page with the counts below its first split key, conditionally on the mark's position. A reader
  *    takes each page's counts only below the next existing page's lowest key, and every page written so far holds
  *    exactly the counts of its keys at its own position (the claims after it are added by that page's position),
  *    so every state in between counts each key once. A new page already written by a fold that stopped is kept
@@ -169,6 +177,11 @@ export interface FoldRoundLimits {
    * page's mark with about one key per KiB added, so the mark stays a small item.
    */
   pageBytes: number;
+  /**
+   * Count pages a round holds at once: it reads and writes its pages in key order, a group of at most this many at a
+   * time (each at most `PAGE_MAX_BYTES` of counts as stored), however many pages its claims touch.
+   */
+  pages: number;
 }
 
 /**
@@ -176,8 +189,11 @@ export interface FoldRoundLimits {
  * page it touches once, so a load over values already counted folds in few rounds. The records bound what a fold
  * reads and holds at once (a window of claims with their ids, then one slot's values of a round): a smaller one
  * would hold less but write more, since a field of new values touches almost every page of its slot in each round.
+ * What a round holds of count pages is bounded apart, by `pages`: a round over a field of spread values (an id, an
+ * amount) touches most of its slot's pages (some 25,000 at a million distinct values) and reads and writes them 256
+ * at a time (at most 512 KiB of counts as stored), each page still once per round.
  */
-export const FOLD_ROUND_LIMITS: FoldRoundLimits = { records: 100_000, pageBytes: 262_144 };
+export const FOLD_ROUND_LIMITS: FoldRoundLimits = { records: 100_000, pageBytes: 262_144, pages: 256 };
 /** A list folds for at most about this long (ms of wall time); what is left waits for the next lists. */
 const FOLD_TIME_MS = 2_000;
 /** A fold's lease: longer than any invocation. */
@@ -758,7 +774,10 @@ async function foldSlot(
 /**
  * Add a prefix of the claims (all those after `from` up to `through`, ascending) to the slot's pages, splitting
  * pages that grow: the longest prefix that adds at most `limits.pageBytes` of new keys to any page (at least one
- * claim). Returns how many claims it folded; the round reaches the last of them, or `through` when it took all.
+ * claim). The pages are read and written in key order, `limits.pages` at a time (see 3 above): each group cuts the
+ * prefix where one of its pages would grow too much, and is written with the claims of the prefix as it stands
+ * then, so a page of an earlier group may hold claims past the round's end (true at its own position). Returns how
+ * many claims it folded; the round reaches the last of them, or `through` when it took all.
  */
 async function foldRound(
   bookkeeping: DatasetBookkeeping,
@@ -772,23 +791,50 @@ async function foldRound(
   const { meter, limits, pageLimits } = turn;
   const values = bookkeeping.values;
   const batchValues = await readBatchValues(bookkeeping, datasetCode, slot, from, claims, meter, true, through);
-  const deltas = claimDeltas(claims, slot, batchValues);
+  const order = new Map(claims.map((claim, index) => [claim, index]));
+  // Key order (a stable sort: a key's deltas stay in claim order), each with its claim's index in the round.
+  const deltas: RoundDelta[] = claimDeltas(claims, slot, batchValues)
+    .map((delta) => ({ ...delta, index: order.get(delta.claim) as number }))
+    .sort((a, b) => compareCodePoints(a.key, b.key));
   // The part of the page list that covers the round's keys (a few list parts, not the whole list).
-  const keys = deltas.map((delta) => delta.key).sort(compareCodePoints);
   let lowests =
-    keys.length === 0
+    deltas.length === 0
       ? ['']
-      : await values.readPageList(datasetCode, slot, keys[0] as string, keys.at(-1) as string, meter);
-  for (let attempt = 0; ; attempt++) {
-    if (attempt > 3) throw new Error(`count pages of ${datasetCode} ${slot} keep changing under a fold`);
+      : await values.readPageList(
+          datasetCode,
+          slot,
+          (deltas[0] as RoundDelta).key,
+          (deltas.at(-1) as RoundDelta).key,
+          meter,
+        );
+  // Every page the round's claims touch, as it stands once the round's pages are written: its entry's sum.
+  const sums = new Map<string, PageSum>();
+  let count = claims.length;
+  let next = 0;
+  for (let attempt = 0; next < deltas.length; ) {
+    // The next group: the pages of the next keys the prefix still holds, at most `limits.pages` of them.
+    const group: { lowest: string; deltas: RoundDelta[] }[] = [];
+    let end = next;
+    for (; end < deltas.length; end++) {
+      const delta = deltas[end] as RoundDelta;
+      if (delta.index >= count) continue;
+      const lowest = lowestFor(lowests, delta.key);
+      const last = group.at(-1);
+      if (last?.lowest === lowest) last.deltas.push(delta);
+      else if (group.length < limits.pages) group.push({ lowest, deltas: [delta] });
+      else break;
+    }
+    if (group.length === 0) break;
     const pages = await values.readPages(
       datasetCode,
       slot,
-      [...new Set(deltas.map((delta) => lowestFor(lowests, delta.key)))],
+      group.map(({ lowest }) => lowest),
       meter,
     );
     const splitting = [...pages.values()].filter((page) => page.splitAt !== undefined);
     if (splitting.length > 0) {
+      // An earlier fold stopped in a split: finish it, then read the group again over the pages it made.
+      if (++attempt > 3) throw new Error(`count pages of ${datasetCode} ${slot} keep changing under a fold`);
       const splits = splitting.map((marked) => ({
         marked: { ...marked, splitAt: marked.splitAt ?? [] },
         counted: { lowest: marked.lowest, through: marked.through, counts: marked.counts },
@@ -796,20 +842,15 @@ async function foldRound(
       lowests = (await finishSplits(bookkeeping, datasetCode, slot, splits, lowests, pageLimits, meter)).lowests;
       continue;
     }
-    const count = roundLength(claims, deltas, lowests, pages, limits.pageBytes);
-    const roundThrough = count < claims.length ? (claims[count - 1] as StoredClaim).position : through;
-    const byPage = new Map<string, Delta[]>();
-    for (const delta of deltas) {
-      if (compareCodePoints(delta.claim.position, roundThrough) > 0) break;
-      const lowest = lowestFor(lowests, delta.key);
-      const list = byPage.get(lowest);
-      if (list) list.push(delta);
-      else byPage.set(lowest, [delta]);
+    attempt = 0;
+    for (const { lowest, deltas: pageDeltas } of group) {
+      count = Math.min(count, pageCut(pageDeltas, pages.get(lowest), limits.pageBytes));
     }
+    const roundThrough = count < claims.length ? (claims[count - 1] as StoredClaim).position : through;
     const splits: Split[] = [];
-    // Every page the round's claims touch, as it stands once the round's pages are written: its entry's sum.
-    const sums = new Map<string, PageSum>();
-    await inGroups([...byPage], async ([lowest, pageDeltas]) => {
+    await inGroups(group, async ({ lowest, deltas: pageDeltas }) => {
+      // A page whose claims all fell past the cut a later page made is left to the next round.
+      if (!pageDeltas.some(({ index }) => index < count)) return;
       const stored = pages.get(lowest);
       const page = stored ?? { lowest, through: from, counts: [] };
       if (compareCodePoints(page.through, roundThrough) >= 0) {
@@ -818,68 +859,59 @@ async function foldRound(
         return;
       }
       const added = new Map<string, number>();
-      for (const { claim, key, delta } of pageDeltas) {
-        if (compareCodePoints(claim.position, page.through) > 0) added.set(key, (added.get(key) ?? 0) + delta);
+      for (const { claim, key, delta, index } of pageDeltas) {
+        if (index < count && compareCodePoints(claim.position, page.through) > 0) {
+          added.set(key, (added.get(key) ?? 0) + delta);
+        }
       }
-      const next: ValuePage = { lowest, through: roundThrough, counts: mergeCounts(page.counts, added) };
-      const splitAt = splitKeys(next.counts, pageLimits.page);
+      const written: ValuePage = { lowest, through: roundThrough, counts: mergeCounts(page.counts, added) };
+      const splitAt = splitKeys(written.counts, pageLimits.page);
       // A page that grows past its size is never written whole: it is marked, as it stands, with its split's keys
       // (see 4 above), and its parts are written with the round's counts.
-      const write = splitAt ? { ...page, splitAt } : next;
+      const write = splitAt ? { ...page, splitAt } : written;
       if (!(await values.putPage(datasetCode, slot, write, stored?.through, meter))) {
         throw new Error(`count page of ${datasetCode} ${slot} changed under its fold`);
       }
-      if (splitAt) splits.push({ marked: { ...page, splitAt }, counted: next });
-      else sums.set(lowest, pageSum(next));
+      if (splitAt) splits.push({ marked: { ...page, splitAt }, counted: written });
+      else sums.set(lowest, pageSum(written));
     });
     if (splits.length > 0) {
       const split = await finishSplits(bookkeeping, datasetCode, slot, splits, lowests, pageLimits, meter);
       for (const [lowest, sum] of split.sums) sums.set(lowest, sum);
+      lowests = split.lowests;
     }
-    // Then the entries of every page touched, before the head moves past the claims (see 9 above).
-    await values.updatePageList(datasetCode, slot, { sums }, pageLimits.listPart, meter);
-    return count;
+    next = end;
   }
+  // Then the entries of every page touched, before the head moves past the claims (see 9 above).
+  await values.updatePageList(datasetCode, slot, { sums }, pageLimits.listPart, meter);
+  return count;
+}
+
+/** A claim's delta in a round, with the claim's index among the round's claims. */
+interface RoundDelta extends Delta {
+  index: number;
 }
 
 /**
- * How many of the claims (ascending; their deltas in the same order) a round takes: the longest prefix whose keys
- * not yet on their pages take at most `pageBytes` on any page, and at least one claim.
+ * How many of the round's claims one page takes: the first claim (after the first) whose keys not yet on the page
+ * would bring the page's new keys past `pageBytesLimit`, or Infinity. A round takes the smallest over its pages: the
+ * longest prefix whose new keys take at most `pageBytesLimit` on any page.
  */
-function roundLength(
-  claims: readonly StoredClaim[],
-  deltas: readonly Delta[],
-  lowests: readonly string[],
-  pages: ReadonlyMap<string, ValuePage>,
-  pageBytesLimit: number,
-): number {
-  const onPage = new Map<string, Set<string>>();
-  const keysOf = (lowest: string): Set<string> => {
-    let keys = onPage.get(lowest);
-    if (!keys) {
-      keys = new Set((pages.get(lowest)?.counts ?? []).map(([key]) => key));
-      onPage.set(lowest, keys);
-    }
-    return keys;
-  };
-  const grown = new Map<string, number>();
-  let d = 0;
-  for (const [c, claim] of claims.entries()) {
-    const growth = new Map<string, number>();
-    const fresh: [Set<string>, string][] = [];
-    for (; d < deltas.length && (deltas[d] as Delta).claim === claim; d++) {
-      const { key } = deltas[d] as Delta;
-      const lowest = lowestFor(lowests, key);
-      const keys = keysOf(lowest);
-      if (keys.has(key)) continue;
-      fresh.push([keys, key]);
-      growth.set(lowest, (growth.get(lowest) ?? 0) + pageBytes([[key, 1]]));
-    }
-    if (c > 0 && [...growth].some(([lowest, bytes]) => (grown.get(lowest) ?? 0) + bytes > pageBytesLimit)) return c;
-    for (const [lowest, bytes] of growth) grown.set(lowest, (grown.get(lowest) ?? 0) + bytes);
-    for (const [keys, key] of fresh) keys.add(key);
+function pageCut(pageDeltas: readonly RoundDelta[], page: ValuePage | undefined, pageBytesLimit: number): number {
+  const onPage = new Set((page?.counts ?? []).map(([key]) => key));
+  // Each key not yet on the page, at the first claim that brings it.
+  const firstClaim = new Map<string, number>();
+  for (const { key, index } of pageDeltas) {
+    if (!onPage.has(key)) firstClaim.set(key, Math.min(firstClaim.get(key) ?? index, index));
   }
-  return claims.length;
+  const growth = new Map<number, number>();
+  for (const [key, index] of firstClaim) growth.set(index, (growth.get(index) ?? 0) + pageBytes([[key, 1]]));
+  let grown = 0;
+  for (const [index, bytes] of [...growth].sort((a, b) => a[0] - b[0])) {
+    if (index > 0 && grown + bytes > pageBytesLimit) return index;
+    grown += bytes;
+  }
+  return Number.POSITIVE_INFINITY;
 }
 
 /** The keys to split counts at when they take more than `pageMaxBytes`, into parts of about half that. */

@@ -73,7 +73,7 @@ it('a fold of a backlog of 200 records with rounds of 40 reads its claims a roun
     now: clock.now,
     meter: new CapacityMeter(),
     until: Number.POSITIVE_INFINITY,
-    rounds: { records: 40, pageBytes: 262_144 },
+    rounds: { records: 40, pageBytes: 262_144, pages: 256 },
   });
   expect(outcome).toEqual({ folded: 200, left: false });
   // Read a window at a time, never asking for more claims than a round's records (the 104 claims were read at once

@@ -115,7 +115,7 @@ async function fold(orders: OrdersDataset, pageLimits: CountPageLimits) {
     meter: new CapacityMeter(),
     until: Number.POSITIVE_INFINITY,
     // A round adds at most this much to a page, so that a page's split mark stays small with pages this small.
-    rounds: { records: 100_000, pageBytes: 20_000 },
+    rounds: { records: 100_000, pageBytes: 20_000, pages: 256 },
     pageLimits,
   });
 }

@@ -81,7 +81,7 @@ function watching(client: DynamoDBDocumentClient, watch: Watch): DynamoDBDocumen
   });
 }
 
-const LIMITS = { pageLimits: { page: 160, listPart: 1_024 }, rounds: { records: 40, pageBytes: 120 } };
+const LIMITS = { pageLimits: { page: 160, listPart: 1_024 }, rounds: { records: 40, pageBytes: 120, pages: 256 } };
 
 function fold(orders: OrdersDataset) {
   return foldDatasetTotals(orders.ports.bookkeeping, {

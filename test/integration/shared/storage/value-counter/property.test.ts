@@ -383,7 +383,7 @@ it('totals equal the written records, whatever the writes, their deaths and the 
               // Small pages, so that a few hundred records make many and ranges cover pages whole; small rounds
               // split them, and the page list's small parts, often.
               ...(s.smallRounds
-                ? { rounds: { records: 40, pageBytes: 120 }, pageLimits: { page: 160, listPart: 48 } }
+                ? { rounds: { records: 40, pageBytes: 120, pages: 2 }, pageLimits: { page: 160, listPart: 48 } }
                 : { pageLimits: { page: 240, listPart: 400 } }),
             });
           } catch (error) {
