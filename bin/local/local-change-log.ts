@@ -119,6 +119,7 @@ export async function startLocalChangeLog(options: LocalChangeLogOptions): Promi
           now: Date.now,
         },
         meter,
+        { soleWriter: options.dynamo.stream !== undefined },
       );
       logChangeBatch(
         {
