@@ -12,6 +12,13 @@
  * after it, out again: nothing is skipped, and a record's changes are handled in order, one after the other
  * (different records in parallel).
  *
+ * Where the writer is the only one that can be logging these changes (`npm start` over its embedded store:
+ * ChangeLogWriting), a batch is logged whole instead: one consistent read of which of its changes are logged
+ * already, batch writes of the others (positions taken in stream order, so a record's changes stay in order), then
+ * their deliveries; any failure hands the whole batch out again. Logged once all the same, at a few requests per
+ * batch rather than one conditional write per change, which in the store's own process is what the writer's time
+ * went to behind a bulk load.
+ *
  * The same batches carry the change items of writes (storage/change-items.ts): for each dataset whose items it
  * sees, the writer asks for a fold of its per-value totals once they have settled (value-folds.ts).
  */

@@ -1,7 +1,9 @@
 /**
  * The change log's events in the events table (docs/interface.md §18; what goes in them is changes/change-events.ts):
  * one item per record change, keyed by dataset, id and revision, written with a condition that it is new, so a
- * change read twice from the stream (a retried batch) is logged once.
+ * change read twice from the stream (a retried batch) is logged once. A writer that is the only one logging its
+ * changes, and whose writes cannot land after it stopped, logs a batch with one consistent read and batch writes
+ * instead (`logAll`): the same "logged once", without a request per change.
  *
  * Each event also carries its position (`@pos`, a ULID of the moment it was written) in the feed index: the feed
  * reads a dataset's events in that order. An event whose write ends more than `settleMs` after its position was
