@@ -106,11 +106,6 @@ export async function logItemChanges(
   meter: CapacityMeter,
   writing: ChangeLogWriting = {},
 ): Promise<ChangeLogOutcome> {
-  const byItem = new Map<string, number[]>();
-  records.forEach((record, index) => {
-    const key = itemKeyOf(record);
-    byItem.set(key, [...(byItem.get(key) ?? []), index]);
-  });
   const outcome: ChangeLogOutcome = { logged: 0, duplicates: 0, queued: 0 };
   try {
     await ports.folds.schedule(foldsOfItemChanges(records));
@@ -121,6 +116,11 @@ export async function logItemChanges(
     return outcome;
   }
   if (writing.soleWriter) return logAllOnce(records, ports, meter, outcome);
+  const byItem = new Map<string, number[]>();
+  records.forEach((record, index) => {
+    const key = itemKeyOf(record);
+    byItem.set(key, [...(byItem.get(key) ?? []), index]);
+  });
   let firstFailure: number | undefined;
   const groups = [...byItem.values()];
   const work = async (indexes: number[]) => {
