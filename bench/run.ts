@@ -14,6 +14,7 @@ const BENCHMARKS: Record<string, string> = {
   totals: './totals',
   folds: './folds',
   scale: './scale',
+  'change-log': './change-log',
   sql: './sql',
   capacity: './capacity',
   throughput: './throughput',

@@ -3,9 +3,12 @@
  * deployment's stream function and delivery queue do, with the same code. The records table's stream (the embedded
  * store's twin, or the Streams API of another endpoint) is read by the stream poller from its checkpoint; each
  * batch goes to the change log's writer (shared/changes/change-stream.ts), which logs events and queues deliveries
- * on the local twin of the SQS queue; the deliveries sign and send them on the deployment's retry schedule (which
- * `webhookRetryScale` may shorten, for tests). The writer's folds of per-value totals go to the local twin of the
- * fold queue (shared/changes/local-value-folds.ts), which runs them in this process when they are due.
+ * on the local twin of the SQS queue. Over the embedded store the writer is its events' only writer, and the store
+ * stops with it (a `kill -9` leaves no write of it in flight), so it logs each batch whole, with one read and batch
+ * writes (ChangeLogWriting); over another endpoint, one conditional write per event, as the deployment does. The
+ * deliveries sign and send them on the deployment's retry schedule (which `webhookRetryScale` may shorten, for
+ * tests). The writer's folds of per-value totals go to the local twin of the fold queue
+ * (shared/changes/local-value-folds.ts), which runs them in this process when they are due.
  */
 import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -119,6 +122,7 @@ export async function startLocalChangeLog(options: LocalChangeLogOptions): Promi
           now: Date.now,
         },
         meter,
+        { soleWriter: options.dynamo.stream !== undefined },
       );
       logChangeBatch(
         {

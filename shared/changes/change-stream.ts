@@ -12,6 +12,13 @@
  * after it, out again: nothing is skipped, and a record's changes are handled in order, one after the other
  * (different records in parallel).
  *
+ * Where the writer is the only one that can be logging these changes (`npm start` over its embedded store:
+ * ChangeLogWriting), a batch is logged whole instead: one consistent read of which of its changes are logged
+ * already, batch writes of the others (positions taken in stream order, so a record's changes stay in order), then
+ * their deliveries; any failure hands the whole batch out again. Logged once all the same, at a few requests per
+ * batch rather than one conditional write per change, which in the store's own process is what the writer's time
+ * went to behind a bulk load.
+ *
  * The same batches carry the change items of writes (storage/change-items.ts): for each dataset whose items it
  * sees, the writer asks for a fold of its per-value totals once they have settled (value-folds.ts).
  */
@@ -60,6 +67,19 @@ export interface ChangeLogOutcome {
   error?: Error;
 }
 
+/** How the writer logs a batch's events. */
+export interface ChangeLogWriting {
+  /**
+   * The writer is the only one logging these changes, and none of its writes can land after it stopped (the
+   * embedded store's stream, read in the store's own process, where `kill -9` stops the store with the writer):
+   * a batch's events are logged with one consistent read of which are logged already and batch writes of the
+   * others (EventStore.logAll), a few requests per batch instead of one conditional write per change. Without it
+   * (the deployment's stream function, whose timed-out attempt may still be writing when the batch is retried, or
+   * another endpoint's stream), each event is written with the condition that it is new.
+   */
+  soleWriter?: boolean;
+}
+
 /** How many records' changes are handled at once (each record's own changes one after the other). */
 const RECORDS_IN_PARALLEL = 10;
 
@@ -84,12 +104,8 @@ export async function logItemChanges(
   records: readonly ItemChangeRecord[],
   ports: ChangeLogPorts,
   meter: CapacityMeter,
+  writing: ChangeLogWriting = {},
 ): Promise<ChangeLogOutcome> {
-  const byItem = new Map<string, number[]>();
-  records.forEach((record, index) => {
-    const key = itemKeyOf(record);
-    byItem.set(key, [...(byItem.get(key) ?? []), index]);
-  });
   const outcome: ChangeLogOutcome = { logged: 0, duplicates: 0, queued: 0 };
   try {
     await ports.folds.schedule(foldsOfItemChanges(records));
@@ -99,6 +115,12 @@ export async function logItemChanges(
     outcome.failedAt = records[0]?.dynamodb?.SequenceNumber ?? '0';
     return outcome;
   }
+  if (writing.soleWriter) return logAllOnce(records, ports, meter, outcome);
+  const byItem = new Map<string, number[]>();
+  records.forEach((record, index) => {
+    const key = itemKeyOf(record);
+    byItem.set(key, [...(byItem.get(key) ?? []), index]);
+  });
   let firstFailure: number | undefined;
   const groups = [...byItem.values()];
   const work = async (indexes: number[]) => {
@@ -121,6 +143,51 @@ export async function logItemChanges(
   }
   if (firstFailure !== undefined) {
     outcome.failedAt = records[firstFailure]?.dynamodb?.SequenceNumber ?? String(firstFailure);
+  }
+  return outcome;
+}
+
+/**
+ * The sole writer's way (ChangeLogWriting): the batch's record changes logged together, positions taken in stream
+ * order, then their deliveries queued in the same order. Any failure reads the whole batch again: what this attempt
+ * logged is found logged then, and its deliveries are queued again (the queue keeps one per subscription and event).
+ */
+async function logAllOnce(
+  records: readonly ItemChangeRecord[],
+  ports: ChangeLogPorts,
+  meter: CapacityMeter,
+  outcome: ChangeLogOutcome,
+): Promise<ChangeLogOutcome> {
+  try {
+    const changes = records
+      .map((record) => changeOfImages(imageOf(record.dynamodb?.OldImage), imageOf(record.dynamodb?.NewImage)))
+      .filter((change) => change !== undefined);
+    if (changes.length === 0) return outcome;
+    const catalog = await ports.catalog();
+    const retentionMs = catalog.changeRetentionDays * 86_400_000;
+    const answers = await ports.events.logAll(
+      changes.map((change) => ({ change, expiresAt: change.occurredAt + retentionMs })),
+      () => ports.nextPosition(),
+      meter,
+    );
+    const messages: DeliveryMessage[] = [];
+    for (const [index, change] of changes.entries()) {
+      const { position, logged } = answers[index] as { position: string; logged: boolean };
+      if (logged) {
+        outcome.logged += 1;
+        outcome.lagMs = Math.max(outcome.lagMs ?? 0, ports.now() - change.occurredAt);
+      } else {
+        outcome.duplicates += 1;
+      }
+      messages.push(...deliveriesOf(change, position, catalog));
+    }
+    if (messages.length > 0) {
+      await ports.deliveries.enqueue(messages);
+      outcome.queued += messages.length;
+    }
+  } catch (error) {
+    outcome.error = error instanceof Error ? error : new Error(String(error));
+    outcome.failedAt = records[0]?.dynamodb?.SequenceNumber ?? '0';
   }
   return outcome;
 }

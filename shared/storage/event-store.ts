@@ -1,7 +1,9 @@
 /**
  * The change log's events in the events table (docs/interface.md §18; what goes in them is changes/change-events.ts):
  * one item per record change, keyed by dataset, id and revision, written with a condition that it is new, so a
- * change read twice from the stream (a retried batch) is logged once.
+ * change read twice from the stream (a retried batch) is logged once. A writer that is the only one logging its
+ * changes, and whose writes cannot land after it stopped, logs a batch with one consistent read and batch writes
+ * instead (`logAll`): the same "logged once", without a request per change.
  *
  * Each event also carries its position (`@pos`, a ULID of the moment it was written) in the feed index: the feed
  * reads a dataset's events in that order. An event whose write ends more than `settleMs` after its position was
@@ -18,6 +20,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import {
   BatchGetCommand,
+  BatchWriteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -87,6 +90,10 @@ export function positionTime(position: string): number | undefined {
   }
 }
 
+/** The most keys one BatchGetItem reads, and the most items one BatchWriteItem writes. */
+const BATCH_GET_KEYS = 100;
+const BATCH_WRITE_ITEMS = 25;
+
 /** How long after its position an event's write may end, by default (the feed reads no later than now − this). */
 export const DEFAULT_SETTLE_MS = 5_000;
 
@@ -112,20 +119,10 @@ export class EventStore {
    */
   async log(change: LoggedChange, position: string, expiresAt: number, meter: CapacityMeter): Promise<boolean> {
     const payload = encodePayload(change);
-    const expires = Math.ceil(expiresAt / 1000);
-    const pieces = payload.pieces;
     // Pieces first: once the event is there, every piece it names is there too.
-    for (const [index, piece] of pieces.entries()) {
+    for (const piece of pieceItems(change, expiresAt, payload)) {
       const result = await this.client.send(
-        new PutCommand({
-          TableName: this.table,
-          Item: {
-            ...eventKey(change.datasetCode, change.id, change.revision, index + 1),
-            z: piece,
-            [EventAttr.expires]: expires,
-          },
-          ReturnConsumedCapacity: 'TOTAL',
-        }),
+        new PutCommand({ TableName: this.table, Item: piece, ReturnConsumedCapacity: 'TOTAL' }),
       );
       meter.addWrite(result.ConsumedCapacity);
     }
@@ -133,18 +130,7 @@ export class EventStore {
       this.client.send(
         new PutCommand({
           TableName: this.table,
-          Item: {
-            ...eventKey(change.datasetCode, change.id, change.revision),
-            [EventAttr.position]: position,
-            [EventAttr.expires]: expires,
-            k: change.kind,
-            t: change.occurredAt,
-            a: change.actor.appCode,
-            u: change.actor.userId,
-            r: change.requestId,
-            ...(change.changed ? { c: change.changed } : {}),
-            ...payload.inline,
-          },
+          Item: eventItem(change, position, expiresAt, payload),
           ConditionExpression: 'attribute_not_exists(#sk)',
           ExpressionAttributeNames: { '#sk': EventAttr.sortKey },
           ReturnConsumedCapacity: 'TOTAL',
@@ -152,21 +138,120 @@ export class EventStore {
       ),
     );
     if (written === undefined) return false;
-    if (this.now() - (positionTime(position) ?? 0) > this.settleMs) {
-      // Written too late for a reader that has already passed `position`: it moves to a fresh one.
+    await this.moveIfLate(change, position, meter);
+    return true;
+  }
+
+  /**
+   * Log several changes, each at the position `nextPosition` gives it (taken in the order given, just before the
+   * writes), unless it is logged already. For a writer that is the only one logging these changes and whose writes
+   * cannot land after it stopped (the stream's only reader, in the process of an embedded store): which are logged
+   * already is one consistent read, and the others are written in batches, without a condition. That is the same
+   * "logged once" as `log` for such a writer, in a few requests instead of one per change. Answers, per change in
+   * the order given, its position (the stored one when it was logged already) and whether this call logged it.
+   */
+  async logAll(
+    entries: readonly { change: LoggedChange; expiresAt: number }[],
+    nextPosition: () => string,
+    meter: CapacityMeter,
+  ): Promise<{ position: string; logged: boolean }[]> {
+    const keyOf = ({ change }: { change: LoggedChange }) => eventKey(change.datasetCode, change.id, change.revision);
+    const stored = new Map<string, string>();
+    for (let i = 0; i < entries.length; i += BATCH_GET_KEYS) {
+      const keys = uniqueKeys(entries.slice(i, i + BATCH_GET_KEYS).map(keyOf));
+      for (const item of await this.getAll(keys, meter)) {
+        const position = item[EventAttr.position];
+        stored.set(keyText(item), typeof position === 'string' ? position : '');
+      }
+    }
+    const answers: { position: string; logged: boolean }[] = [];
+    const pieces: Record<string, unknown>[] = [];
+    const events: Record<string, unknown>[] = [];
+    for (const entry of entries) {
+      const key = keyText(keyOf(entry));
+      const position = nextPosition();
+      const known = stored.get(key);
+      if (known !== undefined) {
+        answers.push({ position: known || position, logged: false });
+        continue;
+      }
+      stored.set(key, position);
+      const payload = encodePayload(entry.change);
+      pieces.push(...pieceItems(entry.change, entry.expiresAt, payload));
+      events.push(eventItem(entry.change, position, entry.expiresAt, payload));
+      answers.push({ position, logged: true });
+    }
+    // Pieces first: once an event is there, every piece it names is there too.
+    await this.putAll(pieces, meter);
+    await this.putAll(events, meter);
+    for (const [index, entry] of entries.entries()) {
+      const answer = answers[index] as { position: string; logged: boolean };
+      if (answer.logged) await this.moveIfLate(entry.change, answer.position, meter);
+    }
+    return answers;
+  }
+
+  /** Move an event whose write ended too late for a reader that has already passed `position` to a fresh one. */
+  private async moveIfLate(change: LoggedChange, position: string, meter: CapacityMeter): Promise<void> {
+    if (this.now() - (positionTime(position) ?? 0) <= this.settleMs) return;
+    const result = await this.client.send(
+      new UpdateCommand({
+        TableName: this.table,
+        Key: eventKey(change.datasetCode, change.id, change.revision),
+        UpdateExpression: 'SET #pos = :pos',
+        ExpressionAttributeNames: { '#pos': EventAttr.position },
+        ExpressionAttributeValues: { ':pos': latePosition(this.now()) },
+        ReturnConsumedCapacity: 'TOTAL',
+      }),
+    );
+    meter.addWrite(result.ConsumedCapacity);
+  }
+
+  /** The items of these keys that exist (their keys and positions), read consistently. */
+  private async getAll(keys: Record<string, string>[], meter: CapacityMeter): Promise<Record<string, unknown>[]> {
+    const found: Record<string, unknown>[] = [];
+    let pending = keys;
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 2 ** attempt * 10));
       const result = await this.client.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: eventKey(change.datasetCode, change.id, change.revision),
-          UpdateExpression: 'SET #pos = :pos',
-          ExpressionAttributeNames: { '#pos': EventAttr.position },
-          ExpressionAttributeValues: { ':pos': latePosition(this.now()) },
+        new BatchGetCommand({
+          RequestItems: {
+            [this.table]: {
+              Keys: pending,
+              ConsistentRead: true,
+              ProjectionExpression: '#pk, #sk, #pos',
+              ExpressionAttributeNames: {
+                '#pk': EventAttr.partitionKey,
+                '#sk': EventAttr.sortKey,
+                '#pos': EventAttr.position,
+              },
+            },
+          },
           ReturnConsumedCapacity: 'TOTAL',
         }),
       );
-      meter.addWrite(result.ConsumedCapacity);
+      meter.addRead(result.ConsumedCapacity);
+      found.push(...((result.Responses?.[this.table] as Record<string, unknown>[] | undefined) ?? []));
+      pending = (result.UnprocessedKeys?.[this.table]?.Keys as Record<string, string>[] | undefined) ?? [];
     }
-    return true;
+    return found;
+  }
+
+  /** Put items in batches of 25, again for what DynamoDB left unprocessed. */
+  private async putAll(items: readonly Record<string, unknown>[], meter: CapacityMeter): Promise<void> {
+    for (let i = 0; i < items.length; i += BATCH_WRITE_ITEMS) {
+      let pending: Record<string, unknown>[] = items
+        .slice(i, i + BATCH_WRITE_ITEMS)
+        .map((item) => ({ PutRequest: { Item: item } }));
+      for (let attempt = 0; pending.length > 0; attempt++) {
+        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 2 ** attempt * 10));
+        const result = await this.client.send(
+          new BatchWriteCommand({ RequestItems: { [this.table]: pending as never }, ReturnConsumedCapacity: 'TOTAL' }),
+        );
+        meter.addWrite(result.ConsumedCapacity);
+        pending = (result.UnprocessedItems?.[this.table] as Record<string, unknown>[] | undefined) ?? [];
+      }
+    }
   }
 
   /** One logged change, read consistently; `undefined` when it is not (or no longer) there. */
@@ -300,6 +385,46 @@ interface EncodedPayload {
   inline: Record<string, unknown>;
   /** Pieces written as items of their own (an event too large for one item). */
   pieces: Uint8Array[];
+}
+
+/** An event's item: its key, its place in the feed, what the change was, and its payload (or how many pieces). */
+function eventItem(
+  change: LoggedChange,
+  position: string,
+  expiresAt: number,
+  payload: EncodedPayload,
+): Record<string, unknown> {
+  return {
+    ...eventKey(change.datasetCode, change.id, change.revision),
+    [EventAttr.position]: position,
+    [EventAttr.expires]: Math.ceil(expiresAt / 1000),
+    k: change.kind,
+    t: change.occurredAt,
+    a: change.actor.appCode,
+    u: change.actor.userId,
+    r: change.requestId,
+    ...(change.changed ? { c: change.changed } : {}),
+    ...payload.inline,
+  };
+}
+
+/** The items holding the pieces of a payload too large for its event's item. */
+function pieceItems(change: LoggedChange, expiresAt: number, payload: EncodedPayload): Record<string, unknown>[] {
+  return payload.pieces.map((piece, index) => ({
+    ...eventKey(change.datasetCode, change.id, change.revision, index + 1),
+    z: piece,
+    [EventAttr.expires]: Math.ceil(expiresAt / 1000),
+  }));
+}
+
+/** A key as text, to find it among others. */
+function keyText(item: Record<string, unknown>): string {
+  return `${String(item[EventAttr.partitionKey])}\u0000${String(item[EventAttr.sortKey])}`;
+}
+
+/** Keys without repeats (a batch read refuses a key asked twice). */
+function uniqueKeys(keys: Record<string, string>[]): Record<string, string>[] {
+  return [...new Map(keys.map((key) => [keyText(key), key])).values()];
 }
 
 function encodePayload(change: LoggedChange): EncodedPayload {
