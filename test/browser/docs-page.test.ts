@@ -61,10 +61,20 @@ afterAll(async () => {
   rmSync(configFile, { force: true });
 });
 
-/** The example body Swagger UI shows for an operation (what "Try it out" starts from). */
+/**
+ * The example body Swagger UI shows for an operation (what "Try it out" starts from), with the operation open. A
+ * page loaded with the operation's link in its address (`#/custom%20SQL/executeSql`, put there by opening it)
+ * opens it by itself once its spec has arrived. So the link decides who opens it, the page or a click, never how
+ * far the page had got: a click after a look made before the spec arrived closed what the page had just opened,
+ * and the example then never showed (Playwright's 30 s wait ran out).
+ */
 async function exampleBody(operationBlock: string): Promise<string> {
   const block = page.locator(operationBlock);
-  if (!(await block.locator('.opblock-body').isVisible())) await block.locator('.opblock-summary').first().click();
+  const summary = block.locator('.opblock-summary').first();
+  const body = block.locator('.opblock-body');
+  const link = await summary.locator('a.nostyle').getAttribute('href');
+  if (link !== null && new URL(page.url()).hash === link) await body.waitFor();
+  else if (!(await body.isVisible())) await summary.click();
   return (await block.locator('.body-param__example').first().textContent()) ?? '';
 }
 

@@ -188,6 +188,11 @@ describe('the sandbox', () => {
   });
 
   it('a memory-hungry after hook fails closed with 3001; the update it followed stays written', async () => {
+    // hungry keeps buffers of 1, 2 and 4 MiB, then asks for 8 MiB: its 8 MiB limit stops it at the fourth
+    // allocation, after a few milliseconds of CPU. Its time limit (2,000 ms, counted on the wall clock while the
+    // guest runs: docs/hooks.md) is so far away that no load on the machine lets it end the run first. Built from
+    // 300,000 small objects instead, the same memory took 260-550 ms of CPU, and on a machine busy enough to give
+    // the sandbox's thread less than a quarter of a core the time limit ended it with the wrong failure.
     const id = await probeRecord();
     const result = await harness.update('probe', { id, label: 'after' }, main);
     expect(result.body).toMatchObject({ success: false, errorCode: 3001 });
