@@ -12,10 +12,9 @@ import { type EmbeddedDynamo, startEmbeddedDynamo } from '../../../../../bin/loc
 import { createDocumentClient } from '../../../../../shared/aws/dynamodb';
 import { CapacityMeter } from '../../../../../shared/observability/capacity-meter';
 import { rangeInterval } from '../../../../../shared/records/value-encoding';
-import { SETTLE_MS } from '../../../../../shared/storage/record-counter';
 import { ensureTables, localTableNames } from '../../../../../shared/storage/table-setup';
-import { CHECK_SLACK_MS, countSlotValues, foldDatasetTotals } from '../../../../../shared/storage/value-counter';
-import { ORDERS_FIELDS, type OrdersDataset, ordersDataset } from './orders-dataset';
+import { countSlotValues } from '../../../../../shared/storage/value-counter';
+import { ordersDataset } from './orders-dataset';
 
 let dynamo: EmbeddedDynamo;
 beforeAll(async () => {
@@ -81,17 +80,6 @@ const row = (i: number) => ({
 /** A tenth of the amounts' span: wider than the few pages a total reads first, so the page list is read too. */
 const tenth = rangeInterval({ value: 1_000, inclusive: true }, { value: 1_999.99, inclusive: true }).interval;
 
-async function fold(orders: OrdersDataset) {
-  orders.clock.now += SETTLE_MS + CHECK_SLACK_MS + 1_000;
-  return foldDatasetTotals(orders.ports.bookkeeping, {
-    datasetCode: 'orders',
-    slots: ORDERS_FIELDS.map(orders.slotOf),
-    now: orders.clock.now,
-    meter: new CapacityMeter(),
-    until: Number.POSITIVE_INFINITY,
-  });
-}
-
 it('a total after a folded load reads what the next ones read; batches not folded yet cost their values until folded', async () => {
   const names = localTableNames('list-tail');
   await ensureTables(dynamo.client, names);
@@ -123,32 +111,28 @@ it('a total after a folded load reads what the next ones read; batches not folde
       .length;
 
   await load(5_000);
-  expect(await fold(orders)).toEqual({ folded: 5_000, left: false });
+  expect(await orders.foldSettled()).toEqual({ folded: 5_000, left: false });
   // The head (with the checked position), the highest pages and those at the lower edge, the list's part between.
   const pagesOnly = { head: 1, pages: 4, 'page list': 1, claims: 0 };
   expect(inRange()).toBe(506);
   expect(await total()).toEqual({ count: 506, readUnits: 6, byKind: pagesOnly });
   expect(await total()).toEqual({ count: 506, readUnits: 6, byKind: pagesOnly });
 
-  // One batch not folded yet: its claim and its `amount` values are read, 3.5 units more.
-  await load(1_000);
-  expect(inRange()).toBe(607);
-  expect(await total()).toEqual({
-    count: 607,
-    readUnits: 9.5,
-    byKind: { ...pagesOnly, claims: 0.5, 'batch values': 3 },
-  });
-  expect(await fold(orders)).toEqual({ folded: 1_000, left: false });
-  expect(await total()).toEqual({ count: 607, readUnits: 6, byKind: pagesOnly });
-
-  // Three: about 3 units per batch of 1,000 distinct amounts, whatever part of them the range holds.
-  await load(3_000);
-  expect(inRange()).toBe(910);
-  expect(await total()).toEqual({
-    count: 910,
-    readUnits: 15,
-    byKind: { ...pagesOnly, claims: 0.5, 'batch values': 8.5 },
-  });
-  expect(await fold(orders)).toEqual({ folded: 3_000, left: false });
-  expect(await total()).toEqual({ count: 910, readUnits: 6, byKind: pagesOnly });
+  // Batches not folded yet: each its claim (0.5 units for a few) and its `amount` values, about 3 units per batch of
+  // 1,000 distinct amounts, whatever part of them the range holds; folded, the total reads what it read before.
+  const unfolded = [
+    { batches: 1, count: 607, readUnits: 9.5, batchValues: 3 },
+    { batches: 3, count: 910, readUnits: 15, batchValues: 8.5 },
+  ];
+  for (const { batches, count, readUnits, batchValues } of unfolded) {
+    await load(1_000 * batches);
+    expect(inRange()).toBe(count);
+    expect(await total()).toEqual({
+      count,
+      readUnits,
+      byKind: { ...pagesOnly, claims: 0.5, 'batch values': batchValues },
+    });
+    expect(await orders.foldSettled()).toEqual({ folded: 1_000 * batches, left: false });
+    expect(await total()).toEqual({ count, readUnits: 6, byKind: pagesOnly });
+  }
 }, 300_000);
