@@ -18,8 +18,14 @@ import { countSlotKey, indexLayout } from '../../../../../shared/storage/index-a
 import { IndexBuildStore } from '../../../../../shared/storage/index-build-store';
 import { ListReader } from '../../../../../shared/storage/list-reader';
 import { RecordBatchStore } from '../../../../../shared/storage/record-batch-store';
+import { SETTLE_MS } from '../../../../../shared/storage/record-counter';
 import { RecordStore } from '../../../../../shared/storage/record-store';
-import { countSlotValues } from '../../../../../shared/storage/value-counter';
+import {
+  CHECK_SLACK_MS,
+  countSlotValues,
+  type DatasetFoldOutcome,
+  foldDatasetTotals,
+} from '../../../../../shared/storage/value-counter';
 
 export const ORDERS_FIELDS = ['customer', 'amount', 'status'] as const;
 export type OrdersField = (typeof ORDERS_FIELDS)[number];
@@ -39,6 +45,8 @@ export interface OrdersDataset {
   slotOf(field: OrdersField): string;
   /** The exact total of a field's index over one key interval, now (`countSlotValues`; undefined: none kept yet). */
   total(field: OrdersField, interval: KeyInterval): Promise<number | undefined>;
+  /** Move the clock past the claims' check, then fold every field's claims as the folds beside the writes do. */
+  foldSettled(): Promise<DatasetFoldOutcome>;
 }
 
 export function ordersDataset(
@@ -114,5 +122,15 @@ export function ordersDataset(
         now: clock.now,
         meter: new CapacityMeter(),
       }),
+    foldSettled() {
+      clock.now += SETTLE_MS + CHECK_SLACK_MS + 1_000;
+      return foldDatasetTotals(ports.bookkeeping, {
+        datasetCode: 'orders',
+        slots: ORDERS_FIELDS.map(slotOf),
+        now: clock.now,
+        meter: new CapacityMeter(),
+        until: Number.POSITIVE_INFINITY,
+      });
+    },
   };
 }
