@@ -106,7 +106,16 @@ export async function startEmbeddedDynamo(
     dynaliteStore.create = create;
   }
   // A store that cannot be opened (another process holds its directory) fails the start with LevelDB's reason.
-  await opening;
+  try {
+    await opening;
+  } catch (error) {
+    const reason = ((error as Error).cause as Error | undefined)?.message ?? (error as Error).message;
+    throw new Error(
+      /\block\b/i.test(reason)
+        ? `The store in ${dataDir} is in use by another process (${reason}): stop it or use another directory.`
+        : `The store in ${dataDir} cannot be opened: ${reason}`,
+    );
+  }
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
