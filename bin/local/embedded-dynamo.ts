@@ -7,6 +7,12 @@
  * snapshot of the store, so LevelDB keeps every write buffer since in memory (and the in-memory store every tree
  * version): `npm start` held 1.8 GB after a load of 100,000 records, 0.3 GB once they are closed. The store's
  * streams are replaced here by ones that close their iterator when they end or are abandoned.
+ *
+ * LevelDB maps every table file it holds open into memory to read it, and holds up to 1,000 open (classic-level's
+ * default `maxOpenFiles`): a store of 1,000,000 records had 864 MiB of table files mapped and resident, more than
+ * the service's own memory. A store in a data directory is opened here with at most STORE_OPEN_FILES open files, so
+ * at most that many tables of about 2 MiB are mapped; a table read after its file was closed is opened again
+ * (docs/performance.md "At scale" has what that costs).
  */
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
@@ -25,6 +31,17 @@ export interface EmbeddedDynamo {
 
 /** dynalite's store module: `create` makes the store a server serves (the stream twin wraps it). */
 const dynaliteStore = require('dynalite/db') as { create(options: object): DynaliteStore };
+
+/**
+ * The most files a store in a data directory holds open (LevelDB keeps 10 of them for its own logs and manifest, so
+ * up to 190 table files, about 380 MiB at most, are mapped).
+ */
+export const STORE_OPEN_FILES = 200;
+
+/** The part of a LevelDB store opened here before dynalite's own deferred open (which then finds it opening). */
+interface OpenableStore {
+  open(options: { maxOpenFiles: number }): Promise<void>;
+}
 
 /** The parts of a LevelDB store (abstract-level) that dynalite reads its ranges through. */
 interface RangeIterator {
@@ -70,11 +87,14 @@ function closeRangeIterators(db: RangeReadable): void {
 export async function startEmbeddedDynamo(
   dataDir?: string,
   streamedTables: readonly string[] = [],
+  maxOpenFiles = STORE_OPEN_FILES,
 ): Promise<EmbeddedDynamo> {
   const create = dynaliteStore.create;
   let stream: EmbeddedStream | undefined;
+  let opening: Promise<void> | undefined;
   dynaliteStore.create = (options: object) => {
     const store = create(options);
+    if (dataDir) opening = (store.db as unknown as OpenableStore).open({ maxOpenFiles });
     closeRangeIterators(store.db as unknown as RangeReadable);
     stream = new EmbeddedStream(store, new Set(streamedTables));
     return store;
@@ -84,6 +104,17 @@ export async function startEmbeddedDynamo(
     server = dynalite({ path: dataDir, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   } finally {
     dynaliteStore.create = create;
+  }
+  // A store that cannot be opened (another process holds its directory) fails the start with LevelDB's reason.
+  try {
+    await opening;
+  } catch (error) {
+    const reason = ((error as Error).cause as Error | undefined)?.message ?? (error as Error).message;
+    throw new Error(
+      /\block\b/i.test(reason)
+        ? `The store in ${dataDir} is in use by another process (${reason}): stop it or use another directory.`
+        : `The store in ${dataDir} cannot be opened: ${reason}`,
+    );
   }
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -63,6 +63,8 @@ export class EmbeddedStream {
     private readonly tables: ReadonlySet<string>,
   ) {
     this.ready = this.loadSequence();
+    // A store that fails to open fails its start (embedded-dynamo.ts); whoever awaits `ready` later sees the reason.
+    this.ready.catch(() => undefined);
     const getItemDb = store.getItemDb;
     store.getItemDb = (name: string) => {
       const itemDb = getItemDb(name);

@@ -2,13 +2,15 @@
  * The embedded store closes what dynalite opens to read a range (bin/local/embedded-dynamo.ts): every Query and
  * Scan reads through a LevelDB iterator, and an iterator left open holds a snapshot that keeps every later write in
  * memory. Counted where the LevelDB layer (abstract-level) registers and releases an open iterator, for both
- * stores `npm start` runs on: in memory and in a data directory.
+ * stores `npm start` runs on: in memory and in a data directory. A store in a data directory opens LevelDB with a
+ * bound on its open (so mapped) table files, seen in the options LevelDB (classic-level) is opened with, and a data
+ * directory another store holds fails the start with a reason a user can act on.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PutItemCommand, QueryCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
-import { startEmbeddedDynamo } from '../../../../bin/local/embedded-dynamo';
+import { STORE_OPEN_FILES, startEmbeddedDynamo } from '../../../../bin/local/embedded-dynamo';
 import { ensureTables, localTableNames } from '../../../../shared/storage/table-setup';
 
 const { AbstractLevel } = require('abstract-level') as {
@@ -82,5 +84,52 @@ it.each(
   } finally {
     await dynamo.close();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  }
+});
+
+it('a store in a data directory opens LevelDB with at most STORE_OPEN_FILES files open, so few tables are mapped', async () => {
+  const { ClassicLevel } = require('classic-level') as {
+    ClassicLevel: { prototype: { _open(options: { maxOpenFiles?: number }): Promise<void> } };
+  };
+  const openStore = ClassicLevel.prototype._open;
+  const asked: (number | undefined)[] = [];
+  ClassicLevel.prototype._open = function (this: unknown, options) {
+    asked.push(options.maxOpenFiles);
+    return openStore.call(this, options);
+  };
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'embedded-dynamo-'));
+  try {
+    const dynamo = await startEmbeddedDynamo(dataDir);
+    await dynamo.close();
+    const smaller = await startEmbeddedDynamo(dataDir, [], 80);
+    await smaller.close();
+  } finally {
+    ClassicLevel.prototype._open = openStore;
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  expect(STORE_OPEN_FILES).toBe(200);
+  expect(asked).toEqual([200, 80]);
+});
+
+it('a data directory another store holds open fails the start with the reason, and the first store keeps serving', async () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'embedded-dynamo-'));
+  const names = localTableNames('embedded-dynamo');
+  const first = await startEmbeddedDynamo(dataDir);
+  try {
+    await expect(startEmbeddedDynamo(dataDir)).rejects.toThrow(
+      `The store in ${dataDir} is in use by another process (IO error: lock ${dataDir}/LOCK: already held by process): stop it or use another directory.`,
+    );
+    await ensureTables(first.client, names);
+    await first.client.send(
+      new PutItemCommand({
+        TableName: names.Records as string,
+        Item: { '@pk': { S: 'ds#orders' }, '@sk': { S: 'r1' } },
+      }),
+    );
+    const scanned = await first.client.send(new ScanCommand({ TableName: names.Records as string }));
+    expect(scanned.Count).toBe(1);
+  } finally {
+    await first.close();
+    rmSync(dataDir, { recursive: true, force: true });
   }
 });
