@@ -126,9 +126,7 @@ export async function writeInBatches(
   meter: CapacityMeter | undefined,
   pacing: BatchPacing = realPacing,
 ): Promise<void> {
-  for (let i = 0; i < requests.length; i += BATCH_WRITE_SIZE) {
-    await writeBatch(client, table, requests.slice(i, i + BATCH_WRITE_SIZE), meter, pacing);
-  }
+  await oneChunkAfterAnother(requests, BATCH_WRITE_SIZE, (chunk) => writeBatch(client, table, chunk, meter, pacing));
 }
 
 /**
@@ -172,7 +170,15 @@ export async function getInBatches(
   found: (items: Record<string, unknown>[]) => void,
   pacing: BatchPacing = realPacing,
 ): Promise<void> {
-  for (let i = 0; i < keys.length; i += BATCH_GET_SIZE) {
-    await getBatch(client, table, keys.slice(i, i + BATCH_GET_SIZE), read, meter, found, pacing);
-  }
+  await oneChunkAfterAnother(keys, BATCH_GET_SIZE, (chunk) =>
+    getBatch(client, table, chunk, read, meter, found, pacing),
+  );
+}
+
+async function oneChunkAfterAnother<T>(
+  items: readonly T[],
+  size: number,
+  each: (chunk: readonly T[]) => Promise<void>,
+): Promise<void> {
+  for (let i = 0; i < items.length; i += size) await each(items.slice(i, i + size));
 }
