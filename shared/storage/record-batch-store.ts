@@ -1,9 +1,8 @@
 /**
  * Writing many new records at once (batch create): BatchWriteItem in chunks of 25, the most DynamoDB takes per
  * call, a few chunks in flight, unprocessed items sent again within a bound (batch-items.ts: `BatchIncomplete`
- * when the table cannot keep up). And the read a
- * retried batch needs to find which of its ids an interrupted attempt already wrote: one consistent, key-only
- * range read of the dataset partition.
+ * when the table cannot keep up). And the read a retried batch needs to find which of its ids an interrupted
+ * attempt already wrote: one consistent, key-only range read of the dataset partition.
  *
  * BatchWriteItem has no conditions, so it never refuses an item that exists: ids must be new (see id-blocks.ts)
  * and a retry writes only the ids it did not find.
