@@ -160,9 +160,10 @@ ${table}
   about 20 for one whose every value differs). Figures measured before batches wrote their values per field.
 - **With an \`Idempotency-Key\`**: the key's record, and its kept answer (the ids, compressed); a replay costs one
   consistent read of it and one failed conditional write, and writes no record.
-- Records go out as BatchWriteItem calls of 25, four in flight; what DynamoDB leaves unprocessed is retried with
-  exponential backoff and jitter (up to 8 attempts; a chunk still unprocessed then answers 3001, which a retry with
-  the key completes).`;
+- Records go out as BatchWriteItem calls of 25, four in flight; what DynamoDB leaves unprocessed is sent again
+  after a doubling, jittered wait (at most 6 calls per chunk, at most 775 ms of waiting; a chunk still unprocessed
+  then answers 3001 saying to send the batch again with the same key, which completes it). The writes it makes
+  are the same when the store keeps up: one call per chunk.`;
     console.log(section);
     writeSection('batch', section);
   } finally {

@@ -35,7 +35,9 @@ import {
 } from '../catalog/index-registry';
 import { CapacityMeter } from '../observability/capacity-meter';
 import { logSideFoldFailure } from '../observability/change-metrics';
+import { writeLogLine } from '../observability/request-log';
 import { recordIdTime } from '../records/record-ids';
+import { BatchIncomplete } from '../storage/batch-items';
 import { CatalogRevisionConflict, readCatalogItem, updateCatalogIndexes } from '../storage/catalog-item';
 import type { DatasetBookkeeping } from '../storage/dataset-bookkeeping';
 import type { IdRange, IndexBuildStore, SegmentProgress } from '../storage/index-build-store';
@@ -261,9 +263,24 @@ export class IndexJobs {
     return { step: { action: 'wait', seconds, pending } };
   }
 
+  /**
+   * Remove a job's items. No registry references the job any more, so items a table too busy to take every
+   * delete leaves behind are never read again: they stay (logged), rather than failing a step whose work is done.
+   */
   private async forget(definition: JobDefinition): Promise<void> {
     this.definitions.delete(definition.id);
-    await this.options.store.deleteJob(definition.id, segmentsOf(definition));
+    try {
+      await this.options.store.deleteJob(definition.id, segmentsOf(definition));
+    } catch (error) {
+      if (!(error instanceof BatchIncomplete)) throw error;
+      writeLogLine({
+        level: 'WARN',
+        operation: 'index-job',
+        jobId: definition.id,
+        jobItemsLeft: true,
+        error: `${error.name}: ${error.message}`,
+      });
+    }
   }
 
   private async createJob(

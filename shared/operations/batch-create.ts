@@ -7,10 +7,17 @@
  * Ids come from one block (id-blocks.ts): consecutive ULIDs of one time, so the batch's records sort in
  * `paramList` order and an Idempotency-Key retry finds what an interrupted attempt wrote with one range read.
  */
-import { AccessDeniedError, ErrorCode, InvalidParameterError, ServiceError } from '../contract/errors';
+import {
+  AccessDeniedError,
+  ErrorCode,
+  InvalidParameterError,
+  ServiceError,
+  ServiceUnavailableError,
+} from '../contract/errors';
 import { initialBlock, planIds } from '../idempotency/id-plan';
 import { dataContext, type Operation } from '../operation/operation';
 import type { RecordItem } from '../records/record-codec';
+import { BatchIncomplete } from '../storage/batch-items';
 import { idInBlock } from '../storage/id-blocks';
 import type { NewRecord } from '../storage/record-batch-store';
 import { writeCountedBatch } from './batch-bookkeeping';
@@ -77,12 +84,22 @@ export const batchCreateOperation: Operation = {
       const fields = plan.block === initial ? (checked[position] as RecordItem) : build(position, id, plan.block.time);
       records.push({ id, fields });
     });
-    await writeCountedBatch(data, records, (marked) =>
-      data.ports.recordBatches.putNew(data.dataset.datasetCode, marked, data.telemetry.capacity, {
-        ...(data.deadline === undefined ? {} : { deadline: data.deadline }),
-        now: data.now,
-      }),
-    );
+    try {
+      await writeCountedBatch(data, records, (marked) =>
+        data.ports.recordBatches.putNew(data.dataset.datasetCode, marked, data.telemetry.capacity, {
+          ...(data.deadline === undefined ? {} : { deadline: data.deadline }),
+          now: data.now,
+        }),
+      );
+    } catch (error) {
+      if (!(error instanceof BatchIncomplete)) throw error;
+      // Some records may be written (docs/interface.md §12): the key's retry writes the others, none twice.
+      throw new ServiceUnavailableError(
+        'the data store is busy and took only part of the batch; send it again with the same Idempotency-Key ' +
+          'to complete it without creating any record twice',
+        { cause: error },
+      );
+    }
     return ids;
   },
 };

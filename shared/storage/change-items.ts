@@ -25,7 +25,6 @@
  * docs/totals-and-changes.md, "Change items are kept").
  */
 import {
-  BatchWriteCommand,
   DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
@@ -35,6 +34,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { decodeTime, ulid } from 'ulid';
 import type { CapacityMeter } from '../observability/capacity-meter';
+import { writeInBatches } from './batch-items';
 import { countOfRuns, idRuns, idsOfRuns } from './id-blocks';
 import {
   CHANGE_PREFIX,
@@ -131,19 +131,12 @@ export class ChangeItems {
 
   /** Withdraw several claims (found not written by a check). */
   async withdrawAll(datasetCode: string, positions: readonly string[], meter: CapacityMeter): Promise<void> {
-    for (let i = 0; i < positions.length; i += 25) {
-      let pending: Record<string, unknown>[] = positions
-        .slice(i, i + 25)
-        .map((position) => ({ DeleteRequest: { Key: datasetChangeKey(datasetCode, position) } }));
-      for (let attempt = 0; pending.length > 0; attempt++) {
-        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 2 ** attempt * 10));
-        const result = await this.client.send(
-          new BatchWriteCommand({ RequestItems: { [this.table]: pending as never }, ReturnConsumedCapacity: 'TOTAL' }),
-        );
-        meter.addWrite(result.ConsumedCapacity);
-        pending = (result.UnprocessedItems?.[this.table] as Record<string, unknown>[] | undefined) ?? [];
-      }
-    }
+    await writeInBatches(
+      this.client,
+      this.table,
+      positions.map((position) => ({ DeleteRequest: { Key: datasetChangeKey(datasetCode, position) } })),
+      meter,
+    );
   }
 
   /** Say which records of a batch claim were written (the others never will be). */

@@ -6,8 +6,9 @@
  * (`readValueHead`, the counter's), so that wrappers of the port's methods (reads beside the quota admission)
  * see it before anything else is read.
  */
-import { BatchGetCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { CapacityMeter } from '../observability/capacity-meter';
+import { getInBatches } from './batch-items';
 import { ChangeItems } from './change-items';
 import { CountStore } from './count-store';
 import { datasetPartitionKey, recordKey } from './item-keys';
@@ -49,38 +50,25 @@ export class DatasetBookkeeping extends CountStore {
     meter: CapacityMeter,
   ): Promise<Map<string, RecordPosition>> {
     const found = new Map<string, RecordPosition>();
-    for (let i = 0; i < ids.length; i += 100) {
-      let keys: Record<string, unknown>[] = ids.slice(i, i + 100).map((id) => recordKey(datasetCode, id));
-      for (let attempt = 0; keys.length > 0; attempt++) {
-        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 2 ** attempt * 10));
-        const result = await this.client.send(
-          new BatchGetCommand({
-            RequestItems: {
-              [this.table]: {
-                Keys: keys,
-                ConsistentRead: true,
-                ProjectionExpression: '#sk, #cpos, #rev',
-                ExpressionAttributeNames: {
-                  '#sk': RecordAttr.sortKey,
-                  '#cpos': RecordAttr.changePosition,
-                  '#rev': RecordAttr.revision,
-                },
-              },
-            },
-            ReturnConsumedCapacity: 'TOTAL',
-          }),
-        );
-        meter.addRead(result.ConsumedCapacity);
-        for (const item of result.Responses?.[this.table] ?? []) {
-          const position = item[RecordAttr.changePosition];
-          found.set(item[RecordAttr.sortKey] as string, {
-            ...(typeof position === 'string' ? { position } : {}),
-            revision: revisionOf(item),
-          });
-        }
-        keys = result.UnprocessedKeys?.[this.table]?.Keys ?? [];
+    const read = {
+      ConsistentRead: true,
+      ProjectionExpression: '#sk, #cpos, #rev',
+      ExpressionAttributeNames: {
+        '#sk': RecordAttr.sortKey,
+        '#cpos': RecordAttr.changePosition,
+        '#rev': RecordAttr.revision,
+      },
+    };
+    const keys = ids.map((id) => recordKey(datasetCode, id));
+    await getInBatches(this.client, this.table, keys, read, meter, (items) => {
+      for (const item of items) {
+        const position = item[RecordAttr.changePosition];
+        found.set(item[RecordAttr.sortKey] as string, {
+          ...(typeof position === 'string' ? { position } : {}),
+          revision: revisionOf(item),
+        });
       }
-    }
+    });
     return found;
   }
 

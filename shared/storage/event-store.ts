@@ -19,8 +19,6 @@
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import {
-  BatchGetCommand,
-  BatchWriteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -30,6 +28,7 @@ import {
 import { decodeTime, encodeTime, ulid } from 'ulid';
 import type { CapacityMeter } from '../observability/capacity-meter';
 import type { RecordItem } from '../records/record-codec';
+import { getInBatches, writeInBatches } from './batch-items';
 import { conditionalWrite } from './conditional-write';
 import { eventKey, eventPartition } from './item-keys';
 import { EventAttr, FEED_INDEX } from './table-definitions';
@@ -89,10 +88,6 @@ export function positionTime(position: string): number | undefined {
     return undefined;
   }
 }
-
-/** The most keys one BatchGetItem reads, and the most items one BatchWriteItem writes. */
-const BATCH_GET_KEYS = 100;
-const BATCH_WRITE_ITEMS = 25;
 
 /** How long after its position an event's write may end, by default (the feed reads no later than now − this). */
 export const DEFAULT_SETTLE_MS = 5_000;
@@ -157,12 +152,9 @@ export class EventStore {
   ): Promise<{ position: string; logged: boolean }[]> {
     const keyOf = ({ change }: { change: LoggedChange }) => eventKey(change.datasetCode, change.id, change.revision);
     const stored = new Map<string, string>();
-    for (let i = 0; i < entries.length; i += BATCH_GET_KEYS) {
-      const keys = uniqueKeys(entries.slice(i, i + BATCH_GET_KEYS).map(keyOf));
-      for (const item of await this.getAll(keys, meter)) {
-        const position = item[EventAttr.position];
-        stored.set(keyText(item), typeof position === 'string' ? position : '');
-      }
+    for (const item of await this.getAll(uniqueKeys(entries.map(keyOf)), meter)) {
+      const position = item[EventAttr.position];
+      stored.set(keyText(item), typeof position === 'string' ? position : '');
     }
     const answers: { position: string; logged: boolean }[] = [];
     const pieces: Record<string, unknown>[] = [];
@@ -210,48 +202,23 @@ export class EventStore {
   /** The items of these keys that exist (their keys and positions), read consistently. */
   private async getAll(keys: Record<string, string>[], meter: CapacityMeter): Promise<Record<string, unknown>[]> {
     const found: Record<string, unknown>[] = [];
-    let pending = keys;
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 2 ** attempt * 10));
-      const result = await this.client.send(
-        new BatchGetCommand({
-          RequestItems: {
-            [this.table]: {
-              Keys: pending,
-              ConsistentRead: true,
-              ProjectionExpression: '#pk, #sk, #pos',
-              ExpressionAttributeNames: {
-                '#pk': EventAttr.partitionKey,
-                '#sk': EventAttr.sortKey,
-                '#pos': EventAttr.position,
-              },
-            },
-          },
-          ReturnConsumedCapacity: 'TOTAL',
-        }),
-      );
-      meter.addRead(result.ConsumedCapacity);
-      found.push(...((result.Responses?.[this.table] as Record<string, unknown>[] | undefined) ?? []));
-      pending = (result.UnprocessedKeys?.[this.table]?.Keys as Record<string, string>[] | undefined) ?? [];
-    }
+    const read = {
+      ConsistentRead: true,
+      ProjectionExpression: '#pk, #sk, #pos',
+      ExpressionAttributeNames: { '#pk': EventAttr.partitionKey, '#sk': EventAttr.sortKey, '#pos': EventAttr.position },
+    };
+    await getInBatches(this.client, this.table, keys, read, meter, (items) => found.push(...items));
     return found;
   }
 
   /** Put items in batches of 25, again for what DynamoDB left unprocessed. */
   private async putAll(items: readonly Record<string, unknown>[], meter: CapacityMeter): Promise<void> {
-    for (let i = 0; i < items.length; i += BATCH_WRITE_ITEMS) {
-      let pending: Record<string, unknown>[] = items
-        .slice(i, i + BATCH_WRITE_ITEMS)
-        .map((item) => ({ PutRequest: { Item: item } }));
-      for (let attempt = 0; pending.length > 0; attempt++) {
-        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 2 ** attempt * 10));
-        const result = await this.client.send(
-          new BatchWriteCommand({ RequestItems: { [this.table]: pending as never }, ReturnConsumedCapacity: 'TOTAL' }),
-        );
-        meter.addWrite(result.ConsumedCapacity);
-        pending = (result.UnprocessedItems?.[this.table] as Record<string, unknown>[] | undefined) ?? [];
-      }
-    }
+    await writeInBatches(
+      this.client,
+      this.table,
+      items.map((item) => ({ PutRequest: { Item: item } })),
+      meter,
+    );
   }
 
   /** One logged change, read consistently; `undefined` when it is not (or no longer) there. */
@@ -353,16 +320,10 @@ export class EventStore {
       if (count === 0) continue;
       const { id, revision } = changeOfSortKey(item[EventAttr.sortKey]);
       const keys = Array.from({ length: count }, (_, k) => eventKey(datasetCode, id, revision, k + 1));
-      const result = await this.client.send(
-        new BatchGetCommand({
-          RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } },
-          ReturnConsumedCapacity: 'TOTAL',
-        }),
-      );
-      for (const consumed of result.ConsumedCapacity ?? []) meter.addRead(consumed);
-      const found = new Map(
-        (result.Responses?.[this.table] ?? []).map((piece) => [piece[EventAttr.sortKey] as string, piece.z]),
-      );
+      const found = new Map<string, unknown>();
+      await getInBatches(this.client, this.table, keys, { ConsistentRead: true }, meter, (items) => {
+        for (const piece of items) found.set(piece[EventAttr.sortKey] as string, piece.z);
+      });
       const ordered = keys.map((key) => found.get(key[EventAttr.sortKey] as string));
       if (ordered.some((piece) => !(piece instanceof Uint8Array))) {
         throw new Error(`event ${datasetCode}/${id}#${revision} is missing a piece of its payload`);

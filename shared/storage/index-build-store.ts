@@ -9,7 +9,6 @@
  * and the job reads the record again instead of putting back a stale key.
  */
 import {
-  BatchWriteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -19,6 +18,7 @@ import {
 import type { CapacityMeter } from '../observability/capacity-meter';
 import type { StoredValue } from '../records/field-values';
 import type { RecordItem } from '../records/record-codec';
+import { writeInBatches } from './batch-items';
 import { conditionalWrite } from './conditional-write';
 import { datasetPartitionKey, indexJobKey, indexJobProgressKey, indexJobSegmentKey, recordKey } from './item-keys';
 import type { ReadPosition } from './query-pages';
@@ -58,9 +58,6 @@ export interface IndexBuildTables {
   records: string;
   catalog: string;
 }
-
-/** BatchWriteItem takes at most 25 requests per call. */
-const BATCH_WRITE_SIZE = 25;
 
 export class IndexBuildStore {
   constructor(
@@ -284,16 +281,11 @@ export class IndexBuildStore {
       ...[...new Set(segments.map((s) => s.datasetCode))].map((code) => indexJobProgressKey(jobId, code)),
       ...segments.map((s) => indexJobSegmentKey(jobId, s.datasetCode, s.segment)),
     ];
-    for (let i = 0; i < keys.length; i += BATCH_WRITE_SIZE) {
-      let pending: Record<string, unknown>[] = keys
-        .slice(i, i + BATCH_WRITE_SIZE)
-        .map((key) => ({ DeleteRequest: { Key: key } }));
-      for (let attempt = 0; pending.length > 0 && attempt < 5; attempt++) {
-        const result = await this.client.send(
-          new BatchWriteCommand({ RequestItems: { [this.tables.catalog]: pending as never } }),
-        );
-        pending = (result.UnprocessedItems?.[this.tables.catalog] as Record<string, unknown>[] | undefined) ?? [];
-      }
-    }
+    await writeInBatches(
+      this.client,
+      this.tables.catalog,
+      keys.map((key) => ({ DeleteRequest: { Key: key } })),
+      undefined,
+    );
   }
 }

@@ -5,10 +5,11 @@
  * (`query-pages.ts`). Key ranges are in DynamoDB's order, by code point, whatever order the store validates them
  * in (`keyRange`).
  */
-import { BatchGetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { CapacityMeter } from '../observability/capacity-meter';
 import type { RecordItem } from '../records/record-codec';
 import { compareCodePoints, type KeyInterval } from '../records/value-encoding';
+import { BATCH_GET_SIZE, getBatch } from './batch-items';
 import { datasetPartitionKey, recordKey } from './item-keys';
 import { queryPages, ReadCapExceeded, type ReadGuard, type ReadPosition } from './query-pages';
 import { RecordAttr } from './table-definitions';
@@ -86,10 +87,6 @@ const KEPT_SHARE_GUESS = 0.25;
 const MIN_FILTERED_PAGE = 100;
 /** About 13 read units of keys. */
 const MAX_FILTERED_PAGE = 1000;
-
-/** BatchGetItem takes at most 100 keys per call. */
-const BATCH_GET_SIZE = 100;
-const MAX_BATCH_ATTEMPTS = 8;
 
 export interface ListReaderOptions {
   /**
@@ -193,23 +190,19 @@ export class ListReader {
     const batches: string[][] = [];
     for (let i = 0; i < ids.length; i += BATCH_GET_SIZE) batches.push(ids.slice(i, i + BATCH_GET_SIZE));
     await Promise.all(
-      batches.map(async (batch) => {
-        let keys: Record<string, unknown>[] = batch.map((id) => recordKey(datasetCode, id));
-        for (let attempt = 0; keys.length > 0; attempt++) {
-          if (attempt === MAX_BATCH_ATTEMPTS) throw new Error('BatchGetItem left keys unprocessed after retries');
-          if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 2 ** attempt * 10));
-          const result = await this.client.send(
-            new BatchGetCommand({
-              RequestItems: { [this.table]: { Keys: keys, ...(consistent ? { ConsistentRead: true } : {}) } },
-              ReturnConsumedCapacity: 'TOTAL',
-            }),
-          );
-          meter.addRead(result.ConsumedCapacity);
-          for (const item of result.Responses?.[this.table] ?? []) found.set(item[RecordAttr.sortKey] as string, item);
-          keys = result.UnprocessedKeys?.[this.table]?.Keys ?? [];
-          guard?.();
-        }
-      }),
+      batches.map((batch) =>
+        getBatch(
+          this.client,
+          this.table,
+          batch.map((id) => recordKey(datasetCode, id)),
+          consistent ? { ConsistentRead: true } : {},
+          meter,
+          (items) => {
+            for (const item of items) found.set(item[RecordAttr.sortKey] as string, item);
+            guard?.();
+          },
+        ),
+      ),
     );
     return found;
   }

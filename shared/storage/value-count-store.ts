@@ -6,7 +6,6 @@
  * change items are checked. All in the dataset's meta partition, every call asking for its consumed capacity.
  */
 import {
-  BatchGetCommand,
   DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
@@ -16,6 +15,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { CapacityMeter } from '../observability/capacity-meter';
 import { compareCodePoints } from '../records/value-encoding';
+import { getBatch, getInBatches } from './batch-items';
 import { conditionalWrite } from './conditional-write';
 import {
   claimsCheckedKey,
@@ -80,26 +80,14 @@ export class ValueCountStore {
   ): Promise<{ head?: ValueHead; checked?: string }> {
     const headKey = valueCountHeadKey(datasetCode, slot);
     const checkedKey = claimsCheckedKey(datasetCode);
-    const result = await this.client.send(
-      new BatchGetCommand({
-        RequestItems: { [this.table]: { Keys: [headKey, checkedKey] } },
-        ReturnConsumedCapacity: 'TOTAL',
-      }),
-    );
-    meter.addRead(result.ConsumedCapacity);
     let head: ValueHead | undefined;
     let checked: string | undefined;
-    for (const item of result.Responses?.[this.table] ?? []) {
-      if (item[RecordAttr.sortKey] === headKey[RecordAttr.sortKey]) head = readHead(item);
-      else checked = item.through as string;
-    }
-    // Unprocessed keys are read again one by one (rare: two small items).
-    for (const key of (result.UnprocessedKeys?.[this.table]?.Keys ?? []) as Record<string, string>[]) {
-      const item = await this.get(key, meter, false);
-      if (!item) continue;
-      if (key[RecordAttr.sortKey] === headKey[RecordAttr.sortKey]) head = readHead(item);
-      else checked = item.through as string;
-    }
+    await getBatch(this.client, this.table, [headKey, checkedKey], {}, meter, (items) => {
+      for (const item of items) {
+        if (item[RecordAttr.sortKey] === headKey[RecordAttr.sortKey]) head = readHead(item);
+        else checked = item.through as string;
+      }
+    });
     return { ...(head ? { head } : {}), ...(checked === undefined ? {} : { checked }) };
   }
 
@@ -450,26 +438,13 @@ export class ValueCountStore {
   ): Promise<Map<string, ValuePage>> {
     const prefix = valuePagePrefix(slot);
     const found = new Map<string, ValuePage>();
-    for (let i = 0; i < lowests.length; i += 100) {
-      let keys: Record<string, unknown>[] = lowests
-        .slice(i, i + 100)
-        .map((lowest) => valuePageKey(datasetCode, slot, lowest));
-      for (let attempt = 0; keys.length > 0; attempt++) {
-        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 2 ** attempt * 10));
-        const result = await this.client.send(
-          new BatchGetCommand({
-            RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } },
-            ReturnConsumedCapacity: 'TOTAL',
-          }),
-        );
-        meter.addRead(result.ConsumedCapacity);
-        for (const item of result.Responses?.[this.table] ?? []) {
-          const page = readPage(item, prefix);
-          found.set(page.lowest, page);
-        }
-        keys = result.UnprocessedKeys?.[this.table]?.Keys ?? [];
+    const keys = lowests.map((lowest) => valuePageKey(datasetCode, slot, lowest));
+    await getInBatches(this.client, this.table, keys, { ConsistentRead: true }, meter, (items) => {
+      for (const item of items) {
+        const page = readPage(item, prefix);
+        found.set(page.lowest, page);
       }
-    }
+    });
     return found;
   }
 

@@ -472,4 +472,43 @@ describe('no duplicates after a failure', () => {
     // release (2), the record count's bulk group begun and marked done (2), the change items above (1 + 2 + 2 + 1).
     expect(line?.writeUnits).toBe(60 + 2 + 2 + (1 + 2 + 2 + 1));
   });
+
+  it('answers 3001 in words when the store keeps leaving records unprocessed; the key completes the batch', async () => {
+    const before = await total();
+    let calls = 0;
+    // A full chunk of 25: the store takes 10 and hands 15 back, and then takes nothing more, however often asked.
+    fault = async (command, send, input) => {
+      if (!/BatchWrite/.test(command)) return send();
+      calls += 1;
+      const [table, items] = Object.entries(input.RequestItems as Record<string, unknown[]>)[0] as [string, unknown[]];
+      if (items.length === 25) {
+        const result = await send({ ...input, RequestItems: { [table]: items.slice(0, 10) } });
+        return { ...result, output: { ...result.output, UnprocessedItems: { [table]: items.slice(10) } } };
+      }
+      if (items.length === 15) return { output: { UnprocessedItems: { [table]: items }, ConsumedCapacity: [] } };
+      return send();
+    };
+    const key = newKey();
+    const first = await harness.batchCreate('orders', orders(60, 'busy'), withKey(key));
+    expect(first.status).toBe(500);
+    expect(first.body.errorCode).toBe(3001);
+    expect(first.body.errorMsg).toBe(
+      'the data store is busy and took only part of the batch; send it again with the same Idempotency-Key to ' +
+        `complete it without creating any record twice; quote request id ${first.headers.get('x-request-id')} ` +
+        'if it persists',
+    );
+    // Chunks of 25, 25 and 10: each full one called six times (then given up), the last one once.
+    expect(calls).toBe(6 + 6 + 1);
+    // What was written is counted at once: 10 of each full chunk and the last 10.
+    expect(await idsTagged('busy')).toHaveLength(30);
+    expect(await total()).toBe(before + 30);
+
+    fault = undefined;
+    const retried = await harness.batchCreate('orders', orders(60, 'busy'), withKey(key));
+    expect(retried.status).toBe(200);
+    const ids = retried.body.data as string[];
+    expect(new Set(ids).size).toBe(60);
+    expect(await idsTagged('busy')).toEqual([...ids].sort());
+    expect(await total()).toBe(before + 60);
+  });
 });
