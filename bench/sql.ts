@@ -67,7 +67,7 @@ function rendered(datasetCode = 'orders'): string {
     {
       table: (name) => (name === datasetCode ? table : undefined),
       timeZone: 'UTC',
-      now: { epochMs: Date.now(), local: formatTimestamp(new Date(), 'UTC') },
+      now: { epochMs: Date.now(), local: () => formatTimestamp(new Date(), 'UTC') },
     },
   ).sql;
 }

@@ -151,7 +151,7 @@ function renderForCaller(catalog: Catalog, caller: Caller, query: QueryConfig, e
       return datasetTable(dataset, grant !== undefined, grant ? visibleFields(grant) : undefined);
     },
     timeZone,
-    now: { epochMs, local: formatTimestamp(new Date(epochMs), timeZone) },
+    now: { epochMs, local: () => formatTimestamp(new Date(epochMs), timeZone) },
   });
 }
 

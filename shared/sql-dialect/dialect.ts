@@ -88,7 +88,7 @@ export function limitParams(query: QueryConfig): string[] {
 }
 
 /** The moment a query is checked at: what it answers never decides whether it is accepted. */
-const LOAD_CLOCK: StatementClock = { epochMs: 0, local: '1970-01-01 00:00:00' };
+const LOAD_CLOCK: StatementClock = { epochMs: 0, local: () => '1970-01-01 00:00:00' };
 
 export interface QueryProblem {
   /** The query's index in `queries`. */

@@ -63,8 +63,12 @@ export interface RenderContext {
 
 export interface StatementClock {
   epochMs: number;
-  /** The same moment as `YYYY-MM-DD HH:MM:SS` in the time zone (as record timestamps are written). */
-  local: string;
+  /**
+   * The same moment as `YYYY-MM-DD HH:MM:SS` in the time zone (as record timestamps are written). Asked only
+   * when the statement reads the local time (NOW(), CURDATE()): a process's first formatter for a time zone
+   * costs it tens of milliseconds, which a statement that never reads it does not pay.
+   */
+  local(): string;
 }
 
 export interface RenderedQuery {
@@ -869,8 +873,8 @@ class Renderer {
       }
       case 'now':
         return expr.name === 'NOW'
-          ? { sql: literal(this.context.now.local), ty: { k: 'datetime' } }
-          : { sql: literal(this.context.now.local.slice(0, 10)), ty: { k: 'date' } };
+          ? { sql: literal(this.context.now.local()), ty: { k: 'datetime' } }
+          : { sql: literal(this.context.now.local().slice(0, 10)), ty: { k: 'date' } };
       case 'subquery': {
         const inner = this.statement(expr.select, scope, scope.ctes ?? new Map());
         if (inner.outputs.length !== 1) throw new DialectError('a subquery of more than one column used as a value');

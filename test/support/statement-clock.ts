@@ -3,5 +3,5 @@ import { formatTimestamp } from '../../shared/records/timestamps';
 import type { StatementClock } from '../../shared/sql-dialect/dialect';
 
 export function clock(date: Date, timeZone: string): StatementClock {
-  return { epochMs: date.getTime(), local: formatTimestamp(date, timeZone) };
+  return { epochMs: date.getTime(), local: () => formatTimestamp(date, timeZone) };
 }

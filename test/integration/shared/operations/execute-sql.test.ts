@@ -3,6 +3,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, parseConfig } from '../../../../shared/catalog-store/load-config';
+import { formatTimestamp } from '../../../../shared/records/timestamps';
 import { expectFailure, failureWith } from '../../../support/failure-envelope';
 import { type AppCredentials, ServiceHarness } from '../../../support/service-harness';
 
@@ -23,6 +24,8 @@ function staffCrossJoin(times: number): string {
 }
 
 const config = {
+  // NOW() is read in this zone: nine hours from UTC, so a statement that read UTC would be seen.
+  timeZone: 'Asia/Tokyo',
   applications: [
     {
       appCode: SQL_APP.appCode,
@@ -152,6 +155,7 @@ const config = {
       sql: 'WITH RECURSIVE c (x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c, staff s0, staff s1 WHERE x < 60) SELECT count(*) AS n FROM c',
       timeoutMs: 300,
     },
+    { appCode: SQL_APP.appCode, sqlCode: 'clock', sql: 'SELECT NOW() AS now, CURDATE() AS today' },
   ],
 };
 
@@ -201,6 +205,21 @@ describe('execute-sql', () => {
       headers: { 'X-Dataset-Code': 'orders' },
     });
     expectFailure(unsigned, 1002);
+  });
+
+  it("answers NOW() and CURDATE() in the configuration's time zone, at the request's moment", async () => {
+    const before = Date.now();
+    const res = await executeSql({ sqlCode: 'clock' });
+    const after = Date.now();
+    expect(res.body.data).toEqual({
+      execSuccess: true,
+      execResult: [{ now: expect.any(String), today: expect.any(String) }],
+    });
+    const { now, today } = res.body.data.execResult[0] as { now: string; today: string };
+    // Between the two readings of the clock around the request, as Tokyo reads them.
+    expect(now >= formatTimestamp(new Date(before), 'Asia/Tokyo')).toBe(true);
+    expect(now <= formatTimestamp(new Date(after), 'Asia/Tokyo')).toBe(true);
+    expect(today).toBe(now.slice(0, 10));
   });
 
   it('runs an aggregate with GROUP BY and a parameter', async () => {

@@ -10,21 +10,21 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Catalog } from '../../../../shared/catalog/catalog';
-import { createHandler } from '../../../../shared/composition/pipeline';
-import { CapacityMeter } from '../../../../shared/observability/capacity-meter';
-import type { Operation } from '../../../../shared/operation/operation';
-import { createOperation } from '../../../../shared/operations/create';
-import { createExecuteSqlOperation, ENGINE_LOAD_LIMIT_MS } from '../../../../shared/operations/execute-sql';
-import { updateOperation } from '../../../../shared/operations/update';
-import { getListOperation } from '../../../../shared/query/get-list';
-import { recordIdTime } from '../../../../shared/records/record-ids';
-import { DatasetCache, type DatasetView } from '../../../../shared/sql/dataset-cache';
-import { RecordStoreRowSource } from '../../../../shared/sql/record-store-row-source';
-import { SqlJsEngine } from '../../../../shared/sql/sqljs-engine';
-import { DatasetBookkeeping } from '../../../../shared/storage/dataset-bookkeeping';
-import { ListReader } from '../../../../shared/storage/list-reader';
-import { type AppCredentials, ServiceHarness } from '../../../support/service-harness';
+import { Catalog } from '../../../../../shared/catalog/catalog';
+import { createHandler } from '../../../../../shared/composition/pipeline';
+import { CapacityMeter } from '../../../../../shared/observability/capacity-meter';
+import type { Operation } from '../../../../../shared/operation/operation';
+import { createOperation } from '../../../../../shared/operations/create';
+import { createExecuteSqlOperation, ENGINE_LOAD_LIMIT_MS } from '../../../../../shared/operations/execute-sql';
+import { updateOperation } from '../../../../../shared/operations/update';
+import { getListOperation } from '../../../../../shared/query/get-list';
+import { recordIdTime } from '../../../../../shared/records/record-ids';
+import { DatasetCache, type DatasetView } from '../../../../../shared/sql/dataset-cache';
+import { RecordStoreRowSource } from '../../../../../shared/sql/record-store-row-source';
+import { SqlJsEngine } from '../../../../../shared/sql/sqljs-engine';
+import { DatasetBookkeeping } from '../../../../../shared/storage/dataset-bookkeeping';
+import { ListReader } from '../../../../../shared/storage/list-reader';
+import { type AppCredentials, ServiceHarness } from '../../../../support/service-harness';
 
 const WRITER: AppCredentials = { appCode: 'app-ledger', accessKey: 'ak-ledger-writer-01', secret: 'sk-ledger-secret' };
 const EU_READER: AppCredentials = {
