@@ -27,14 +27,15 @@
  *     `max(memoryMb, RESERVE_BYTES)` of heap, whatever its blocks' sizes. (The engine's loader grows the heap in
  *     steps of 5-20 % of its size; a step that would pass the budget is refused, so a run may be stopped up to
  *     that step before its limit, never after it.);
- *   - the heap never shrinks: after a run that grew it, the engine is dropped and the next run loads a fresh one,
- *     so that no run finds room another run's limit allowed. Runs that stay within the reserve (most hooks) reuse
- *     the engine;
+ *   - the heap never shrinks: after a run that grew it, the room it grew is taken the same way (a few
+ *     allocations; that memory stays resident, as any heap's would), so that no run finds room another run's
+ *     limit allowed; once runs have grown the heap by `GROWN_HEAP_BOUND_BYTES`, the engine is dropped and a fresh
+ *     one loads at once, off the next run's time. Runs within the reserve (most hooks) cost none of this;
  *   - runs on one engine take turns (`runInEngine` queues them; the worker runs one at a time anyway), so a run's
  *     budget is its own, never shared with or taken by another run;
- *   - the heap's own `maximum` is the initial heap plus the largest `memoryMb` (128 MiB), a bound that holds even
- *     if the rest failed. A worker thus holds at most 16 + 128 MiB of WebAssembly heap for its engine, plus the
- *     one it dropped until the garbage collector frees it.
+ *   - the heap's own `maximum` is the initial heap, that bound and the largest `memoryMb` (128 MiB): a worker
+ *     holds at most 16 + 32 + 128 = 176 MiB of WebAssembly heap for its engine (plus a dropped one until the
+ *     garbage collector frees it), whatever the rest did.
  *   QuickJS's own limit stays set too: it still refuses a single request larger than `memoryMb` at once.
  */
 import type {
@@ -85,11 +86,17 @@ const INITIAL_HEAP_BYTES = 16 * MIB;
 /** The largest `memoryMb` a function may have (the catalog's bound): with the initial heap, the heap's maximum. */
 const LARGEST_MEMORY_MB = 128;
 /**
- * Room left free in a loaded engine's heap: a run's runtime and context (about 0.3 MiB) and a small hook fit in
- * it, so that most runs never grow the heap and the engine is reused. It counts towards each run's `memoryMb`.
+ * How far runs may have grown an engine's heap before it is dropped for a fresh one (the heap never shrinks);
+ * below it, the room a run grew is taken again, like a new heap's, so that the next run finds only the reserve.
  */
-export const RESERVE_BYTES = 1 * MIB;
-/** Below this size the spare room of a new heap is left as it is (fragments too small to matter). */
+const GROWN_HEAP_BOUND_BYTES = 32 * MIB;
+/**
+ * Room left free in an engine's heap between runs: a run's runtime and context (about 0.3 MiB) and a hook's first
+ * tens of thousands of objects fit in it, so that most runs never grow the heap. It counts towards each run's
+ * `memoryMb` (a function with less may still hold this much).
+ */
+export const RESERVE_BYTES = 4 * MIB;
+/** Below this size the spare room of a heap is left as it is (fragments too small to matter). */
 const SMALLEST_FILL_BYTES = 4 * 1024;
 
 /** `WebAssembly.Memory`, which the project's type library (ES2024, no DOM) does not declare. */
@@ -103,6 +110,9 @@ const WasmMemory = (
   }
 ).WebAssembly.Memory;
 
+/** What a refused growth throws (the loader catches it): made once, as refusals come in bursts. */
+const GROWTH_REFUSED = new RangeError('past the run’s memory limit');
+
 /** The engine's WebAssembly heap: it grows only up to `ceilingBytes`, which each run sets from its `memoryMb`. */
 class BoundedHeap extends WasmMemory {
   ceilingBytes: number;
@@ -112,7 +122,7 @@ class BoundedHeap extends WasmMemory {
   constructor() {
     super({
       initial: INITIAL_HEAP_BYTES / PAGE_BYTES,
-      maximum: (INITIAL_HEAP_BYTES + LARGEST_MEMORY_MB * MIB) / PAGE_BYTES,
+      maximum: (INITIAL_HEAP_BYTES + GROWN_HEAP_BOUND_BYTES + LARGEST_MEMORY_MB * MIB) / PAGE_BYTES,
     });
     this.ceilingBytes = this.bytes;
   }
@@ -131,13 +141,13 @@ class BoundedHeap extends WasmMemory {
   override grow(pages: number): number {
     if (this.bytes + pages * PAGE_BYTES > this.ceilingBytes) {
       this.refused = true;
-      throw new RangeError('past the run’s memory limit');
+      throw GROWTH_REFUSED;
     }
     return super.grow(pages);
   }
 }
 
-/** The loaded engine's own allocator, through which a new heap's spare room is taken. */
+/** The loaded engine's own allocator, through which a heap's spare room is taken. */
 interface EngineAllocator {
   _malloc(bytes: number): number;
   _free(pointer: number): void;
@@ -146,7 +156,8 @@ interface EngineAllocator {
 interface Engine {
   module: QuickJSWASMModule;
   heap: BoundedHeap;
-  /** The heap's size once loaded: a run that leaves it larger has grown it, and the engine is dropped. */
+  allocator: EngineAllocator;
+  /** The heap's size once loaded: runs that grow it past this plus `GROWN_HEAP_BOUND_BYTES` drop the engine. */
   loadedBytes: number;
 }
 
@@ -181,14 +192,15 @@ async function loadFreshEngine(): Promise<Engine> {
     },
   } as unknown as QuickJSSyncVariant;
   const module = await core.newQuickJSWASMModuleFromVariant(variant);
-  if (allocator) takeSpareRoom(allocator, heap);
-  return { module, heap, loadedBytes: heap.bytes };
+  if (!allocator) throw new Error('the engine loaded without its allocator');
+  takeSpareRoom(allocator, heap);
+  return { module, heap, allocator, loadedBytes: heap.bytes };
 }
 
 /**
- * Takes the spare room of a new heap, all but `RESERVE_BYTES`, with blocks that are never freed (the engine is
- * dropped whole) and never written (so they cost address space, not memory): a run then finds only the reserve
- * free, and anything more it holds is growth, which its budget bounds.
+ * Takes the spare room of a heap, all but `RESERVE_BYTES`, with blocks that are never freed (the engine is
+ * dropped whole) and never written (in a new heap they cost address space, not memory): a run then finds only the
+ * reserve free, and anything more it holds is growth, which its budget bounds.
  */
 function takeSpareRoom(allocator: EngineAllocator, heap: BoundedHeap): void {
   heap.allowGrowth(0);
@@ -217,6 +229,7 @@ export function runInEngine(fn: SandboxFunction, input: RunInput): Promise<unkno
 async function runOnce(fn: SandboxFunction, input: RunInput): Promise<unknown> {
   const current = await engine();
   const { heap } = current;
+  const startBytes = heap.bytes;
   heap.allowGrowth(fn.memoryMb * MIB - RESERVE_BYTES);
   const runtime = current.module.newRuntime();
   const vm = runtime.newContext();
@@ -234,8 +247,10 @@ async function runOnce(fn: SandboxFunction, input: RunInput): Promise<unknown> {
     try {
       vm.dispose();
       runtime.dispose();
-      // The heap never shrinks: room this run grew would be the next run's beyond its own limit.
-      if (heap.bytes > current.loadedBytes) dropEngine();
+      // The heap never shrinks: room this run grew would be the next run's beyond its own limit. It is taken
+      // again (a few allocations), or past the bound, the engine is replaced.
+      if (heap.bytes > current.loadedBytes + GROWN_HEAP_BOUND_BYTES) dropEngine();
+      else if (heap.bytes > startBytes) takeSpareRoom(current.allocator, heap);
     } catch {
       // A runtime stopped mid-way may keep objects its dispose asserts on: start the next run on a new engine.
       dropEngine();
