@@ -26,8 +26,9 @@
  *   caller, with the caller's grant) and answers with its JSON. The deadline does not run while the host
  *   performs reads, as the engine's CPU limit counts only the guest's own time; the reads of one run have a
  *   wall-clock limit of their own (`READS_LIMIT_MS` together), past which the run fails closed.
- * - **Memory.** The guest's runtime has its allocation limit (`memoryMb`); the worker's own heap is capped too
- *   (`resourceLimits`), so a result too big to handle ends that worker, not the process.
+ * - **Memory.** The guest may hold its `memoryMb` of the engine's WebAssembly heap and no more (`quickjs-engine.ts`
+ *   bounds the heap's growth per run); the worker's own heap is capped too (`resourceLimits`), so a result too big
+ *   to handle ends that worker, not the process.
  *
  * Functions without hooks never load this module's engine files: nothing is read or started until a run.
  */

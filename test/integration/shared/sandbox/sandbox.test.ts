@@ -239,3 +239,60 @@ it('a worker terminated at its deadline is replaced at once when no other is war
   expect(await host.run(PASS, input('after'))).toEqual({ data: 'after', app: 'app-main' });
   expect(host.workersStarted).toBe(2);
 });
+
+describe('memoryMb bounds the memory a run holds, in blocks of any size', () => {
+  const holding = (name: string, block: string, count: number, memoryMb: number) =>
+    fn(
+      name,
+      `export default async function hold() {
+        const held = [];
+        for (let i = 0; i < ${count}; i++) held.push(${block});
+        return held.length;
+      }`,
+      2000,
+      memoryMb,
+    );
+  const typedArrays = (count: number, memoryMb: number) =>
+    holding('arrays', 'new Uint8Array(1 << 20).fill(i)', count, memoryMb);
+
+  it('64 MiB of typed arrays under an 8 MiB limit fails closed as the memory limit', async () => {
+    const host = newHost();
+    expect(await failureOf(host.run(typedArrays(64, 8), input(null)))).toMatchObject({
+      kind: 'memory',
+      functionName: 'arrays',
+      message: 'exceeded its memory limit of 8 MiB',
+    });
+  });
+
+  it('64 MiB of large strings under an 8 MiB limit fails closed as the memory limit', async () => {
+    const host = newHost();
+    const strings = holding('strings', "'x'.repeat(1 << 20) + i", 64, 8);
+    expect(await failureOf(host.run(strings, input(null)))).toMatchObject({
+      kind: 'memory',
+      functionName: 'strings',
+      message: 'exceeded its memory limit of 8 MiB',
+    });
+  });
+
+  it('many small objects past the limit fail closed as the memory limit', async () => {
+    const host = newHost();
+    const objects = holding('objects', '{ i, label: "item" }', 4_000_000, 8);
+    expect(await failureOf(host.run(objects, input(null)))).toMatchObject({
+      kind: 'memory',
+      functionName: 'objects',
+      message: 'exceeded its memory limit of 8 MiB',
+    });
+  });
+
+  it('a run under its limit succeeds, also after a run that failed at its own; the worker is kept', async () => {
+    const host = newHost();
+    expect(await host.run(typedArrays(4, 8), input(null))).toBe(4);
+    expect(await failureOf(host.run(typedArrays(64, 8), input(null)))).toMatchObject({ kind: 'memory' });
+    expect(await host.run(typedArrays(4, 8), input(null))).toBe(4);
+    // A larger limit allows more: the limit is the run's, not what an earlier run left.
+    expect(await host.run(typedArrays(40, 64), input(null))).toBe(40);
+    expect(await failureOf(host.run(typedArrays(16, 8), input(null)))).toMatchObject({ kind: 'memory' });
+    expect(await host.run(PASS, input('after'))).toEqual({ data: 'after', app: 'app-main' });
+    expect(host.workersStarted).toBe(1);
+  });
+});
