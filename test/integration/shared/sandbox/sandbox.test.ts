@@ -158,12 +158,14 @@ it('a read the host refuses rejects in the guest with its message', async () => 
 
 it('a result too big for the worker’s own heap ends that worker, not the process; the next run gets a new one', async () => {
   // A small cap, so that a 15 MB result (one string repeated: little guest memory) exhausts the worker's heap.
+  // Turning the result into JSON and copying it out takes a few hundred milliseconds of CPU; the run's time limit
+  // is far enough away that a machine giving the worker a small share of a core still sees the heap run out first.
   const host = newHost({ resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 2 } });
   await host.run(PASS, input(0));
   const big = fn(
     'big',
     "export default async function big() { return Array(120).fill('x'.repeat(1 << 17)); }",
-    2000,
+    10_000,
     64,
   );
   const failure = await failureOf(host.run(big, input(null)));
