@@ -184,6 +184,16 @@ export function datasetViews(
 
 let engine: SqlJsEngine | undefined;
 
+/** Where a request's rows come from as deployed: the record store, through the request's own ports and meter. */
+export const recordStoreRows = (context: OperationContext): RecordStoreRowSource =>
+  new RecordStoreRowSource(
+    context.ports.lists,
+    context.ports.bookkeeping,
+    context.catalog,
+    context.telemetry.capacity,
+    context.now,
+  );
+
 /** The operation as deployed: one engine and one dataset cache per container, rows from the record store. */
 export const executeSqlOperation = createExecuteSqlOperation({
   engine: () => {
@@ -191,12 +201,5 @@ export const executeSqlOperation = createExecuteSqlOperation({
     return engine;
   },
   cache: new DatasetCache(),
-  rowSource: (context) =>
-    new RecordStoreRowSource(
-      context.ports.lists,
-      context.ports.bookkeeping,
-      context.catalog,
-      context.telemetry.capacity,
-      context.now,
-    ),
+  rowSource: recordStoreRows,
 });

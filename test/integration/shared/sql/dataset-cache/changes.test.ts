@@ -15,7 +15,11 @@ import { createHandler } from '../../../../../shared/composition/pipeline';
 import { CapacityMeter } from '../../../../../shared/observability/capacity-meter';
 import type { Operation } from '../../../../../shared/operation/operation';
 import { createOperation } from '../../../../../shared/operations/create';
-import { createExecuteSqlOperation, ENGINE_LOAD_LIMIT_MS } from '../../../../../shared/operations/execute-sql';
+import {
+  createExecuteSqlOperation,
+  ENGINE_LOAD_LIMIT_MS,
+  recordStoreRows,
+} from '../../../../../shared/operations/execute-sql';
 import { updateOperation } from '../../../../../shared/operations/update';
 import { getListOperation } from '../../../../../shared/query/get-list';
 import { recordIdTime } from '../../../../../shared/records/record-ids';
@@ -101,14 +105,7 @@ const OPERATIONS: Record<string, Operation> = {
   'execute-sql': createExecuteSqlOperation({
     engine: () => engine,
     cache: new DatasetCache({ now: clock }),
-    rowSource: (context) =>
-      new RecordStoreRowSource(
-        context.ports.lists,
-        context.ports.bookkeeping,
-        context.catalog,
-        context.telemetry.capacity,
-        context.now,
-      ),
+    rowSource: recordStoreRows,
   }),
 };
 const harness = new ServiceHarness(configFile, {

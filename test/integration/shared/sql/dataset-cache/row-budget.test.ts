@@ -10,9 +10,12 @@ import { createHandler } from '../../../../../shared/composition/pipeline';
 import type { Operation } from '../../../../../shared/operation/operation';
 import { batchCreateOperation } from '../../../../../shared/operations/batch-create';
 import { createOperation } from '../../../../../shared/operations/create';
-import { createExecuteSqlOperation, ENGINE_LOAD_LIMIT_MS } from '../../../../../shared/operations/execute-sql';
+import {
+  createExecuteSqlOperation,
+  ENGINE_LOAD_LIMIT_MS,
+  recordStoreRows,
+} from '../../../../../shared/operations/execute-sql';
 import { DatasetCache } from '../../../../../shared/sql/dataset-cache';
-import { RecordStoreRowSource } from '../../../../../shared/sql/record-store-row-source';
 import { SqlJsEngine } from '../../../../../shared/sql/sqljs-engine';
 import { expectFailure } from '../../../../support/failure-envelope';
 import { type AppCredentials, ServiceHarness } from '../../../../support/service-harness';
@@ -67,14 +70,7 @@ const executeSql = createExecuteSqlOperation({
     return engine;
   },
   cache: new DatasetCache({ rowBudget: ROW_BUDGET }),
-  rowSource: (context) =>
-    new RecordStoreRowSource(
-      context.ports.lists,
-      context.ports.bookkeeping,
-      context.catalog,
-      context.telemetry.capacity,
-      context.now,
-    ),
+  rowSource: recordStoreRows,
 });
 /** The operations the tests call, as deployed, but execute-sql with this test's row budget and engine. */
 const OPERATIONS: Record<string, Operation> = {
