@@ -8,6 +8,7 @@ import path from 'node:path';
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { loadConfigFile } from '../../../../../shared/catalog-store/load-config';
 import { setLogSink } from '../../../../../shared/observability/request-log';
+import { interceptSend } from '../../../../support/intercept-send';
 import { LiveConfiguration } from '../../../../support/live-configuration';
 import { FIXTURES_DIR } from '../../../../support/paths';
 
@@ -18,17 +19,12 @@ let batchWrites = 0;
 
 /** The client, answering every BatchWriteItem as a saturated table does: nothing processed. */
 function busyBatchWrites(client: DynamoDBDocumentClient): DynamoDBDocumentClient {
-  return new Proxy(client, {
-    get(target, property, receiver) {
-      if (property !== 'send') return Reflect.get(target, property, receiver);
-      return (command: unknown, ...rest: unknown[]) => {
-        if (command instanceof BatchWriteCommand) {
-          batchWrites += 1;
-          return Promise.resolve({ UnprocessedItems: command.input.RequestItems });
-        }
-        return (target.send as (...args: unknown[]) => Promise<unknown>).call(target, command, ...rest);
-      };
-    },
+  return interceptSend(client, (command, send) => {
+    if (command instanceof BatchWriteCommand) {
+      batchWrites += 1;
+      return Promise.resolve({ UnprocessedItems: command.input.RequestItems });
+    }
+    return send();
   });
 }
 

@@ -9,6 +9,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { loadConfigFile } from '../../../../../shared/catalog-store/load-config';
 import { setLogSink } from '../../../../../shared/observability/request-log';
 import { claimsCheckedKey } from '../../../../../shared/storage/item-keys';
+import { interceptSend } from '../../../../support/intercept-send';
 import { LiveConfiguration } from '../../../../support/live-configuration';
 import { FIXTURES_DIR } from '../../../../support/paths';
 
@@ -17,16 +18,11 @@ const CHECKED = JSON.stringify(claimsCheckedKey('orders'));
 
 /** The client, refusing reads of the dataset's checked position (the first read of every fold). */
 function refusingFolds(client: DynamoDBDocumentClient): DynamoDBDocumentClient {
-  return new Proxy(client, {
-    get(target, property, receiver) {
-      if (property !== 'send') return Reflect.get(target, property, receiver);
-      return (command: { input: { Key?: Record<string, unknown> } }, ...rest: unknown[]) => {
-        if (JSON.stringify(command.input.Key) === CHECKED) {
-          return Promise.reject(Object.assign(new Error('the store is unavailable'), { name: 'ServiceUnavailable' }));
-        }
-        return (target.send as (...args: unknown[]) => Promise<unknown>).call(target, command, ...rest);
-      };
-    },
+  return interceptSend(client, (command, send) => {
+    if (JSON.stringify(command.input.Key) === CHECKED) {
+      return Promise.reject(Object.assign(new Error('the store is unavailable'), { name: 'ServiceUnavailable' }));
+    }
+    return send();
   });
 }
 

@@ -20,6 +20,7 @@ import {
   type FoldRoundLimits,
   foldDatasetTotals,
 } from '../../../../../shared/storage/value-counter';
+import { interceptSend } from '../../../../support/intercept-send';
 import { ORDERS_FIELDS, type OrdersDataset, ordersDataset } from './orders-dataset';
 
 let dynamo: EmbeddedDynamo;
@@ -39,23 +40,18 @@ interface Watch {
 }
 
 function watching(client: DynamoDBDocumentClient, watch: Watch): DynamoDBDocumentClient {
-  return new Proxy(client, {
-    get(target, property, receiver) {
-      if (property !== 'send') return Reflect.get(target, property, receiver);
-      return (command: { input: Record<string, unknown> }, ...rest: unknown[]) => {
-        const requests = command.input.RequestItems as Record<string, { Keys?: Record<string, unknown>[] }> | undefined;
-        const keys = Object.values(requests ?? {}).flatMap((request) => request.Keys ?? []);
-        const pages = keys.filter((key) => String(key['@sk']).startsWith(VALUE_PAGE_PREFIX));
-        if (pages.length > 0) watch.pageReads.push(pages.length);
-        const item = command.input.Item as Record<string, unknown> | undefined;
-        if (item && 'counts' in item) {
-          const key = item['@sk'] as string;
-          watch.pageWrites.set(key, (watch.pageWrites.get(key) ?? 0) + 1);
-        }
-        if (item && 'lowests' in item) watch.listWrites += 1;
-        return (target.send as (...args: unknown[]) => Promise<unknown>).call(target, command, ...rest);
-      };
-    },
+  return interceptSend(client, (command, send) => {
+    const requests = command.input.RequestItems as Record<string, { Keys?: Record<string, unknown>[] }> | undefined;
+    const keys = Object.values(requests ?? {}).flatMap((request) => request.Keys ?? []);
+    const pages = keys.filter((key) => String(key['@sk']).startsWith(VALUE_PAGE_PREFIX));
+    if (pages.length > 0) watch.pageReads.push(pages.length);
+    const item = command.input.Item as Record<string, unknown> | undefined;
+    if (item && 'counts' in item) {
+      const key = item['@sk'] as string;
+      watch.pageWrites.set(key, (watch.pageWrites.get(key) ?? 0) + 1);
+    }
+    if (item && 'lowests' in item) watch.listWrites += 1;
+    return send();
   });
 }
 

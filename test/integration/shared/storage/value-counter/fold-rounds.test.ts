@@ -12,6 +12,7 @@ import { equalityInterval, rangeInterval } from '../../../../../shared/records/v
 import { SETTLE_MS } from '../../../../../shared/storage/record-counter';
 import { ensureTables, localTableNames } from '../../../../../shared/storage/table-setup';
 import { CHECK_SLACK_MS, foldDatasetTotals } from '../../../../../shared/storage/value-counter';
+import { interceptSend } from '../../../../support/intercept-send';
 import { ORDERS_FIELDS, ordersDataset } from './orders-dataset';
 
 let dynamo: EmbeddedDynamo;
@@ -22,17 +23,13 @@ afterAll(() => dynamo.close());
 
 /** The client, counting the writes of each count page (by its sort key). */
 function countingPageWrites(client: DynamoDBDocumentClient, writes: Map<string, number>): DynamoDBDocumentClient {
-  return new Proxy(client, {
-    get(target, property, receiver) {
-      if (property !== 'send') return Reflect.get(target, property, receiver);
-      return (command: { input: { Item?: Record<string, unknown> } }, ...rest: unknown[]) => {
-        const key = command.input.Item?.['@sk'];
-        if (typeof key === 'string' && 'counts' in (command.input.Item ?? {})) {
-          writes.set(key, (writes.get(key) ?? 0) + 1);
-        }
-        return (target.send as (...args: unknown[]) => Promise<unknown>).call(target, command, ...rest);
-      };
-    },
+  return interceptSend(client, (command, send) => {
+    const item = command.input.Item as Record<string, unknown> | undefined;
+    const key = item?.['@sk'];
+    if (typeof key === 'string' && 'counts' in (item ?? {})) {
+      writes.set(key, (writes.get(key) ?? 0) + 1);
+    }
+    return send();
   });
 }
 

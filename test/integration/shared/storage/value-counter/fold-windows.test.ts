@@ -11,6 +11,7 @@ import { equalityInterval, rangeInterval } from '../../../../../shared/records/v
 import { lastIdAt, SETTLE_MS } from '../../../../../shared/storage/record-counter';
 import { ensureTables, localTableNames } from '../../../../../shared/storage/table-setup';
 import { CHECK_SLACK_MS, checkClaims, foldDatasetTotals } from '../../../../../shared/storage/value-counter';
+import { interceptSend } from '../../../../support/intercept-send';
 import { ORDERS_FIELDS, ordersDataset } from './orders-dataset';
 
 let dynamo: EmbeddedDynamo;
@@ -27,23 +28,18 @@ interface ClaimRead {
 }
 
 function watchingClaimReads(client: DynamoDBDocumentClient, reads: ClaimRead[]): DynamoDBDocumentClient {
-  return new Proxy(client, {
-    get(target, property, receiver) {
-      if (property !== 'send') return Reflect.get(target, property, receiver);
-      return async (command: { input: Record<string, unknown> }, ...rest: unknown[]) => {
-        const result = await (target.send as (...args: unknown[]) => Promise<unknown>).call(target, command, ...rest);
-        const from = (command.input.ExpressionAttributeValues as Record<string, unknown> | undefined)?.[':from'];
-        if (command.input.KeyConditionExpression !== undefined && String(from).startsWith('change#')) {
-          const items = (result as { Items?: Record<string, unknown>[] }).Items ?? [];
-          reads.push({
-            limit: command.input.Limit as number | undefined,
-            claims: items.length,
-            records: items.reduce((sum, item) => sum + (item.k === 'b' ? (item.n as number) : 1), 0),
-          });
-        }
-        return result;
-      };
-    },
+  return interceptSend(client, async (command, send) => {
+    const result = await send();
+    const from = (command.input.ExpressionAttributeValues as Record<string, unknown> | undefined)?.[':from'];
+    if (command.input.KeyConditionExpression !== undefined && String(from).startsWith('change#')) {
+      const items = (result as { Items?: Record<string, unknown>[] }).Items ?? [];
+      reads.push({
+        limit: command.input.Limit as number | undefined,
+        claims: items.length,
+        records: items.reduce((sum, item) => sum + (item.k === 'b' ? (item.n as number) : 1), 0),
+      });
+    }
+    return result;
   });
 }
 

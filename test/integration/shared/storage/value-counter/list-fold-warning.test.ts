@@ -17,6 +17,7 @@ import {
   FOLD_LEASE_MS,
   LIST_FOLD_GRACE_MS,
 } from '../../../../../shared/storage/value-counter';
+import { interceptSend } from '../../../../support/intercept-send';
 import { ORDERS_FIELDS, ordersDataset } from './orders-dataset';
 
 let dynamo: EmbeddedDynamo;
@@ -27,16 +28,12 @@ afterAll(() => dynamo.close());
 
 /** The client, refusing count page writes while `refusing.on`. */
 function refusingPageWrites(client: DynamoDBDocumentClient, refusing: { on: boolean }): DynamoDBDocumentClient {
-  return new Proxy(client, {
-    get(target, property, receiver) {
-      if (property !== 'send') return Reflect.get(target, property, receiver);
-      return (command: { input: { Item?: Record<string, unknown> } }, ...rest: unknown[]) => {
-        if (refusing.on && 'counts' in (command.input.Item ?? {})) {
-          return Promise.reject(Object.assign(new Error('the store is unavailable'), { name: 'ServiceUnavailable' }));
-        }
-        return (target.send as (...args: unknown[]) => Promise<unknown>).call(target, command, ...rest);
-      };
-    },
+  return interceptSend(client, (command, send) => {
+    const item = command.input.Item as Record<string, unknown> | undefined;
+    if (refusing.on && 'counts' in (item ?? {})) {
+      return Promise.reject(Object.assign(new Error('the store is unavailable'), { name: 'ServiceUnavailable' }));
+    }
+    return send();
   });
 }
 

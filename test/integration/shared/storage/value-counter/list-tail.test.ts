@@ -14,6 +14,7 @@ import { CapacityMeter } from '../../../../../shared/observability/capacity-mete
 import { rangeInterval } from '../../../../../shared/records/value-encoding';
 import { ensureTables, localTableNames } from '../../../../../shared/storage/table-setup';
 import { countSlotValues } from '../../../../../shared/storage/value-counter';
+import { interceptSend } from '../../../../support/intercept-send';
 import { ordersDataset } from './orders-dataset';
 
 let dynamo: EmbeddedDynamo;
@@ -44,29 +45,22 @@ function readKind(input: Record<string, unknown>): string {
 }
 
 function watching(client: DynamoDBDocumentClient, reads: { now?: Reads }): DynamoDBDocumentClient {
-  return new Proxy(client, {
-    get(target, property, receiver) {
-      if (property !== 'send') return Reflect.get(target, property, receiver);
-      return async (command: { input: Record<string, unknown> }, ...rest: unknown[]) => {
-        const result = (await (target.send as (...args: unknown[]) => Promise<unknown>).call(
-          target,
-          command,
-          ...rest,
-        )) as { ConsumedCapacity?: { CapacityUnits?: number } | { CapacityUnits?: number }[] };
-        const consumed = result.ConsumedCapacity;
-        const units = (Array.isArray(consumed) ? consumed : consumed ? [consumed] : []).reduce(
-          (sum, { CapacityUnits }) => sum + (CapacityUnits ?? 0),
-          0,
-        );
-        const tally = reads.now;
-        const isRead = /^(Get|BatchGet|Query)Command$/.test(command.constructor.name);
-        if (tally && isRead) {
-          const kind = readKind(command.input);
-          tally[kind] = (tally[kind] ?? 0) + units;
-        }
-        return result;
-      };
-    },
+  return interceptSend(client, async (command, send) => {
+    const result = (await send()) as {
+      ConsumedCapacity?: { CapacityUnits?: number } | { CapacityUnits?: number }[];
+    };
+    const consumed = result.ConsumedCapacity;
+    const units = (Array.isArray(consumed) ? consumed : consumed ? [consumed] : []).reduce(
+      (sum, { CapacityUnits }) => sum + (CapacityUnits ?? 0),
+      0,
+    );
+    const tally = reads.now;
+    const isRead = /^(Get|BatchGet|Query)Command$/.test(command.constructor.name);
+    if (tally && isRead) {
+      const kind = readKind(command.input);
+      tally[kind] = (tally[kind] ?? 0) + units;
+    }
+    return result;
   });
 }
 

@@ -39,6 +39,7 @@ import {
   FOLD_LEASE_MS,
   foldDatasetTotals,
 } from '../../../../../shared/storage/value-counter';
+import { interceptSend } from '../../../../support/intercept-send';
 import { ORDERS_FIELDS, type OrdersDataset, type OrdersField, ordersDataset } from './orders-dataset';
 
 const ITEM_LIMIT_BYTES = 400 * 1024;
@@ -51,24 +52,19 @@ afterAll(() => dynamo.close());
 
 /** The client, keeping the largest item it was asked to put (as JSON, a little more than DynamoDB counts). */
 function measuringItems(client: DynamoDBDocumentClient, largest: { bytes: number }): DynamoDBDocumentClient {
-  return new Proxy(client, {
-    get(target, property, receiver) {
-      if (property !== 'send') return Reflect.get(target, property, receiver);
-      return (command: { input: Record<string, unknown> }, ...rest: unknown[]) => {
-        const { Item, RequestItems } = command.input as {
-          Item?: unknown;
-          RequestItems?: Record<string, { PutRequest?: { Item: unknown } }[]>;
-        };
-        const items = [
-          ...(Item ? [Item] : []),
-          ...Object.values(RequestItems ?? {}).flatMap((requests) =>
-            Array.isArray(requests) ? requests.flatMap((request) => request.PutRequest?.Item ?? []) : [],
-          ),
-        ];
-        for (const item of items) largest.bytes = Math.max(largest.bytes, Buffer.byteLength(JSON.stringify(item)));
-        return (target.send as (...args: unknown[]) => Promise<unknown>).call(target, command, ...rest);
-      };
-    },
+  return interceptSend(client, (command, send) => {
+    const { Item, RequestItems } = command.input as {
+      Item?: unknown;
+      RequestItems?: Record<string, { PutRequest?: { Item: unknown } }[]>;
+    };
+    const items = [
+      ...(Item ? [Item] : []),
+      ...Object.values(RequestItems ?? {}).flatMap((requests) =>
+        Array.isArray(requests) ? requests.flatMap((request) => request.PutRequest?.Item ?? []) : [],
+      ),
+    ];
+    for (const item of items) largest.bytes = Math.max(largest.bytes, Buffer.byteLength(JSON.stringify(item)));
+    return send();
   });
 }
 
@@ -263,16 +259,11 @@ it('a slot that still has the former single list is read, moved into parts at it
 
 /** The client, failing every call from the `after`-th write of a page list part on (a fold that dies there). */
 function dyingAtListWrite(client: DynamoDBDocumentClient, fault: { after?: number; sent: number }) {
-  return new Proxy(client, {
-    get(target, property, receiver) {
-      if (property !== 'send') return Reflect.get(target, property, receiver);
-      return (command: { input: { Item?: Record<string, unknown> } }, ...rest: unknown[]) => {
-        if (fault.after !== undefined && 'lowests' in (command.input.Item ?? {})) fault.sent += 1;
-        if (fault.after !== undefined && fault.sent > fault.after)
-          return Promise.reject(new Error('the process stopped'));
-        return (target.send as (...args: unknown[]) => Promise<unknown>).call(target, command, ...rest);
-      };
-    },
+  return interceptSend(client, (command, send) => {
+    const item = command.input.Item as Record<string, unknown> | undefined;
+    if (fault.after !== undefined && 'lowests' in (item ?? {})) fault.sent += 1;
+    if (fault.after !== undefined && fault.sent > fault.after) return Promise.reject(new Error('the process stopped'));
+    return send();
   });
 }
 

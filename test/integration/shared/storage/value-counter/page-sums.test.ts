@@ -24,6 +24,7 @@ import {
   FOLD_LEASE_MS,
   foldDatasetTotals,
 } from '../../../../../shared/storage/value-counter';
+import { interceptSend } from '../../../../support/intercept-send';
 import { type OrdersDataset, type OrdersField, ordersDataset } from './orders-dataset';
 
 let dynamo: EmbeddedDynamo;
@@ -55,29 +56,23 @@ function writeKind(input: Record<string, unknown>): string | undefined {
 }
 
 function watching(client: DynamoDBDocumentClient, watch: Watch): DynamoDBDocumentClient {
-  return new Proxy(client, {
-    get(target, property, receiver) {
-      if (property !== 'send') return Reflect.get(target, property, receiver);
-      return async (command: { input: Record<string, unknown> }, ...rest: unknown[]) => {
-        if (watch.dead) throw new Error('the process stopped');
-        const result = (await (target.send as (...args: unknown[]) => Promise<unknown>).call(
-          target,
-          command,
-          ...rest,
-        )) as { Items?: Record<string, unknown>[]; Responses?: Record<string, Record<string, unknown>[]> };
-        const kind = writeKind(command.input);
-        if (kind) {
-          watch.writes.push(kind);
-          if (!watch.dead && watch.dies?.(watch.writes)) {
-            watch.dead = true;
-            watch.diedAfter = kind;
-          }
-        }
-        const items = [...(result.Items ?? []), ...Object.values(result.Responses ?? {}).flat()];
-        watch.pagesRead += items.filter((item) => 'counts' in item).length;
-        return result;
-      };
-    },
+  return interceptSend(client, async (command, send) => {
+    if (watch.dead) throw new Error('the process stopped');
+    const result = (await send()) as {
+      Items?: Record<string, unknown>[];
+      Responses?: Record<string, Record<string, unknown>[]>;
+    };
+    const kind = writeKind(command.input);
+    if (kind) {
+      watch.writes.push(kind);
+      if (!watch.dead && watch.dies?.(watch.writes)) {
+        watch.dead = true;
+        watch.diedAfter = kind;
+      }
+    }
+    const items = [...(result.Items ?? []), ...Object.values(result.Responses ?? {}).flat()];
+    watch.pagesRead += items.filter((item) => 'counts' in item).length;
+    return result;
   });
 }
 

@@ -50,6 +50,7 @@ import {
   FOLD_LEASE_MS,
   foldDatasetTotals,
 } from '../../../../../shared/storage/value-counter';
+import { interceptSend } from '../../../../support/intercept-send';
 
 const FIELDS: FieldConfig[] = [
   { name: 'status', type: 'enum', options: ['new', 'paid', 'shipped', 'void'], indexed: true },
@@ -79,18 +80,13 @@ let fault: (Fault & { struck?: boolean; sent: number }) | undefined;
 
 /** The document client with the fault injected: a dead process sends nothing more. */
 function faultyClient(client: DynamoDBDocumentClient): DynamoDBDocumentClient {
-  return new Proxy(client, {
-    get(target, property, receiver) {
-      if (property !== 'send') return Reflect.get(target, property, receiver);
-      return (command: { input: Record<string, unknown> }, ...rest: unknown[]) => {
-        if (fault && !fault.struck && (fault.fold ? isWrite(command.input) : isRecordWrite(command.input))) {
-          if (fault.sent >= (fault.after ?? 0)) fault.struck = true;
-          fault.sent += 1;
-        }
-        if (fault?.struck) return Promise.reject(new Error('the process stopped'));
-        return (target.send as (...args: unknown[]) => Promise<unknown>).call(target, command, ...rest);
-      };
-    },
+  return interceptSend(client, (command, send) => {
+    if (fault && !fault.struck && (fault.fold ? isWrite(command.input) : isRecordWrite(command.input))) {
+      if (fault.sent >= (fault.after ?? 0)) fault.struck = true;
+      fault.sent += 1;
+    }
+    if (fault?.struck) return Promise.reject(new Error('the process stopped'));
+    return send();
   });
 }
 
