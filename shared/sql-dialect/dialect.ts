@@ -2,8 +2,10 @@
  * Custom SQL's dialect (docs/interface.md §19), in one place: a registered query is MySQL 8 text. It is read once
  * (`readQuery`, kept per text), checked when the configuration loads against every dataset and field of the
  * deployment (`queryProblems`: anything outside the accepted list, or a name that does not exist, refuses the
- * configuration, naming the query and the construct), and rendered for one caller at run time (`renderQuery`:
- * only the datasets and fields its grants let it read; a hidden one is answered as unknown). An engine takes the
+ * configuration, naming the query and the construct), checked so again before custom SQL first runs it
+ * (`queryRunProblem`, for a configuration an earlier release applied), and rendered for one caller at run time
+ * (`renderQuery`: only the datasets and fields its grants let it read; a hidden one is answered as unknown). Custom
+ * SQL loads this module through dialect-loader.ts, from a file of its own. An engine takes the
  * rendering: SQLite (sqlite-render.ts, with sqlite-functions.js registered in it) is the embedded one; another
  * engine adds its own rendering of the same checked tree.
  */
