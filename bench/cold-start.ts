@@ -18,8 +18,8 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { type BuildOptions, build, type Metafile, type Plugin } from 'esbuild';
-import { FUNCTION_BUNDLING } from '../lib/operation-function';
+import type { Metafile, Plugin } from 'esbuild';
+import { buildFunctionBundle as bundle } from '../test/support/function-bundles';
 import { synthesizedBundles } from '../test/support/synthesized-bundles';
 import { writeSection } from './report';
 
@@ -47,27 +47,6 @@ const LAMBDA_ENV = {
   DEFAULT_SECRET_ID: 'data-access-service/bench/default',
 };
 
-/** FUNCTION_BUNDLING as esbuild options: the arguments NodejsFunction gives the esbuild command line. */
-function esbuildOptions(entry: string, outfile: string): BuildOptions {
-  return {
-    entryPoints: [entry],
-    bundle: true,
-    platform: 'node',
-    target: FUNCTION_BUNDLING.target,
-    format: FUNCTION_BUNDLING.format,
-    outfile,
-    minify: FUNCTION_BUNDLING.minify,
-    sourcemap: FUNCTION_BUNDLING.sourceMap,
-    sourcesContent: FUNCTION_BUNDLING.sourcesContent,
-    external: [...FUNCTION_BUNDLING.externalModules],
-    mainFields: [...FUNCTION_BUNDLING.mainFields],
-    absWorkingDir: ROOT,
-    metafile: true,
-    write: false,
-    logLevel: 'silent',
-  };
-}
-
 /** What a bundle leaves out once hooks run from a file of their own: the engine and the hook runner. */
 const HOOK_MODULES = [/[\\/]shared[\\/]sandbox[\\/]/, /[\\/]shared[\\/]hooks[\\/]/];
 const HOOK_PACKAGES = /^(quickjs-emscripten-core|@jitl\/)/;
@@ -91,19 +70,6 @@ const withoutHooks: Plugin = {
     });
   },
 };
-
-interface BuiltBundle {
-  code: Uint8Array;
-  metafile: Metafile;
-}
-
-async function bundle(entry: string, plugins: Plugin[] = []): Promise<BuiltBundle> {
-  const outfile = path.join(ROOT, 'cdk.out', 'bench-cold-start-esbuild', 'index.js');
-  const result = await build({ ...esbuildOptions(entry, outfile), plugins });
-  const code = result.outputFiles?.find((file) => file.path === outfile)?.contents;
-  if (!code || !result.metafile) throw new Error(`esbuild produced no ${outfile} for ${entry}`);
-  return { code, metafile: result.metafile };
-}
 
 /** A bundle's input by what it belongs to: its package (node_modules) or its `shared/` folder. */
 function partOf(input: string): string {

@@ -8,6 +8,7 @@ import type { CatalogConfig } from '../shared/catalog/schema';
 import type { OperationName } from '../shared/contract/routes';
 import { SANDBOX_WASM_FILE, SANDBOX_WORKER_ENTRY, SANDBOX_WORKER_FILE } from '../shared/sandbox/bundle-assets';
 import { sqlBundleAssetSources } from '../shared/sql/bundle-assets';
+import { SQL_DIALECT_ENTRY, SQL_DIALECT_FILE } from '../shared/sql-dialect/dialect-loader';
 import type { DeploymentSettings } from './deployment-settings';
 import type { BundleAsset } from './operation-function';
 import { StatefulStack } from './stateful-stack';
@@ -26,9 +27,16 @@ export interface ServiceStacksOptions {
   entryFor?: StatelessStackProps['entryFor'];
 }
 
-/** The SQL engine's worker and sql.js's loader and WebAssembly, which the engine loads from next to its bundle. */
+/**
+ * The SQL engine's worker and sql.js's loader and WebAssembly, which the engine loads from next to its bundle, and
+ * custom SQL's dialect, bundled on its own: the code that runs custom SQL loads it at its first query, and no
+ * other bundle carries it.
+ */
 export function sqlEngineAssets(): BundleAsset[] {
-  return sqlBundleAssetSources().map(({ fileName, sourcePath }) => ({ from: sourcePath, to: fileName }));
+  return [
+    ...sqlBundleAssetSources().map(({ fileName, sourcePath }) => ({ from: sourcePath, to: fileName })),
+    { from: SQL_DIALECT_ENTRY, to: SQL_DIALECT_FILE, bundle: true },
+  ];
 }
 
 /**

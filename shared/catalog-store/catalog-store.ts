@@ -23,7 +23,7 @@ import {
   planConfigurationChange,
   type RetiredDefinitions,
 } from './configuration-change';
-import { ConfigError, parseConfig } from './load-config';
+import { ConfigError, parseStoredConfig } from './read-config';
 
 /** The configuration without key material (access keys, signing secrets, webhook secrets). */
 export function withoutSecrets(config: CatalogConfig): CatalogConfig {
@@ -58,7 +58,7 @@ export async function readAppliedCatalog(
   const item = await readCatalogItem(client, table);
   if (!item) return undefined;
   return {
-    config: parseConfig(item.config, `table ${table}`),
+    config: parseStoredConfig(item.config, `table ${table}`),
     functionVersions: parseFunctionVersions(item.functionVersions),
     // An item written before indexes were versioned names none: every dataset is then served without indexes
     // (exact, within the list read budget) until the next apply builds them.

@@ -12,7 +12,7 @@
  */
 import { type IndexRegistry, indexedFields, registryForConfiguration } from '../catalog/index-registry';
 import type { CatalogConfig, DatasetConfig, FieldConfig } from '../catalog/schema';
-import type { ConfigProblem } from './load-config';
+import type { ConfigProblem } from './read-config';
 
 /** What a configuration file no longer says but the store must remember: removed datasets and fields. */
 export interface RetiredDefinitions {

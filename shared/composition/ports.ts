@@ -10,7 +10,7 @@ import { dynamoClient, dynamoDocumentClient } from '../aws/dynamodb';
 import { secretsManagerClient } from '../aws/secrets-manager';
 import { CachedCatalogProvider, type CatalogProvider } from '../catalog/catalog-provider';
 import { readDeployedCatalog } from '../catalog-store/catalog-store';
-import { loadConfigFile } from '../catalog-store/load-config';
+import { parseStoredConfig, readConfigFile } from '../catalog-store/read-config';
 import { environment } from '../runtime/environment';
 import { DatasetBookkeeping } from '../storage/dataset-bookkeeping';
 import { EventStore } from '../storage/event-store';
@@ -55,7 +55,7 @@ export function runtimePorts(): RuntimePorts {
   const client = dynamoDocumentClient();
   const keys: KeyStore =
     env.keyStore === 'file'
-      ? new FileKeyStore(loadConfigFile(env.keyFile as string))
+      ? new FileKeyStore(readConfigFile(env.keyFile as string, parseStoredConfig))
       : new SecretsManagerKeyStore({
           client: secretsManagerClient(),
           secretPrefix: env.secretPrefix as string,

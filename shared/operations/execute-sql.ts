@@ -1,7 +1,8 @@
 /**
  * execute-sql: run a registered query of the calling application (docs/interface.md §8). The query is found by
  * `sqlCode` or numeric `id` among the caller's own queries, its `params` are checked against the declared ones,
- * its MySQL 8 text is rendered for the engine as this caller may run it (§19, shared/sql-dialect), each dataset
+ * its MySQL 8 text is rendered for the engine as this caller may run it (§19, shared/sql-dialect, loaded on the
+ * first query: only the bundles that run custom SQL carry it), each dataset
  * it reads is loaded as the caller may read it (visible fields, row filter), and the statement runs read-only
  * with a time limit. A statement that fails answers `execSuccess: false` inside a successful envelope;
  * everything else about the request is checked like any other operation's.
@@ -19,7 +20,8 @@ import { type QueryEngine, type ResultRow, SqlStatementError } from '../sql/quer
 import { checkQueryParams } from '../sql/query-params';
 import { RecordStoreRowSource } from '../sql/record-store-row-source';
 import { SqlJsEngine } from '../sql/sqljs-engine';
-import { datasetTable, limitParams, type RenderedQuery, renderQuery, UnknownNameError } from '../sql-dialect/dialect';
+import type { RenderedQuery } from '../sql-dialect/dialect';
+import { type SqlDialect, sqlDialect } from '../sql-dialect/dialect-loader';
 
 /** A query's time limit when its configuration sets none. */
 export const DEFAULT_QUERY_TIMEOUT_MS = 5_000;
@@ -54,17 +56,21 @@ export function createExecuteSqlOperation(dependencies: ExecuteSqlDependencies):
       const { caller, catalog } = context;
       const query = findQuery(catalog, caller.application.appCode, body);
       const params = checkQueryParams(query.params, body.params);
-      for (const name of limitParams(query)) {
+      const dialect = sqlDialect();
+      // A query the configuration's check would refuse (one applied by an earlier release) fails as SQL does.
+      const problem = dialect.queryRunProblem(query, catalog.config);
+      if (problem !== undefined) return { execSuccess: false, execError: problem };
+      for (const name of dialect.limitParams(query)) {
         const value = params[name];
         if (typeof value === 'number' && value < 0)
           throw new InvalidParameterError(`parameter '${name}' must be 0 or more (it is a LIMIT)`);
       }
       let rendered: RenderedQuery;
       try {
-        rendered = renderForCaller(catalog, caller, query, context.now());
+        rendered = renderForCaller(dialect, catalog, caller, query, context.now());
       } catch (error) {
         // A field or dataset the caller may not read is, to it, one that does not exist.
-        if (error instanceof UnknownNameError) return { execSuccess: false, execError: error.message };
+        if (error instanceof dialect.UnknownNameError) return { execSuccess: false, execError: error.message };
         throw error;
       }
       const views = datasetViews(catalog, caller, query, rendered.tables);
@@ -141,14 +147,20 @@ export function findQuery(catalog: Catalog, appCode: string, body: Record<string
  * The query in the engine's dialect, as this caller may run it: the datasets and fields it may read, `NOW()` in
  * the configuration's time zone (docs/interface.md §19).
  */
-function renderForCaller(catalog: Catalog, caller: Caller, query: QueryConfig, epochMs: number): RenderedQuery {
+function renderForCaller(
+  dialect: SqlDialect,
+  catalog: Catalog,
+  caller: Caller,
+  query: QueryConfig,
+  epochMs: number,
+): RenderedQuery {
   const timeZone = catalog.config.timeZone ?? 'UTC';
-  return renderQuery(query, {
+  return dialect.renderQuery(query, {
     table: (name) => {
       const dataset = catalog.dataset(name);
       if (!dataset) return undefined;
       const grant = readableGrant(caller, dataset.datasetCode);
-      return datasetTable(dataset, grant !== undefined, grant ? visibleFields(grant) : undefined);
+      return dialect.datasetTable(dataset, grant !== undefined, grant ? visibleFields(grant) : undefined);
     },
     timeZone,
     now: { epochMs, local: () => formatTimestamp(new Date(epochMs), timeZone) },

@@ -2,8 +2,10 @@
  * Custom SQL's dialect (docs/interface.md §19), in one place: a registered query is MySQL 8 text. It is read once
  * (`readQuery`, kept per text), checked when the configuration loads against every dataset and field of the
  * deployment (`queryProblems`: anything outside the accepted list, or a name that does not exist, refuses the
- * configuration, naming the query and the construct), and rendered for one caller at run time (`renderQuery`:
- * only the datasets and fields its grants let it read; a hidden one is answered as unknown). An engine takes the
+ * configuration, naming the query and the construct), checked so again before custom SQL first runs it
+ * (`queryRunProblem`, for a configuration an earlier release applied), and rendered for one caller at run time
+ * (`renderQuery`: only the datasets and fields its grants let it read; a hidden one is answered as unknown). Custom
+ * SQL loads this module through dialect-loader.ts, from a file of its own. An engine takes the
  * rendering: SQLite (sqlite-render.ts, with sqlite-functions.js registered in it) is the embedded one; another
  * engine adds its own rendering of the same checked tree.
  */
@@ -17,6 +19,7 @@ import {
   type RenderedQuery,
   renderSqlite,
   type StatementClock,
+  UnknownNameError,
 } from './sqlite-render';
 
 export { DialectError } from './dialect-error';
@@ -96,31 +99,65 @@ export interface QueryProblem {
   message: string;
 }
 
+/** The tables a configuration's queries are checked against: every dataset with every field. */
+function allTables(config: CatalogConfig): Map<string, DialectTable> {
+  return new Map(config.datasets.map((dataset) => [dataset.datasetCode, datasetTable(dataset)]));
+}
+
+/** One query checked as `queryProblems` checks it: what refuses it, or undefined. */
+function checkQuery(
+  query: QueryConfig,
+  config: CatalogConfig,
+  tables: Map<string, DialectTable>,
+): DialectError | undefined {
+  try {
+    renderSqlite(readQuery(query.sql), {
+      table: (name) => tables.get(name),
+      params: paramTypes(query),
+      timeZone: config.timeZone ?? 'UTC',
+      now: LOAD_CLOCK,
+      onlyFullGroupBy: true,
+    });
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof DialectError)) throw error;
+    return error;
+  }
+}
+
 /**
  * Every query checked as it will run: read, and rendered against every dataset with every field, at a fixed
  * moment (what a query answers never decides whether it is accepted), with MySQL 8's ONLY_FULL_GROUP_BY checked
  * (it depends on the text alone, so it is not checked again per caller). One problem per query that fails.
  */
 export function queryProblems(config: CatalogConfig): QueryProblem[] {
-  const tables = new Map(config.datasets.map((dataset) => [dataset.datasetCode, datasetTable(dataset)]));
+  const tables = allTables(config);
   const problems: QueryProblem[] = [];
   (config.queries ?? []).forEach((query, index) => {
     // A `${...}` query is refused with its own message (the schema's); reading it again would say less.
     if (/\$\{[^}]*\}/.test(query.sql)) return;
-    try {
-      renderSqlite(readQuery(query.sql), {
-        table: (name) => tables.get(name),
-        params: paramTypes(query),
-        timeZone: config.timeZone ?? 'UTC',
-        now: LOAD_CLOCK,
-        onlyFullGroupBy: true,
-      });
-    } catch (error) {
-      if (!(error instanceof DialectError)) throw error;
-      problems.push({ index, message: describeProblem(query, error) });
-    }
+    const error = checkQuery(query, config, tables);
+    if (error) problems.push({ index, message: describeProblem(query, error) });
   });
   return problems;
+}
+
+const checkedAtRun = new WeakMap<QueryConfig, { problem?: string }>();
+
+/**
+ * Why custom SQL will not run a query of a stored configuration, in the words `queryProblems` refuses it with, or
+ * undefined. A configuration is checked where it is written, but one applied by an earlier release was checked
+ * by that release's rules: custom SQL checks each query again before it first runs it (kept per query of a
+ * loaded configuration). An unknown name is left to the caller's rendering, which answers it as that caller sees it.
+ */
+export function queryRunProblem(query: QueryConfig, config: CatalogConfig): string | undefined {
+  let checked = checkedAtRun.get(query);
+  if (!checked) {
+    const error = checkQuery(query, config, allTables(config));
+    checked = error && !(error instanceof UnknownNameError) ? { problem: describeProblem(query, error) } : {};
+    checkedAtRun.set(query, checked);
+  }
+  return checked.problem;
 }
 
 function describeProblem(query: QueryConfig, error: DialectError): string {

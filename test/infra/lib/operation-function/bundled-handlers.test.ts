@@ -1,9 +1,11 @@
 /**
  * What deploys is what was tested: the bundles `cdk synth` produced (not the TypeScript sources) run behind the
- * local HTTP server against dynalite, and answer signed requests as the contract says.
+ * local HTTP server against dynalite, and answer signed requests as the contract says; custom SQL runs from the
+ * files beside them (the dialect is one), in execute-sql and in a hook of the hooked get-one.
  */
 import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expectFailure } from '../../../support/failure-envelope';
 import { buildService, PROJECT_ROOT } from '../../../support/service-fixture';
@@ -13,18 +15,44 @@ import { synthesizedBundles } from '../../../support/synthesized-bundles';
 // Inside the repository, so the bundles resolve the externalized @aws-sdk/* from its node_modules, as they
 // resolve them from the Lambda runtime in AWS.
 const OUTDIR = join(PROJECT_ROOT, 'cdk.out', `infra-test-${process.pid}`);
+const scratch = mkdtempSync(join(tmpdir(), 'bundled-handlers-'));
+
+/**
+ * The fixture with a registered query, run by execute-sql and by an after hook of get-one on `typed` (the
+ * synthesized configuration hooks get-one, so its bundle has the sandbox and the SQL engine's files beside it).
+ */
+function withCustomSql(): string {
+  const config = JSON.parse(readFileSync(FIXTURE_CONFIG, 'utf8'));
+  config.queries = [{ appCode: MAIN_APP.appCode, sqlCode: 'note-count', sql: 'SELECT COUNT(*) AS n FROM notes' }];
+  config.functions = [
+    {
+      appCode: MAIN_APP.appCode,
+      name: 'with-note-count',
+      source:
+        'export default async function withNoteCount(record, context) {\n' +
+        "  const count = await context.client.sql.execute('note-count', {});\n" +
+        '  return { ...record, notes: count.execResult[0].n };\n' +
+        '}',
+    },
+  ];
+  config.hooks = [{ datasetCode: 'typed', operation: 'get-one', node: 'after', function: 'with-note-count' }];
+  const file = join(scratch, 'service-config.json');
+  writeFileSync(file, JSON.stringify(config));
+  return file;
+}
 
 let harness: ServiceHarness;
 
 beforeAll(async () => {
   buildService({ bundle: true, outdir: OUTDIR });
   // The same loader `npm run test:bundles` uses, over this test's own synthesis.
-  harness = await new ServiceHarness(FIXTURE_CONFIG, { bundlesDir: OUTDIR }).start();
+  harness = await new ServiceHarness(withCustomSql(), { bundlesDir: OUTDIR }).start();
 }, 120_000);
 
 afterAll(async () => {
   await harness.stop();
   rmSync(OUTDIR, { recursive: true, force: true });
+  rmSync(scratch, { recursive: true, force: true });
 });
 
 describe('synthesized bundles behind the local server', () => {
@@ -112,6 +140,39 @@ process.exit(0);`;
     execFileSync(process.execPath, ['-e', script], { encoding: 'utf8', env: { ...process.env, ...env } }),
   ) as string[];
 }
+
+describe('custom SQL from the bundles', () => {
+  let notes: number;
+
+  beforeAll(async () => {
+    expect((await harness.create('notes', { title: 'counted by custom SQL' })).body.success).toBe(true);
+    notes = (await harness.getList('notes')).body.data.paging.totalCount;
+  });
+
+  it('execute-sql runs a registered query with the dialect loaded from the file beside its bundle', async () => {
+    const answer = await harness.call('/api/custom/executeSql', { sqlCode: 'note-count' }, { datasetCode: null });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ success: true, msg: null, data: { execSuccess: true, execResult: [{ n: notes }] } });
+  });
+
+  it('a hook of the hooked get-one runs the same query from its own bundle', async () => {
+    const created = await harness.create('typed', { s: 'hooked' });
+    expect(created.body.success).toBe(true);
+    const one = await harness.getOne('typed', created.body.data.id ?? created.body.data);
+    expect(one.status).toBe(200);
+    expect(one.body.data).toMatchObject({ s: 'hooked', notes });
+  });
+
+  it('loads both from cdk.out', () => {
+    const loaded = (operation: string) => synthesizedBundles(OUTDIR).get(operation);
+    expect(harness.loadedBundles).toEqual(
+      expect.arrayContaining([
+        join(loaded('execute-sql') ?? '', 'index.js'),
+        join(loaded('get-one') ?? '', 'index.js'),
+      ]),
+    );
+  });
+});
 
 describe('the hook sandbox at init', () => {
   it('starts the worker of a hooked operation before the rest of its bundle loads', () => {

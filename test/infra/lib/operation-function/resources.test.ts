@@ -243,6 +243,11 @@ describe('bundles', () => {
     expect(existsSync(join(assetDir('get-list'), 'sql-wasm.wasm'))).toBe(false);
   });
 
+  it('puts custom SQL’s dialect beside the bundles that run queries only: execute-sql and the hooked get-one', () => {
+    const beside = OPERATIONS.filter((operation) => existsSync(join(assetDir(operation), 'sql-dialect.js')));
+    expect(beside).toEqual(['get-one', 'execute-sql']);
+  });
+
   it('puts the hook sandbox’s worker and WebAssembly beside the hooked get-one bundle only', () => {
     for (const operation of OPERATIONS) {
       const hooked = operation === 'get-one';
