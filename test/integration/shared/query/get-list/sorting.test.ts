@@ -28,7 +28,7 @@ beforeAll(async () => {
     created.push({ id: res.body.data.id, ...record });
   }
   for (const num of [2, null, -1, null]) await harness.create('plain', { num });
-}, 20_000);
+}, 60_000);
 afterAll(() => harness.stop());
 
 /** The test's own order: nulls lowest, then the id in the last key's direction. */
