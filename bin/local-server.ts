@@ -4,7 +4,7 @@
  * DynamoDB-compatible store (dynalite) and the file-backed key store.
  *
  *   npm start -- [--config <file>] [--port <n>] [--data-dir <dir>] [--dynamodb-endpoint <url>] [--log text|json] [--quiet]
- *                [--webhook-retry-scale <factor>]
+ *                [--webhook-retry-scale <factor>] [--sql-engine embedded|mysql://user:password@host:port/db]
  *
  * With --dynamodb-endpoint the service runs against that DynamoDB endpoint (moto's server, DynamoDB Local, ...)
  * in the region AWS_REGION names, instead of starting the embedded store.
@@ -33,6 +33,7 @@ import { docsPages } from './local/docs-pages';
 import { connectDynamo, type ExternalDynamoOptions, startEmbeddedDynamo } from './local/embedded-dynamo';
 import { createLambdaHttpServer, type ProxyHandler } from './local/lambda-http';
 import { type LocalChangeLog, startLocalChangeLog } from './local/local-change-log';
+import { type LocalMirror, startLocalMirror } from './local/local-mirror';
 import { type LocalStoreAddress, recordLocalServiceUrl } from './local/service-address';
 import { createTerminalLog } from './local/terminal-log';
 
@@ -84,6 +85,13 @@ export interface LocalServerOptions {
    * catalog a second here (default: the settle window of that cache time).
    */
   indexSettleMs?: number;
+  /**
+   * Where custom SQL runs (docs/interface.md §20): `embedded` (the default) or `mysql://user:password@host:port/db`
+   * (`?socketPath=…` for a Unix socket), MySQL itself over a mirror of the datasets this process keeps.
+   */
+  sqlEngine?: string;
+  /** The MySQL mirror's backfill: records a second at most (default 2,000; 0 unpaced). */
+  mirrorBackfillRecordsPerSecond?: number;
 }
 
 export interface LocalServer {
@@ -99,6 +107,8 @@ export interface LocalServer {
   indexJobs(): Promise<void>;
   /** Resolves once every change made so far is in the change log and every webhook delivery due now is made. */
   changesSettled(): Promise<void>;
+  /** The MySQL mirror, when custom SQL runs on MySQL. */
+  mirror?: LocalMirror;
   close(): Promise<void>;
 }
 
@@ -237,6 +247,25 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     throw error;
   }
   const startedChangeLog = changeLog;
+  let mirror: LocalMirror | undefined;
+  if (options.sqlEngine !== undefined && options.sqlEngine !== 'embedded') {
+    try {
+      mirror = await startLocalMirror({
+        url: options.sqlEngine,
+        documents,
+        tables: storeTables,
+        changeLog: startedChangeLog,
+        ...(options.mirrorBackfillRecordsPerSecond === undefined
+          ? {}
+          : { backfillRecordsPerSecond: options.mirrorBackfillRecordsPerSecond }),
+      });
+    } catch (error) {
+      await runner.stop();
+      await startedChangeLog.stop();
+      await dynamo.close();
+      throw error;
+    }
+  }
   // A deployed hooked function starts its sandbox at init; here the server's start stands for every init (the
   // handlers from source share this process's sandbox; bundles start their own as they load).
   if (!options.loadHandler && (config.hooks?.length ?? 0) > 0) await startSandboxes();
@@ -273,10 +302,12 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     plan,
     indexJobs: () => indexJobs,
     changesSettled: () => startedChangeLog.settled(),
+    ...(mirror ? { mirror } : {}),
     close: async () => {
       await runner.stop();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      await mirror?.stop();
       await startedChangeLog.stop();
       if (options.dropTablesOnClose) await deleteTables(dynamo.client, tables);
       await dynamo.close();
@@ -321,12 +352,13 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
       log: { type: 'string' },
       quiet: { type: 'boolean' },
       'webhook-retry-scale': { type: 'string' },
+      'sql-engine': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   if (values.help) {
     process.stdout.write(
-      `Usage: ${command} [--config <file>] [--port <n>] [--data-dir <dir>] [--dynamodb-endpoint <url>] [--log text|json] [--quiet] [--webhook-retry-scale <factor>]\n` +
+      `Usage: ${command} [--config <file>] [--port <n>] [--data-dir <dir>] [--dynamodb-endpoint <url>] [--log text|json] [--quiet] [--webhook-retry-scale <factor>] [--sql-engine embedded|mysql://…]\n` +
         '  --config             configuration file (default: config/demo.json)\n' +
         '  --port               HTTP port (default: 3000)\n' +
         '  --data-dir           where records persist (default: .data); a fresh directory is a fresh store\n' +
@@ -336,7 +368,10 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
         '                       json: the JSON lines a deployment writes (the default when output is not a terminal)\n' +
         '  --quiet              do not print the request log lines\n' +
         "  --webhook-retry-scale  multiply every wait of the webhooks' retry schedule (5 s, 5 min, ... 24 h) by this\n" +
-        '                       factor, e.g. 0.001 to watch a whole schedule in minutes (default 1)\n',
+        '                       factor, e.g. 0.001 to watch a whole schedule in minutes (default 1)\n' +
+        '  --sql-engine         where custom SQL runs: embedded (default) or mysql://user:password@host:port/db\n' +
+        '                       (MySQL 8 or MariaDB over a mirror of the datasets; ?socketPath=… for a Unix socket);\n' +
+        '                       DAS_SQL_ENGINE says the same, the flag wins\n',
     );
     return;
   }
@@ -355,6 +390,11 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
       `--webhook-retry-scale must be a number above 0 and at most 1, not ${values['webhook-retry-scale']}`,
     );
   }
+  // The flag wins over the environment (read here, where the command line is read).
+  const sqlEngine = values['sql-engine'] ?? (process.env.DAS_SQL_ENGINE || undefined);
+  if (sqlEngine !== undefined && sqlEngine !== 'embedded' && !sqlEngine.startsWith('mysql://')) {
+    throw new Error(`--sql-engine must be embedded or mysql://user:password@host:port/db, not ${sqlEngine}`);
+  }
   const log = values.quiet ? 'none' : (values.log ?? (process.stdout.isTTY ? 'text' : 'json'));
   const writeLine = (line: string) => process.stdout.write(`${line}\n`);
   const server = await startLocalServer({
@@ -369,6 +409,7 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
     ...(log === 'none' ? { logSink: () => undefined } : {}),
     ...(log === 'text' ? { textLog: writeLine } : {}),
     ...(retryScale === undefined ? {} : { webhookRetryScale: retryScale }),
+    ...(sqlEngine === undefined ? {} : { sqlEngine }),
   });
   const forgetAddress = recordLocalServiceUrl(server.url, server.store);
   // Ctrl-C signals the terminal's whole process group, and npm passes the same signal on to this process once more:
@@ -399,6 +440,9 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
       endpoint
         ? `Records are in the tables das-local-* at ${endpoint} (region ${endpointTarget().region})`
         : `Records persist in ${path.resolve(values['data-dir'] ?? '.data')}`,
+      server.mirror
+        ? `Custom SQL runs on MySQL (database ${server.mirror.database}), over a mirror kept from the change log`
+        : 'Custom SQL runs on the embedded engine (--sql-engine mysql://… runs it on MySQL)',
       `Health: curl ${server.url}/health`,
       `API reference: ${server.url}/docs (OpenAPI document: ${server.url}/openapi.json)`,
       '',

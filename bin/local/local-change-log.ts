@@ -58,6 +58,10 @@ export interface LocalChangeLog {
    * every fold of per-value totals due by the clock has run.
    */
   settled(): Promise<void>;
+  /** Resolves once every change made before the call is in the change log (the MySQL mirror reads it). */
+  logged(): Promise<void>;
+  /** The change log's events, as its readers read them. */
+  events: EventStore;
   stop(): Promise<void>;
 }
 
@@ -153,6 +157,8 @@ export async function startLocalChangeLog(options: LocalChangeLogOptions): Promi
       await deliveries.idle();
       await folds.idle();
     },
+    logged: () => poller.caughtUp(),
+    events,
     stop: async () => {
       await poller.stop();
       await deliveries.stop();

@@ -16,7 +16,9 @@ import { AccessDeniedError, InvalidParameterError } from '../contract/errors';
 import type { Operation, OperationContext } from '../operation/operation';
 import { formatTimestamp } from '../records/timestamps';
 import { DatasetCache, type DatasetRowSource, type DatasetView } from '../sql/dataset-cache';
-import { type QueryEngine, type ResultRow, SqlStatementError } from '../sql/query-engine';
+import { type MirrorQueryEngine, registeredMirrorEngine } from '../sql/mirror-engine';
+import { mirrorSource } from '../sql/mirror-scope';
+import { type QueryEngine, type ResultRow, type SqlParamValue, SqlStatementError } from '../sql/query-engine';
 import { checkQueryParams } from '../sql/query-params';
 import { RecordStoreRowSource } from '../sql/record-store-row-source';
 import { SqlJsEngine } from '../sql/sqljs-engine';
@@ -35,6 +37,8 @@ export const EXECUTE_SQL_REQUEST_LIMIT_MS = 27_000;
 export const ENGINE_LOAD_LIMIT_MS = 5_000;
 /** Most rows an answer carries; a larger result fails the statement rather than being cut off. */
 export const MAX_RESULT_ROWS = 10_000;
+/** Most bytes of rows an answer from MySQL carries (docs/interface.md §7's 10 MB, less the envelope's room). */
+export const MAX_RESULT_BYTES = 10 * 1024 * 1024 - 4 * 1024;
 
 export type ExecuteSqlAnswer =
   | { execSuccess: true; execResult: ResultRow[] }
@@ -47,6 +51,8 @@ export interface ExecuteSqlDependencies {
   cache: DatasetCache;
   /** Where this request's datasets are read from. */
   rowSource: (context: OperationContext) => DatasetRowSource;
+  /** MySQL over the mirror, when this process runs custom SQL there (docs/interface.md §20); else embedded. */
+  mirror?: () => MirrorQueryEngine | undefined;
 }
 
 export function createExecuteSqlOperation(dependencies: ExecuteSqlDependencies): Operation {
@@ -65,6 +71,8 @@ export function createExecuteSqlOperation(dependencies: ExecuteSqlDependencies):
         if (typeof value === 'number' && value < 0)
           throw new InvalidParameterError(`parameter '${name}' must be 0 or more (it is a LIMIT)`);
       }
+      const mirror = dependencies.mirror?.();
+      if (mirror) return runOnMirror(mirror, context, query, params, dialect);
       let rendered: RenderedQuery;
       try {
         rendered = renderForCaller(dialect, catalog, caller, query, context.now());
@@ -118,6 +126,56 @@ export function createExecuteSqlOperation(dependencies: ExecuteSqlDependencies):
 }
 
 /**
+ * The query on MySQL itself (docs/interface.md §20): checked and narrowed to the caller by the dialect, then run as
+ * written, its parameters bound by the driver, its time limit the query's own (waiting for the mirror included).
+ */
+async function runOnMirror(
+  mirror: MirrorQueryEngine,
+  context: OperationContext,
+  query: QueryConfig,
+  params: Record<string, SqlParamValue>,
+  dialect: SqlDialect,
+): Promise<ExecuteSqlAnswer> {
+  const { caller, catalog } = context;
+  const startedAt = context.now();
+  let statement: ReturnType<SqlDialect['renderMysqlQuery']>;
+  try {
+    statement = dialect.renderMysqlQuery(query, renderOptions(dialect, catalog, caller, startedAt), (code) => {
+      const dataset = catalog.dataset(code);
+      const view = dataset && readableTable(caller, dataset);
+      if (!dataset || !view)
+        throw new AccessDeniedError(`application '${caller.application.appCode}' may not read dataset '${code}'`);
+      return mirrorSource(mirror.database, view, dataset);
+    });
+  } catch (error) {
+    if (error instanceof dialect.UnknownNameError) return { execSuccess: false, execError: error.message };
+    throw error;
+  }
+  // A query that lists its datasets may read only those, each readable (1006 otherwise), as on the embedded engine.
+  datasetViews(catalog, caller, query, statement.tables);
+  const timeoutMs = query.timeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
+  const started = Date.now();
+  try {
+    const result = await mirror.run({
+      sql: statement.sql,
+      values: statement.params.map((name) => params[name] ?? null),
+      datasets: statement.tables,
+      timeZone: catalog.config.timeZone ?? 'UTC',
+      startedAt,
+      timeoutMs: Math.max(1, Math.min(timeoutMs, EXECUTE_SQL_REQUEST_LIMIT_MS - (context.now() - startedAt))),
+      statedLimitMs: timeoutMs,
+      maxBytes: MAX_RESULT_BYTES,
+    });
+    return { execSuccess: true, execResult: result.rows };
+  } catch (error) {
+    if (error instanceof SqlStatementError) return { execSuccess: false, execError: error.message };
+    throw error;
+  } finally {
+    context.telemetry.metric('sqlDurationMs', Date.now() - started);
+  }
+}
+
+/**
  * The registered query the body names: `sqlCode`, or else a numeric `id`. Another application's query is not
  * found, with the same answer as an unknown one, so codes of other applications are not revealed.
  */
@@ -154,9 +212,13 @@ function renderForCaller(
   query: QueryConfig,
   epochMs: number,
 ): RenderedQuery {
+  return dialect.renderQuery(query, renderOptions(dialect, catalog, caller, epochMs));
+}
+
+function renderOptions(dialect: SqlDialect, catalog: Catalog, caller: Caller, epochMs: number) {
   const timeZone = catalog.config.timeZone ?? 'UTC';
-  return dialect.renderQuery(query, {
-    table: (name) => {
+  return {
+    table: (name: string) => {
       const dataset = catalog.dataset(name);
       if (!dataset) return undefined;
       const grant = readableGrant(caller, dataset.datasetCode);
@@ -164,7 +226,7 @@ function renderForCaller(
     },
     timeZone,
     now: { epochMs, local: () => formatTimestamp(new Date(epochMs), timeZone) },
-  });
+  };
 }
 
 /**
@@ -214,4 +276,5 @@ export const executeSqlOperation = createExecuteSqlOperation({
   },
   cache: new DatasetCache(),
   rowSource: recordStoreRows,
+  mirror: registeredMirrorEngine,
 });

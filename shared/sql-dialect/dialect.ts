@@ -13,6 +13,7 @@ import type { CatalogConfig, DatasetConfig, FieldConfig, QueryConfig } from '../
 import { DialectError } from './dialect-error';
 import type { Expr, SelectStatement } from './mysql-ast';
 import { parseQuery } from './mysql-parser';
+import { type MysqlStatement, renderMysql } from './mysql-render';
 import {
   type DialectTable,
   type ParamType,
@@ -23,6 +24,7 @@ import {
 } from './sqlite-render';
 
 export { DialectError } from './dialect-error';
+export { type MysqlStatement, quoteName } from './mysql-render';
 export { type DialectTable, type RenderedQuery, type StatementClock, UnknownNameError } from './sqlite-render';
 
 const statements = new Map<string, SelectStatement>();
@@ -76,6 +78,19 @@ export interface RenderOptions {
 /** The query rendered for SQLite as one caller may run it. Throws UnknownNameError for what it may not see. */
 export function renderQuery(query: QueryConfig, options: RenderOptions): RenderedQuery {
   return renderSqlite(readQuery(query.sql), { ...options, params: paramTypes(query) });
+}
+
+/**
+ * The query as MySQL itself runs it for one caller (mysql-render.ts): checked and rendered as `renderQuery` does
+ * (a hidden name is refused the same way), then its own text with each dataset narrowed by `source`.
+ */
+export function renderMysqlQuery(
+  query: QueryConfig,
+  options: RenderOptions,
+  source: (datasetCode: string) => string,
+): MysqlStatement & { tables: string[] } {
+  const { tables } = renderQuery(query, options);
+  return { ...renderMysql(readQuery(query.sql), query.sql, source), tables };
 }
 
 /** The parameters a query binds in LIMIT and OFFSET (a negative value there is the caller's error). */

@@ -38,6 +38,8 @@ export const LAYERS: readonly string[] = [
   'shared/sql',
   'shared/changes',
   'shared/indexing',
+  // The MySQL mirror of the datasets, fed by the change log and backfilled as index builds read.
+  'shared/mirror',
   'shared/sandbox',
   'shared/catalog-store',
   'shared/operations',

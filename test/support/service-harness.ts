@@ -76,6 +76,8 @@ export interface HarnessOptions {
   /** The local server's change settle time and webhook retry scale (bin/local-server.ts). */
   changeSettleMs?: number;
   webhookRetryScale?: number;
+  /** Where custom SQL runs (bin/local-server.ts `sqlEngine`): a `mysql://` URL runs it on MySQL. */
+  sqlEngine?: string;
 }
 
 /** The DynamoDB endpoint the integration tests run against instead of the embedded store, if any. */
@@ -117,6 +119,7 @@ export class ServiceHarness {
       ...(this.options.changeSettleMs === undefined ? {} : { changeSettleMs: this.options.changeSettleMs }),
       ...(this.options.webhookRetryScale === undefined ? {} : { webhookRetryScale: this.options.webhookRetryScale }),
       ...(this.options.clock ? { clock: this.options.clock } : {}),
+      ...(this.options.sqlEngine === undefined ? {} : { sqlEngine: this.options.sqlEngine }),
       loadHandler:
         this.options.loadHandler ??
         (bundles ? bundleLoader(bundles, (file) => this.loadedBundles.push(file)) : undefined),

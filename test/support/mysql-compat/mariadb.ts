@@ -44,7 +44,14 @@ export class MariaDb {
     private readonly dir: string,
     private readonly server: ChildProcess,
     readonly connection: mysql.Connection,
+    /** The server's Unix socket (it listens on no network port). */
+    readonly socket: string,
   ) {}
+
+  /** A `--sql-engine` URL for a database of this server, as root over its socket. */
+  engineUrl(database: string): string {
+    return `mysql://root@localhost/${database}?socketPath=${encodeURIComponent(this.socket)}`;
+  }
 
   static async start(timeZone: string): Promise<MariaDb> {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'mariadb-compat-'));
@@ -103,7 +110,7 @@ export class MariaDb {
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     }
-    const db = new MariaDb(dir, server, connection);
+    const db = new MariaDb(dir, server, connection, socket);
     for (const statement of [
       `SET NAMES utf8mb4 COLLATE ${COLLATION}`,
       "SET sql_mode = 'ONLY_FULL_GROUP_BY,STRICT_TRANS_TABLES,NO_ZERO_IN_DATE,NO_ZERO_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'",

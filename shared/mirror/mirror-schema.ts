@@ -1,0 +1,122 @@
+/**
+ * The mirror's tables in MySQL (docs/interface.md §20): one per dataset, named by its `datasetCode`, with `id`, one
+ * typed column per field, `gmt_create`, `gmt_modified` and `revision`; and the mirror's own bookkeeping table
+ * (`das$mirror`, a name no dataset code can take), one row per dataset: the change log position applied, when
+ * the mirror last caught up, and where its backfill stands.
+ *
+ * A field added to a dataset is a column added in place (ALGORITHM=INSTANT: no copy of the table, on MySQL 8 and
+ * MariaDB alike). A removed field's column stays, unread: queries reach a dataset only through the SELECT of its
+ * configured, visible fields (shared/sql/mirror-scope.ts), so it is unreadable from the moment it is removed.
+ */
+import type { FieldConfig, FieldType } from '../catalog/schema';
+import { quoteName } from '../sql-dialect/mysql-render';
+
+/** The bookkeeping table: `$` is outside every code's alphabet, so no dataset's table can be named so. */
+export const STATE_TABLE = 'das$mirror';
+
+/** MySQL types of the fields, as the platform's own MySQL schema types them (text may be up to a record's size). */
+export const COLUMN_TYPES: Record<FieldType, string> = {
+  string: 'MEDIUMTEXT',
+  text: 'MEDIUMTEXT',
+  enum: 'VARCHAR(255)',
+  integer: 'BIGINT',
+  number: 'DOUBLE',
+  boolean: 'TINYINT(1)',
+  date: 'DATE',
+  datetime: 'DATETIME',
+  json: 'JSON',
+};
+
+/** Ids are compared as the service compares them: byte for byte, never folded by a collation. */
+const ID_COLUMN = '`id` VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL PRIMARY KEY';
+
+export function createStateTable(): string {
+  return (
+    `CREATE TABLE IF NOT EXISTS ${quoteName(STATE_TABLE)} (` +
+    '`dataset_code` VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY, ' +
+    '`position` CHAR(26) CHARACTER SET ascii COLLATE ascii_bin NULL, ' +
+    '`caught_up_at` BIGINT NOT NULL DEFAULT 0, ' +
+    '`backfill_cursor` TEXT NULL, ' +
+    '`backfill_done` TINYINT(1) NOT NULL DEFAULT 0, ' +
+    '`backfill_rows` BIGINT NOT NULL DEFAULT 0)'
+  );
+}
+
+export function createDatasetTable(datasetCode: string, fields: readonly FieldConfig[]): string {
+  const columns = [
+    ID_COLUMN,
+    ...fields.map((field) => `${quoteName(field.name)} ${COLUMN_TYPES[field.type]} NULL`),
+    '`gmt_create` DATETIME NULL',
+    '`gmt_modified` DATETIME NULL',
+    '`revision` BIGINT NOT NULL',
+  ];
+  return `CREATE TABLE IF NOT EXISTS ${quoteName(datasetCode)} (${columns.join(', ')})`;
+}
+
+/** The columns to add for fields the table lacks, as one online ALTER TABLE; undefined when none is missing. */
+export function addColumns(
+  datasetCode: string,
+  fields: readonly FieldConfig[],
+  existing: ReadonlySet<string>,
+): string | undefined {
+  const missing = fields.filter((field) => !existing.has(field.name.toLowerCase()));
+  if (missing.length === 0) return undefined;
+  const adds = missing.map((field) => `ADD COLUMN ${quoteName(field.name)} ${COLUMN_TYPES[field.type]} NULL`);
+  return `ALTER TABLE ${quoteName(datasetCode)} ${adds.join(', ')}, ALGORITHM=INSTANT`;
+}
+
+/** A record's values in the table's column order (`columnsOf`): stored values as MySQL takes them. */
+export function columnsOf(fields: readonly FieldConfig[]): string[] {
+  return ['id', ...fields.map((field) => field.name), 'gmt_create', 'gmt_modified', 'revision'];
+}
+
+export interface MirrorRow {
+  id: string;
+  revision: number;
+  /** The record after the change: dataset fields in stored form, `gmt_create`, `gmt_modified`. */
+  item: Readonly<Record<string, unknown>>;
+}
+
+export function rowValues(fields: readonly FieldConfig[], row: MirrorRow): (string | number | null)[] {
+  return [
+    row.id,
+    ...fields.map((field) => cell(field, row.item[field.name])),
+    timestamp(row.item.gmt_create),
+    timestamp(row.item.gmt_modified),
+    row.revision,
+  ];
+}
+
+function cell(field: FieldConfig, value: unknown): string | number | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (typeof value === 'number') return field.type === 'boolean' ? (value ? 1 : 0) : value;
+  if (typeof value === 'string') return value;
+  // A json field is stored as its text; anything else kept as an object is written as JSON too.
+  return JSON.stringify(value);
+}
+
+function timestamp(value: unknown): string | null {
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
+/**
+ * One batched upsert of rows, guarded by revision: a row already holding this revision or a later one keeps what
+ * it holds, so a replayed, reordered or backfilled change never moves a row back. `revision` is assigned last:
+ * MySQL applies the assignments in order, and each guard must still compare against the old revision.
+ */
+export function upsertStatement(datasetCode: string, fields: readonly FieldConfig[], count: number): string {
+  const columns = columnsOf(fields);
+  const row = `(${columns.map(() => '?').join(', ')})`;
+  const guarded = columns
+    .filter((column) => column !== 'id' && column !== 'revision')
+    .map((column) => {
+      const name = quoteName(column);
+      return `${name} = IF(VALUES(\`revision\`) > \`revision\`, VALUES(${name}), ${name})`;
+    });
+  guarded.push('`revision` = GREATEST(`revision`, VALUES(`revision`))');
+  return (
+    `INSERT INTO ${quoteName(datasetCode)} (${columns.map(quoteName).join(', ')}) VALUES ` +
+    `${Array.from({ length: count }, () => row).join(', ')} ON DUPLICATE KEY UPDATE ${guarded.join(', ')}`
+  );
+}
