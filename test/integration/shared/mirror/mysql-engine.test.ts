@@ -110,6 +110,18 @@ const config = {
     },
     {
       appCode: SQL_APP.appCode,
+      sqlCode: 'huge',
+      // 2^14 rows of 1,000 characters: 16 MB of answer, more than a response may carry.
+      sql: `SELECT a.name, REPEAT('x', 1000) AS pad FROM ${Array.from({ length: 14 }, (_, i) => `staff s${i}`).join(', ')}, staff a`,
+    },
+    {
+      appCode: SQL_APP.appCode,
+      sqlCode: 'large',
+      // 2^12 rows of 1,000 characters: 4 MB, answered whole.
+      sql: `SELECT REPEAT('x', 1000) AS pad FROM ${Array.from({ length: 12 }, (_, i) => `staff s${i}`).join(', ')}`,
+    },
+    {
+      appCode: SQL_APP.appCode,
       sqlCode: 'runaway',
       // Each round makes four rows of each row: 4^59 rows before its own end.
       sql: 'WITH RECURSIVE c (x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c, staff s0, staff s1 WHERE x < 60) SELECT count(*) AS n FROM c',
@@ -240,6 +252,16 @@ describeWithMariaDb('custom SQL on MySQL (MariaDB)', () => {
       "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE INFO LIKE 'WITH RECURSIVE c (x)%'",
     );
     expect((processes[0] as { n: number }[])[0]?.n).toBe(0);
+    const next = await executeSql({ sqlCode: 'count-orders' });
+    expect(next.body.data.execSuccess).toBe(true);
+  });
+
+  it('answers a result whole up to 10 MB, and 1001 past it rather than cut short', async () => {
+    const large = await executeSql({ sqlCode: 'large' });
+    expect(large.body.data.execSuccess).toBe(true);
+    expect(large.body.data.execResult).toHaveLength(4096);
+    const huge = await executeSql({ sqlCode: 'huge' });
+    expectFailure(huge, 1001, /more than the 10 MB a response may carry/);
     const next = await executeSql({ sqlCode: 'count-orders' });
     expect(next.body.data.execSuccess).toBe(true);
   });
