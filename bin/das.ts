@@ -37,6 +37,11 @@ const COMMANDS: Record<string, CommandEntry> = {
     summary: "webhook subscriptions' deliveries, failures and parked events; send events again (--stage: a deployment)",
     run: async (args, io) => (await import('./cli/webhooks-command')).runWebhooks(args, io),
   },
+  sql: {
+    synopsis: 'sql status',
+    summary: 'the MySQL mirror of custom SQL: per dataset its rows, the change log position applied, its lag',
+    run: async (args, io) => (await import('./cli/sql-command')).runSql(args, io),
+  },
   'user-key': {
     synopsis: 'user-key create',
     summary: 'make a personal access key for a user; shows the key once, and its digest',
@@ -51,6 +56,7 @@ const EXAMPLES = [
   'das indexes --dataset orders',
   'das sign --app app-demo --dataset orders --key ak-7f3c9a1b2d4e --secret sk-demo-secret',
   'das call get-list --dataset orders --param pageSize:=5',
+  'das sql status',
   'das user-key create --app app-demo --user alice',
   'das webhooks replay --id orders-to-crm --since 2h',
 ];

@@ -411,7 +411,7 @@ export async function runServe(args: string[] = process.argv.slice(2), command =
     ...(retryScale === undefined ? {} : { webhookRetryScale: retryScale }),
     ...(sqlEngine === undefined ? {} : { sqlEngine }),
   });
-  const forgetAddress = recordLocalServiceUrl(server.url, server.store);
+  const forgetAddress = recordLocalServiceUrl(server.url, server.store, server.mirror ? sqlEngine : undefined);
   // Ctrl-C signals the terminal's whole process group, and npm passes the same signal on to this process once more:
   // the second must not take the default action (dying mid-stop, with the store unclosed), so every signal after
   // the first is ignored while the stop, bounded, completes. Set before the banner: whoever reads it may stop us.

@@ -28,14 +28,21 @@ interface ServiceRecord {
   url: string;
   pid: number;
   store?: LocalStoreAddress;
+  /** Where its custom SQL runs, when on MySQL (`das sql status` reads the mirror there). */
+  sqlEngine?: string;
 }
 
-export function recordLocalServiceUrl(url: string, store?: LocalStoreAddress): () => void {
+export function recordLocalServiceUrl(url: string, store?: LocalStoreAddress, sqlEngine?: string): () => void {
   const file = serviceAddressFile();
   const replaced = readRecord(file);
   try {
     mkdirSync(path.dirname(file), { recursive: true });
-    writeFileSync(file, `${JSON.stringify({ url, pid: process.pid, ...(store ? { store } : {}) })}\n`);
+    // Readable by its owner only: a MySQL engine's URL holds its password.
+    writeFileSync(
+      file,
+      `${JSON.stringify({ url, pid: process.pid, ...(store ? { store } : {}), ...(sqlEngine ? { sqlEngine } : {}) })}\n`,
+      { mode: 0o600 },
+    );
   } catch {
     // A read-only checkout: the banner's `export DAS_URL=…` line still says where the service is.
     return () => undefined;
@@ -52,7 +59,12 @@ export function recordLocalServiceUrl(url: string, store?: LocalStoreAddress): (
 
 function readRecord(file: string): ServiceRecord | undefined {
   try {
-    const record = JSON.parse(readFileSync(file, 'utf8')) as { url?: unknown; pid?: unknown; store?: unknown };
+    const record = JSON.parse(readFileSync(file, 'utf8')) as {
+      url?: unknown;
+      pid?: unknown;
+      store?: unknown;
+      sqlEngine?: unknown;
+    };
     if (typeof record.url === 'string' && typeof record.pid === 'number') {
       const store = record.store as Partial<LocalStoreAddress> | undefined;
       const valid =
@@ -60,7 +72,12 @@ function readRecord(file: string): ServiceRecord | undefined {
         typeof store.region === 'string' &&
         typeof store.tables?.catalog === 'string' &&
         typeof store.tables.events === 'string';
-      return { url: record.url, pid: record.pid, ...(valid ? { store: store as LocalStoreAddress } : {}) };
+      return {
+        url: record.url,
+        pid: record.pid,
+        ...(valid ? { store: store as LocalStoreAddress } : {}),
+        ...(typeof record.sqlEngine === 'string' ? { sqlEngine: record.sqlEngine } : {}),
+      };
     }
   } catch {
     // No record, or a half-written one: no local service to point at.
@@ -82,6 +99,12 @@ function isRunning(pid: number): boolean {
 export function readLocalServiceUrl(): string | undefined {
   const record = readRecord(serviceAddressFile());
   return record && isRunning(record.pid) ? record.url : undefined;
+}
+
+/** The MySQL engine of the running local service, when its custom SQL runs there. */
+export function readLocalSqlEngine(): string | undefined {
+  const record = readRecord(serviceAddressFile());
+  return record && isRunning(record.pid) ? record.sqlEngine : undefined;
 }
 
 /** Where the running local service keeps its data, if one recorded itself and is still alive. */

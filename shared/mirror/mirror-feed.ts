@@ -61,6 +61,8 @@ export class MirrorFeed {
   private readonly progress = new Map<string, DatasetProgress>();
   private readonly backfills = new Map<string, Promise<void>>();
   private waiters: (() => void)[] = [];
+  /** Queries waiting to look again when a backfill is done. */
+  private backfilled: (() => void)[] = [];
   private wakeUp: (() => void) | undefined;
   private loop: Promise<void> | undefined;
   private stopped = false;
@@ -80,7 +82,7 @@ export class MirrorFeed {
     this.wakeUp?.();
     await this.loop;
     await Promise.allSettled([...this.backfills.values()]);
-    for (const resolve of this.waiters.splice(0)) resolve();
+    for (const resolve of [...this.waiters.splice(0), ...this.backfilled.splice(0)]) resolve();
   }
 
   /** Resolves after a whole round that started after this call. */
@@ -105,8 +107,10 @@ export class MirrorFeed {
       const left = deadline - this.now();
       if (left <= 0) throw this.behindError(behind, statedLimitMs);
       let timer: NodeJS.Timeout | undefined;
+      const copying = behind.some((code) => !this.progress.get(code)?.backfillDone);
       await Promise.race([
         this.round(),
+        ...(copying ? [new Promise<void>((resolve) => this.backfilled.push(resolve))] : []),
         new Promise((resolve) => {
           timer = setTimeout(resolve, left);
         }),
@@ -213,7 +217,9 @@ export class MirrorFeed {
     if (this.backfills.has(dataset.datasetCode)) return;
     const task = backfillDataset({ ...this.options.backfill, tables: this.options.tables }, dataset, () => this.stopped)
       .then((done) => {
-        if (done) progress.backfillDone = true;
+        if (!done) return;
+        progress.backfillDone = true;
+        for (const resolve of this.backfilled.splice(0)) resolve();
       })
       .catch((error: unknown) => this.options.onError?.(error))
       .finally(() => {

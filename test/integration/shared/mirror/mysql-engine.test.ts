@@ -7,6 +7,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { runSql } from '../../../../bin/cli/sql-command';
 import { expectFailure } from '../../../support/failure-envelope';
 import { MariaDb } from '../../../support/mysql-compat/mariadb';
 import { describeWithMariaDb } from '../../../support/mysql-compat/with-mariadb';
@@ -264,6 +265,35 @@ describeWithMariaDb('custom SQL on MySQL (MariaDB)', () => {
     expectFailure(huge, 1001, /more than the 10 MB a response may carry/);
     const next = await executeSql({ sqlCode: 'count-orders' });
     expect(next.body.data.execSuccess).toBe(true);
+  });
+
+  it('das sql status: per dataset the rows, the change log position applied and the lag', async () => {
+    const count = (await executeSql({ sqlCode: 'count-orders' })).body.data.execResult[0].n as number;
+    let out = '';
+    const io = {
+      out: (text: string) => {
+        out += text;
+      },
+      err: () => undefined,
+      env: {},
+    };
+    await runSql(['status', '--sql-engine', mariadb.engineUrl('mirror'), '--json'], io);
+    const statuses = JSON.parse(out) as { datasetCode: string; rows: number; lagSeconds: number; positionAt: string }[];
+    expect(statuses.map((s) => [s.datasetCode, s.rows])).toEqual([
+      ['orders', count],
+      ['regional', 3],
+      ['staff', 2],
+    ]);
+    for (const status of statuses) {
+      expect(status.lagSeconds).toBeLessThan(30);
+      expect(Date.parse(status.positionAt)).toBeLessThan(Date.now());
+      expect(status).toMatchObject({ backfill: { done: true } });
+    }
+    out = '';
+    await runSql(['status', '--sql-engine', mariadb.engineUrl('mirror')], io);
+    expect(out).toMatch(
+      /^MySQL mirror at mysql:\/\/root@socket .*\/mirror:\norders: \d+ rows, [\d.]+ s behind, change log applied through \d{4}-/,
+    );
   });
 
   it('runs queries as a user that may only SELECT the mirror tables', async () => {

@@ -1,0 +1,99 @@
+/**
+ * `das sql status` (docs/interface.md §20): where the MySQL mirror of custom SQL stands, per dataset: the rows
+ * its table holds, the change log position it has applied for good, when it last held every acknowledged write
+ * and so how many seconds it is behind, and its backfill. Read from the mirror's own bookkeeping in MySQL: the
+ * engine the running local service uses (`npm start -- --sql-engine mysql://…` recorded it), or the one
+ * `--sql-engine` / `DAS_SQL_ENGINE` names.
+ */
+import { CommandFailure, type CommandIo, parseCommandArgs, UsageError } from '../../packages/client/src/cli/cli-io';
+import { MirrorTables } from '../../shared/mirror/mirror-tables';
+import { describeTarget, parseMysqlUrl, poolOf, sessionOf } from '../../shared/mirror/mysql-connection';
+import { positionTime } from '../../shared/storage/event-store';
+import { readLocalSqlEngine } from '../local/service-address';
+
+const HELP = 'das sql --help';
+
+export const SQL_USAGE = `Usage: das sql status [--sql-engine mysql://user:password@host:port/db] [--json]
+
+status   per dataset, the MySQL mirror custom SQL runs on: its rows, the change log position it has applied
+         (and that position's time), how many seconds it is behind, and whether its backfill is done
+
+  --sql-engine <url>    the MySQL engine (default: DAS_SQL_ENGINE, else the one the running npm start uses)
+  --json                print JSON instead of text
+`;
+
+export interface MirrorDatasetStatus {
+  datasetCode: string;
+  rows: number;
+  /** The change log position applied for good, and its time. */
+  position: string | null;
+  positionAt: string | null;
+  /** Seconds since the mirror last held every acknowledged write; null before its first round. */
+  lagSeconds: number | null;
+  backfill: { done: boolean; rows: number };
+}
+
+export async function runSql(args: string[], io: CommandIo): Promise<void> {
+  const { values, positionals } = parseCommandArgs(
+    args,
+    { 'sql-engine': { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    HELP,
+    true,
+  );
+  if (values.help) {
+    io.out(SQL_USAGE);
+    return;
+  }
+  const [action, ...rest] = positionals;
+  if (action !== 'status') {
+    throw new UsageError(
+      action ? `unknown sql command '${action}'; there is: status` : 'which sql command? das sql status',
+      HELP,
+    );
+  }
+  if (rest.length > 0) throw new UsageError(`unexpected ${rest.join(' ')}`, HELP);
+  const url = values['sql-engine'] ?? (process.env.DAS_SQL_ENGINE || undefined) ?? readLocalSqlEngine();
+  if (!url || url === 'embedded') {
+    throw new CommandFailure(
+      'das sql status: custom SQL runs on the embedded engine here (no mirror); name a MySQL engine with ' +
+        '--sql-engine mysql://… or DAS_SQL_ENGINE, or run npm start -- --sql-engine mysql://…',
+    );
+  }
+  let target: ReturnType<typeof parseMysqlUrl>;
+  try {
+    target = parseMysqlUrl(url);
+  } catch (error) {
+    throw new UsageError((error as Error).message, HELP);
+  }
+  const pool = poolOf(target, target, { connectionLimit: 1, init: [] });
+  let statuses: MirrorDatasetStatus[];
+  try {
+    const now = Date.now();
+    statuses = (await new MirrorTables(sessionOf(pool)).status()).map((state) => {
+      const at = state.position === undefined ? undefined : positionTime(state.position);
+      return {
+        datasetCode: state.datasetCode,
+        rows: state.rows,
+        position: state.position ?? null,
+        positionAt: at === undefined ? null : new Date(at).toISOString(),
+        lagSeconds: state.caughtUpAt > 0 ? Math.max(0, Math.round((now - state.caughtUpAt) / 100) / 10) : null,
+        backfill: { done: state.backfillDone, rows: state.backfillRows },
+      };
+    });
+  } catch (error) {
+    throw new CommandFailure(`das sql status: ${describeTarget(target)}: ${(error as Error).message}`);
+  } finally {
+    await pool.end();
+  }
+  io.out(values.json ? `${JSON.stringify(statuses, null, 2)}\n` : statusText(statuses, describeTarget(target)));
+}
+
+function statusText(statuses: readonly MirrorDatasetStatus[], where: string): string {
+  if (statuses.length === 0) return `The mirror at ${where} holds no dataset yet.\n`;
+  const lines = statuses.map((s) => {
+    const lag = s.lagSeconds === null ? 'not caught up yet' : `${s.lagSeconds} s behind`;
+    const backfill = s.backfill.done ? 'backfill done' : `backfill running (${s.backfill.rows} records so far)`;
+    return `${s.datasetCode}: ${s.rows} rows, ${lag}, change log applied through ${s.positionAt ?? 'none'}, ${backfill}`;
+  });
+  return `MySQL mirror at ${where}:\n${lines.join('\n')}\n`;
+}
