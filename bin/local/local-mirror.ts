@@ -59,6 +59,7 @@ export async function startLocalMirror(options: LocalMirrorOptions): Promise<Loc
     new MysqlQueryEngine({
       database: target.database,
       reader: connections.reader,
+      killer: connections.killer,
       feed,
     }),
   );

@@ -106,6 +106,8 @@ export interface MysqlMirrorConnections {
   target: MysqlTarget;
   writer: mysql.Pool;
   reader: mysql.Pool;
+  /** The query user's connection that cancels statements (`KILL QUERY`): never queued behind the queries. */
+  killer: mysql.Pool;
   /** Grants the query user SELECT on a table the writer made (nothing when the operator manages that user). */
   grantRead(table: string): Promise<void>;
   close(): Promise<void>;
@@ -145,11 +147,13 @@ export async function connectMysql(target: MysqlTarget): Promise<MysqlMirrorConn
   await admin.end();
   const writer = poolOf(target, target, { connectionLimit: 4, init: WRITER_SESSION });
   const reader = poolOf(target, queryUser, { connectionLimit: 10, init: QUERY_SESSION });
+  const killer = poolOf(target, queryUser, { connectionLimit: 2, init: [] });
   const managed = target.queryUser === undefined;
   return {
     target,
     writer,
     reader,
+    killer,
     async grantRead(table) {
       if (!managed) return;
       for (const host of hosts) {
@@ -160,7 +164,7 @@ export async function connectMysql(target: MysqlTarget): Promise<MysqlMirrorConn
       }
     },
     async close() {
-      await Promise.allSettled([writer.end(), reader.end()]);
+      await Promise.allSettled([writer.end(), reader.end(), killer.end()]);
     },
   };
 }

@@ -24,6 +24,8 @@ import type { MirrorFeed } from './mirror-feed';
 export interface MysqlQueryEngineOptions {
   database: string;
   reader: mysql.Pool;
+  /** Where `KILL QUERY` is sent from: a pool of its own, so a cancel never waits behind busy queries. */
+  killer: mysql.Pool;
   feed: Pick<MirrorFeed, 'caughtUp'>;
 }
 
@@ -46,7 +48,7 @@ export class MysqlQueryEngine implements MirrorQueryEngine {
     const kill = (why: 'time' | 'size') => {
       if (stopped) return;
       stopped = why;
-      killing = this.options.reader.query(`KILL QUERY ${Number(connection.threadId)}`).catch(() => undefined);
+      killing = this.options.killer.query(`KILL QUERY ${Number(connection.threadId)}`).catch(() => undefined);
     };
     const timer = setTimeout(() => kill('time'), Math.max(1, deadline - Date.now()));
     try {
