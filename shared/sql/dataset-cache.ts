@@ -312,6 +312,10 @@ export class DatasetCache {
     for (const [viewKey, entry] of this.entries) {
       if (now - entry.loadedAt >= this.maxAgeMs) this.forget(viewKey);
     }
+    // A finished load no query came back for holds its table until its copy goes: then it goes too.
+    for (const [viewKey, load] of this.loads) {
+      if (load.settled && !this.entries.has(viewKey)) this.loads.delete(viewKey);
+    }
     this.scheduleSweep();
   }
 
@@ -362,6 +366,11 @@ export class DatasetCache {
         entry && feedState && this.now() - entry.loadedAt < this.maxAgeMs ? { ...entry, feed: feedState } : undefined;
       return { view, viewKey, entry: usable };
     });
+    // A load that finished after the queries that waited for it gave up: this query pays the rest of its units.
+    for (const slot of slots) {
+      const done = this.loads.get(slot.viewKey);
+      if (done?.settled) this.charge(done, feed);
+    }
     // What each copy would hold, from the changes alone (no record read yet): refused here when too much. Each
     // plan and each load counts its own reads: they run at once.
     const plans = await Promise.all(
@@ -407,7 +416,10 @@ export class DatasetCache {
     );
     let tables: EngineTable[];
     try {
-      tables = await within(loading, deadline, this.now, () => stillLoading(loads));
+      tables = await within(loading, deadline, this.now, () =>
+        // A catch-up is never left running: only a load goes on.
+        loads.some((load) => !load.settled) ? stillLoading(loads) : new QueryTimeoutError(deadline?.message ?? ''),
+      );
     } finally {
       for (const load of loads) this.charge(load, feed);
     }

@@ -675,6 +675,28 @@ describe('DatasetCache with a change feed', () => {
     expect(source.loads).toHaveLength(1);
   });
 
+  it('charges a load that finished after its query gave up to the next query, once', async () => {
+    const clock = 1_000;
+    const source = new FeedSource(dataset(5));
+    let release = () => {};
+    source.holdLoad = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const cache = new DatasetCache({ now: () => clock });
+    const limit = { loadLimit: { ms: 50, message: 'too slow' } };
+    await expect(cache.tables([view], source, limit)).rejects.toMatchObject({ code: 2001, retryAfterSeconds: 1 });
+    expect(source.units).toBe(0);
+    release();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    // Nobody waited when it finished: the next query (a catch-up of the loaded copy) pays its 5 units.
+    const [table] = await cache.tables([view], source, limit);
+    expect(table?.rows).toHaveLength(5);
+    expect(source.loads).toHaveLength(1);
+    expect(source.units).toBe(5);
+    await cache.tables([view], source, limit);
+    expect(source.units).toBe(5);
+  });
+
   it('reads without the query’s deadline, within the background limit', async () => {
     const source = new FeedSource(dataset(3));
     const cache = new DatasetCache({ now: () => source.clock, backgroundLimitMs: 60_000 });
