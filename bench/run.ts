@@ -16,6 +16,7 @@ const BENCHMARKS: Record<string, string> = {
   scale: './scale',
   'change-log': './change-log',
   sql: './sql',
+  'sql-retry': './sql-retry',
   capacity: './capacity',
   throughput: './throughput',
   'cold-start': './cold-start',

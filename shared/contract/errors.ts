@@ -93,8 +93,15 @@ export class AccessDeniedError extends ServiceError {
   }
 }
 
+/**
+ * 2001. `retryAfterSeconds`: the work goes on after this answer (a dataset's load for custom SQL), and a retry after
+ * that many seconds may find it done; answered with a `Retry-After` header.
+ */
 export class QueryTimeoutError extends ServiceError {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds?: number,
+  ) {
     super(ErrorCode.QueryTimeout, message);
   }
 }

@@ -58,7 +58,7 @@ const ERROR_MEANING: Record<ErrorCodeValue, string> = {
   1004: 'application not found',
   1005: 'dataset not found',
   1006: 'no access: dataset not granted, or operation or field outside the grant',
-  2001: 'query timeout',
+  2001: 'query timeout; when the work goes on after it (custom SQL data still loading), Retry-After says when to try again',
   2002: 'record not found (or outside the grant row filter)',
   3001: 'internal error; the message carries the request id',
   4001: 'request rate exceeded; Retry-After says when to try again',
@@ -302,7 +302,9 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): JsonObject {
     responses[`Failure${status}`] = {
       description: `${STATUS_TEXT[status] ?? 'Failure'}: ${codes.map((code) => `${code} ${ERROR_MEANING[code]}`).join('; ')}`,
       headers: headerRefs(
-        status === 429 ? { [RETRY_AFTER_HEADER]: { $ref: `#/components/headers/${RETRY_AFTER_HEADER}` } } : {},
+        status === 429 || status === 504
+          ? { [RETRY_AFTER_HEADER]: { $ref: `#/components/headers/${RETRY_AFTER_HEADER}` } }
+          : {},
       ),
       content: { 'application/json': { schema: { $ref: `#/components/schemas/Failure${status}` } } },
     };

@@ -10,6 +10,7 @@ import {
   ErrorCode,
   httpStatusFor,
   InvalidParameterError,
+  QueryTimeoutError,
   RateLimitedError,
   ServiceError,
   ServiceUnavailableError,
@@ -76,6 +77,8 @@ function failure(outcome: RequestOutcome, error: Error): ApiResult {
       : `internal error; quote request id ${outcome.requestId} when reporting it`;
   const headers = { ...outcome.responseHeaders };
   if (error instanceof RateLimitedError) headers[RETRY_AFTER_HEADER] = String(error.retryAfterSeconds);
+  if (error instanceof QueryTimeoutError && error.retryAfterSeconds !== undefined)
+    headers[RETRY_AFTER_HEADER] = String(error.retryAfterSeconds);
   outcome.errorCode = code;
   if (!known) outcome.cause = error;
   return {

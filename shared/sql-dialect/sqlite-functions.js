@@ -1024,12 +1024,172 @@ function jsonText(/** @type {unknown} */ value) {
   return JSON.stringify(value);
 }
 
-function parseJson(/** @type {unknown} */ text) {
+/**
+ * A JSON text read as a JSON function reads its argument: its value, or MySQL 8's error 3141 naming the function,
+ * the argument, why and where (`jsonSyntaxError`).
+ */
+function parseJson(/** @type {unknown} */ text, fn = 'json_extract', argument = 1) {
   if (text === null || text === undefined) return undefined;
+  const raw = String(text);
+  let value;
   try {
-    return { value: JSON.parse(String(text)) };
+    value = JSON.parse(raw);
   } catch {
-    throw new Error('Invalid JSON text in argument 1 to function json_extract: "Invalid value."');
+    value = undefined;
+  }
+  // JSON.parse reads 1e400 as Infinity where MySQL refuses it: such a text goes through the check below.
+  const problem = value === undefined || /\d[eE]/.test(raw) ? jsonSyntaxError(raw) : undefined;
+  if (problem) {
+    throw new Error(
+      `MySQL error 3141: Invalid JSON text in argument ${argument} to function ${fn}: "${problem.reason}" at position ${problem.position}.`,
+    );
+  }
+  return { value };
+}
+
+/**
+ * Why a text is not JSON and where, as MySQL 8 reports it (its parser is RapidJSON's, read with its default flags):
+ * RapidJSON's message for the first error and its offset in bytes of UTF-8. `undefined` when the text is JSON.
+ * @returns {{ reason: string, position: number } | undefined}
+ */
+function jsonSyntaxError(/** @type {string} */ text) {
+  const bytes = Buffer.from(text, 'utf8');
+  let at = 0;
+  const peek = () => bytes[at] ?? 0;
+  const fail = (/** @type {string} */ reason, position = at) => {
+    throw new JsonSyntax(reason, position);
+  };
+  const isDigit = (/** @type {number | undefined} */ c) => c !== undefined && c >= 0x30 && c <= 0x39;
+  const skipSpace = () => {
+    while (peek() === 0x20 || peek() === 0x0a || peek() === 0x0d || peek() === 0x09) at += 1;
+  };
+  const consume = (/** @type {string} */ ch) => {
+    if (peek() !== ch.charCodeAt(0)) return false;
+    at += 1;
+    return true;
+  };
+  const literal = (/** @type {string} */ word) => {
+    at += 1;
+    for (const ch of word.slice(1)) if (!consume(ch)) fail('Invalid value.');
+  };
+  const hex4 = (/** @type {number} */ escapeAt) => {
+    let code = 0;
+    for (let i = 0; i < 4; i += 1) {
+      const c = String.fromCharCode(peek());
+      if (!/[0-9A-Fa-f]/.test(c)) fail('Incorrect hex digit after \\u escape in string.', escapeAt);
+      code = code * 16 + Number.parseInt(c, 16);
+      at += 1;
+    }
+    return code;
+  };
+  const string = () => {
+    at += 1;
+    for (;;) {
+      const c = peek();
+      if (c === 0x5c) {
+        const escapeAt = at;
+        at += 1;
+        const e = String.fromCharCode(peek());
+        if ('"\\/bfnrt'.includes(e)) at += 1;
+        else if (e === 'u') {
+          at += 1;
+          const code = hex4(escapeAt);
+          if (code >= 0xd800 && code <= 0xdbff) {
+            if (!consume('\\') || !consume('u')) fail('The surrogate pair in string is invalid.', escapeAt);
+            const low = hex4(escapeAt);
+            if (low < 0xdc00 || low > 0xdfff) fail('The surrogate pair in string is invalid.', escapeAt);
+          }
+        } else fail('Invalid escape character in string.', escapeAt);
+      } else if (c === 0x22) {
+        at += 1;
+        return;
+      } else if (c === 0) fail('Missing a closing quotation mark in string.');
+      else if (c < 0x20) fail('Invalid encoding in string.');
+      else at += 1;
+    }
+  };
+  const number = () => {
+    const start = at;
+    consume('-');
+    if (!consume('0')) {
+      if (!isDigit(bytes[at])) fail('Invalid value.');
+      while (isDigit(bytes[at])) at += 1;
+    }
+    if (consume('.')) {
+      if (!isDigit(bytes[at])) fail('Miss fraction part in number.');
+      while (isDigit(bytes[at])) at += 1;
+    }
+    if (consume('e') || consume('E')) {
+      if (!consume('+')) consume('-');
+      if (!isDigit(bytes[at])) fail('Miss exponent in number.');
+      while (isDigit(bytes[at])) at += 1;
+    }
+    if (!Number.isFinite(Number(bytes.subarray(start, at).toString()))) {
+      fail('Number too big to be stored in double.', start);
+    }
+  };
+  /** @returns {void} */
+  const value = () => {
+    switch (String.fromCharCode(peek())) {
+      case 'n':
+        return literal('null');
+      case 't':
+        return literal('true');
+      case 'f':
+        return literal('false');
+      case '"':
+        return string();
+      case '{': {
+        at += 1;
+        skipSpace();
+        if (consume('}')) return;
+        for (;;) {
+          if (peek() !== 0x22) fail('Missing a name for object member.');
+          string();
+          skipSpace();
+          if (!consume(':')) fail('Missing a colon after a name of object member.');
+          skipSpace();
+          value();
+          skipSpace();
+          if (consume(',')) skipSpace();
+          else if (consume('}')) return;
+          else fail("Missing a comma or '}' after an object member.");
+        }
+      }
+      case '[': {
+        at += 1;
+        skipSpace();
+        if (consume(']')) return;
+        for (;;) {
+          value();
+          skipSpace();
+          if (consume(',')) skipSpace();
+          else if (consume(']')) return;
+          else fail("Missing a comma or ']' after an array element.");
+        }
+      }
+      default:
+        return number();
+    }
+  };
+  try {
+    skipSpace();
+    if (at >= bytes.length) fail('The document is empty.');
+    value();
+    skipSpace();
+    if (at < bytes.length) fail('The document root must not be followed by other values.');
+    return undefined;
+  } catch (error) {
+    if (error instanceof JsonSyntax) return { reason: error.reason, position: error.position };
+    throw error;
+  }
+}
+
+class JsonSyntax extends Error {
+  constructor(/** @type {string} */ reason, /** @type {number} */ position) {
+    super(reason);
+    this.reason = reason;
+    this.position = position;
   }
 }
 
@@ -1107,7 +1267,12 @@ function jsonExtract(/** @type {unknown} */ doc, /** @type {unknown[]} */ ...pat
   for (const path of paths) {
     let steps = pathCache.get(String(path));
     if (!steps) {
-      steps = readJsonPath(String(path));
+      try {
+        steps = readJsonPath(String(path));
+      } catch (error) {
+        // A path written in the query is checked at load; one bound as a parameter fails here, as in MySQL 8.
+        throw new Error(`MySQL error 3143: ${/** @type {Error} */ (error).message}`);
+      }
       if (pathCache.size > 500) pathCache.clear();
       pathCache.set(String(path), steps);
     }
@@ -1134,6 +1299,29 @@ function jsonUnquote(/** @type {unknown} */ text) {
   } catch {
     return raw;
   }
+}
+
+/**
+ * JSON_UNQUOTE(text) of a text that is not a JSON value: MySQL 8 reads it as a JSON string only when it starts and
+ * ends with a double quote (and fails with 3141 when that is not a JSON string); any other text is answered as is.
+ */
+function jsonUnquoteText(/** @type {unknown} */ text) {
+  if (text === null || text === undefined) return null;
+  const raw = String(text);
+  if (raw.length < 2 || !raw.startsWith('"') || !raw.endsWith('"')) return raw;
+  const parsed = parseJson(raw, 'json_unquote');
+  return typeof parsed?.value === 'string' ? parsed.value : raw;
+}
+
+/**
+ * A JSON function's document argument that is neither text nor JSON (a number, a date): MySQL 8 fails with 3146
+ * for a value; NULL stays NULL.
+ */
+function jsonDocumentType(/** @type {unknown} */ value, /** @type {string} */ fn) {
+  if (value === null || value === undefined) return null;
+  throw new Error(
+    `MySQL error 3146: Invalid data type for JSON data in argument 1 to function ${fn}; a JSON string or JSON type is required.`,
+  );
 }
 
 /** JSON text as MySQL prints it (results and text conversions). */
@@ -1224,7 +1412,8 @@ const jsonArrayAgg = {
 const jsonObjectAgg = {
   init: () => /** @type {Record<string, unknown>} */ ({}),
   step: (/** @type {Record<string, unknown>} */ state, /** @type {unknown} */ key, /** @type {unknown} */ json) => {
-    if (key === null || key === undefined) throw new Error('JSON documents may not contain NULL member names.');
+    if (key === null || key === undefined)
+      throw new Error('MySQL error 3158: JSON documents may not contain NULL member names.');
     state[String(key)] = JSON.parse(String(json));
     return state;
   },
@@ -1259,10 +1448,18 @@ function extreme(/** @type {number} */ direction) {
 function cteDepth(/** @type {number} */ depth, /** @type {number} */ limit) {
   if (depth >= limit) {
     throw new Error(
-      `Recursive query aborted after ${limit + 1} iterations. Try increasing @@cte_max_recursion_depth to a larger value.`,
+      `MySQL error 3636: Recursive query aborted after ${limit + 1} iterations. Try increasing @@cte_max_recursion_depth to a larger value.`,
     );
   }
   return depth;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Subqueries.
+
+/** Called when a scalar subquery finds a second row: MySQL 8 fails the statement with error 1242. */
+function subqueryRows() {
+  throw new Error('MySQL error 1242: Subquery returns more than 1 row');
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -1305,6 +1502,9 @@ const SCALARS = /** @type {Record<string, (...args: any[]) => unknown>} */ ({
   my_temporal: temporal,
   my_json_extract: jsonExtract,
   my_json_unquote: jsonUnquote,
+  my_json_unquote_text: jsonUnquoteText,
+  my_json_document_type: jsonDocumentType,
+  my_subquery_rows: subqueryRows,
   my_json_format: jsonFormat,
   my_to_json: toJson,
   my_json_compare: jsonCompare,
@@ -1341,4 +1541,4 @@ function register(db) {
   }
 }
 
-module.exports = { register, SCALARS, readJsonPath, ciKey, equalityKey };
+module.exports = { register, SCALARS, readJsonPath, jsonSyntaxError, ciKey, equalityKey };

@@ -878,7 +878,15 @@ class Renderer {
       case 'subquery': {
         const inner = this.statement(expr.select, scope, scope.ctes ?? new Map());
         if (inner.outputs.length !== 1) throw new DialectError('a subquery of more than one column used as a value');
-        return { sql: `(${inner.sql})`, ty: (inner.outputs[0] as Output).ty };
+        const output = inner.outputs[0] as Output;
+        if (atMostOneRow(expr.select)) return { sql: `(${inner.sql})`, ty: output.ty };
+        // SQLite answers a scalar subquery's first row; MySQL fails with error 1242 when it has a second one. At
+        // most two rows are read, and min() of the one row there may be is that row's value, type and all.
+        const value = quote(output.name);
+        return {
+          sql: `(SELECT CASE WHEN count(*) > 1 THEN my_subquery_rows() ELSE min(${value}) END FROM (SELECT ${value} FROM (${inner.sql}) LIMIT 2))`,
+          ty: output.ty,
+        };
       }
       case 'exists': {
         const inner = this.statement(expr.select, scope, scope.ctes ?? new Map());
@@ -1255,11 +1263,20 @@ class Renderer {
         argExprs.slice(1).forEach((path) => {
           if (path.kind === 'string') checkJsonPath(path.value);
         });
-        const doc = a.ty.k === 'json' ? a.sql : toText(a);
+        // A JSON value as it is, text as JSON text (3141 when it is not), anything else fails as MySQL 8 fails (3146).
+        const doc =
+          a.ty.k === 'json'
+            ? a.sql
+            : a.ty.k === 'str' || a.ty.k === 'null'
+              ? toText(a)
+              : `my_json_document_type(${a.sql}, 'json_extract')`;
         return { sql: `my_json_extract(${[doc, ...args.slice(1).map(toText)].join(', ')})`, ty: { k: 'json' } };
       }
       case 'JSON_UNQUOTE':
-        return { sql: `my_json_unquote(${a.ty.k === 'json' ? a.sql : toText(a)})`, ty: BIN };
+        return {
+          sql: a.ty.k === 'json' ? `my_json_unquote(${a.sql})` : `my_json_unquote_text(${toText(a)})`,
+          ty: BIN,
+        };
       default:
         throw new DialectError(`the function ${name}()`);
     }
@@ -1676,6 +1693,26 @@ function readsTable(node: unknown, name: string): boolean {
   if (!node || typeof node !== 'object') return false;
   if ((node as { kind?: string }).kind === 'table' && (node as { name?: string }).name === name) return true;
   return Object.values(node).some((child) => readsTable(child, name));
+}
+
+/**
+ * Whether a statement can answer one row at most, from its text alone: a single SELECT that aggregates without
+ * GROUP BY, or `LIMIT 0` / `LIMIT 1`. A scalar subquery that can is run as written (no check for a second row).
+ */
+function atMostOneRow(statement: SelectStatement): boolean {
+  const count = statement.limit?.count;
+  if (count?.kind === 'number' && Number(count.text) <= 1) return true;
+  const core = statement.body;
+  if (core.kind !== 'select' || core.groupBy.length > 0 || statement.with.length > 0) return false;
+  const visit = (node: unknown): boolean => {
+    if (Array.isArray(node)) return node.some(visit);
+    if (!node || typeof node !== 'object') return false;
+    const kind = (node as { kind?: string }).kind;
+    if (kind === 'aggregate' && (node as { over?: unknown }).over === undefined) return true;
+    if (kind === 'subquery' || kind === 'exists' || kind === 'in-select' || kind === 'window') return false;
+    return Object.values(node).some(visit);
+  };
+  return visit(core.items);
 }
 
 /** Whether a SELECT's list aggregates or runs a window function (subqueries aside). */

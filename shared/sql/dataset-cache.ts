@@ -38,6 +38,7 @@ import { createHash } from 'node:crypto';
 import type { ReadableTable } from '../access/permissions';
 import { QueryTimeoutError } from '../contract/errors';
 import { compareCodePoints } from '../records/value-encoding';
+import { BackgroundLoad, stillLoading } from './background-load';
 import { datasetColumns, toTableRow } from './dataset-table';
 import type { EngineTable } from './query-engine';
 
@@ -60,6 +61,8 @@ export interface ReadRowsRequest {
   watch?: ReadonlySet<string>;
   /** Told the revision of each watched record the read returned. */
   seen?: (id: string, revision: number) => void;
+  /** Told the rows read so far, after each page. */
+  progress?: (rows: number) => void;
 }
 
 export interface LoadDeadline {
@@ -137,6 +140,13 @@ export interface DatasetChangeFeed {
    * this source too (the request's capacity).
    */
   apart(): DatasetRowSource & { readonly changes: DatasetChangeFeed };
+  /**
+   * The same source with its reads counted on a meter of its own, not the request's: for a load that may outlive
+   * the request (background-load.ts), whose units are charged to the requests that wait for it.
+   */
+  detached(): DatasetRowSource & { readonly changes: DatasetChangeFeed };
+  /** Counts units read on this request's behalf by a detached source (a load it waited for). */
+  charge(units: number): void;
 }
 
 /**
@@ -169,6 +179,11 @@ export interface DatasetCacheOptions {
    * it the table is dropped. Default 5 minutes (`DEFAULT_COPY_MAX_AGE_MS`).
    */
   maxAgeMs?: number;
+  /**
+   * How long a load may go on after the query that started it answered 2001 (docs/interface.md §20); past it the
+   * load stops and the next query starts another. Default 5 minutes.
+   */
+  backgroundLimitMs?: number;
   now?: () => number;
 }
 
@@ -205,6 +220,9 @@ export class DatasetCache {
   /** By dataset and view, least recently used first; each holds the latest version loaded. */
   private readonly entries = new Map<string, Entry>();
   private readonly loading = new Map<string, Promise<EngineTable>>();
+  /** Loads from a change feed by view, running or done and not yet charged to a request in full. */
+  private readonly loads = new Map<string, BackgroundLoad>();
+  private readonly backgroundLimitMs: number;
   private rowsHeld = 0;
   /** Due when the oldest copy ages out; unref'd, so it never keeps the process alive. */
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -216,6 +234,7 @@ export class DatasetCache {
     this.rowBudget = options.rowBudget ?? 200_000;
     this.maxCachedRows = options.maxCachedRows ?? 400_000;
     this.maxAgeMs = options.maxAgeMs ?? DEFAULT_COPY_MAX_AGE_MS;
+    this.backgroundLimitMs = options.backgroundLimitMs ?? DEFAULT_COPY_MAX_AGE_MS;
     this.now = options.now ?? Date.now;
   }
 
@@ -293,6 +312,10 @@ export class DatasetCache {
     for (const [viewKey, entry] of this.entries) {
       if (now - entry.loadedAt >= this.maxAgeMs) this.forget(viewKey);
     }
+    // A finished load no query came back for holds its table until its copy goes: then it goes too.
+    for (const [viewKey, load] of this.loads) {
+      if (load.settled && !this.entries.has(viewKey)) this.loads.delete(viewKey);
+    }
     this.scheduleSweep();
   }
 
@@ -318,8 +341,9 @@ export class DatasetCache {
   private checkBudget(rows: number): void {
     if (rows > this.rowBudget) {
       throw new QueryTimeoutError(
-        `the query's datasets hold more than ${this.rowBudget} rows, the most custom SQL loads at once; ` +
-          'narrow the data (a smaller dataset or a row filter) or read it page by page with get-list',
+        `the query's datasets hold more than ${this.rowBudget} rows, the most the embedded engine loads at once; ` +
+          'the mysql engine runs it at any size (docs/interface.md §20), or narrow the data (a smaller dataset or a ' +
+          'row filter) or read it page by page with get-list',
       );
     }
   }
@@ -342,6 +366,11 @@ export class DatasetCache {
         entry && feedState && this.now() - entry.loadedAt < this.maxAgeMs ? { ...entry, feed: feedState } : undefined;
       return { view, viewKey, entry: usable };
     });
+    // A load that finished after the queries that waited for it gave up: this query pays the rest of its units.
+    for (const slot of slots) {
+      const done = this.loads.get(slot.viewKey);
+      if (done?.settled) this.charge(done, feed);
+    }
     // What each copy would hold, from the changes alone (no record read yet): refused here when too much. Each
     // plan and each load counts its own reads: they run at once.
     const plans = await Promise.all(
@@ -375,20 +404,68 @@ export class DatasetCache {
       throw error;
     }
     const remaining = this.rowBudget - used;
-    const tables = await Promise.all(
+    const loads: BackgroundLoad[] = [];
+    const loading = Promise.all(
       slots.map((slot, i) => {
         const plan = plans[i];
-        return slot.entry && plan && !plan.reload
-          ? this.catchUp(feed, slot.view, slot.viewKey, slot.entry, plan)
-          : this.shared(`${slot.viewKey}\nfeed`, deadline, () => {
-              const own = feed.apart();
-              return this.loadWithFeed(own, own.changes, slot.view, slot.viewKey, remaining, deadline, plan);
-            });
+        if (slot.entry && plan && !plan.reload) return this.catchUp(feed, slot.view, slot.viewKey, slot.entry, plan);
+        const load = this.backgroundLoad(feed, slot.view, slot.viewKey, remaining, plan, counted[i]);
+        loads.push(load);
+        return load.promise;
       }),
     );
+    let tables: EngineTable[];
+    try {
+      tables = await within(loading, deadline, this.now, () =>
+        // A catch-up is never left running: only a load goes on.
+        loads.some((load) => !load.settled) ? stillLoading(loads) : new QueryTimeoutError(deadline?.message ?? ''),
+      );
+    } finally {
+      for (const load of loads) this.charge(load, feed);
+    }
     this.checkBudget(tables.reduce((sum, table) => sum + table.rows.length, 0));
     for (const slot of slots) this.touch(slot.viewKey);
     return tables;
+  }
+
+  /**
+   * The view's load from the feed: the one running, or a new one. It reads on a meter of its own and without the
+   * query's deadline (within `backgroundLimitMs`), so that it goes on when the query gives up waiting for it.
+   */
+  private backgroundLoad(
+    feed: DatasetChangeFeed,
+    view: DatasetView,
+    viewKey: string,
+    remaining: number,
+    plan: CatchUpPlan | undefined,
+    expected: number | undefined,
+  ): BackgroundLoad {
+    const running = this.loads.get(viewKey);
+    if (running && !running.settled) return running;
+    // A finished load nobody charged in full: this request takes the rest of its units.
+    if (running) this.charge(running, feed);
+    const own = feed.detached();
+    const limitMs = this.backgroundLimitMs;
+    const deadline = {
+      at: this.now() + limitMs,
+      message: `loading the dataset '${view.datasetCode}' took longer than ${limitMs} ms and was stopped`,
+    };
+    const load = new BackgroundLoad(
+      view.datasetCode,
+      expected,
+      () => own.changes.unitsRead(),
+      this.now,
+      (progress) => this.loadWithFeed(own, own.changes, view, viewKey, remaining, deadline, plan, progress),
+    );
+    this.loads.set(viewKey, load);
+    return load;
+  }
+
+  /** Charges a load's units read so far to the request; a finished load charged in full is forgotten. */
+  private charge(load: BackgroundLoad, feed: DatasetChangeFeed): void {
+    load.chargeTo(feed);
+    if (!load.settled) return;
+    for (const [viewKey, held] of this.loads) if (held === load) this.loads.delete(viewKey);
   }
 
   /**
@@ -508,6 +585,7 @@ export class DatasetCache {
     deadline: LoadDeadline | undefined,
     /** The decision that chose this load, when one did: the change items it read are not read again. */
     decided?: CatchUpPlan,
+    progress?: (rows: number) => void,
   ): Promise<EngineTable> {
     // The feed is read from this moment on. A change recorded before the load whose write lands as it reads may
     // be missed by it: those of the last `settleMs` are watched, and read again by the next query unless the load
@@ -524,6 +602,7 @@ export class DatasetCache {
     const table = await this.read(source, view, viewKey, undefined, remaining, deadline, {
       watch,
       seen: (id, revision) => revisions.set(id, revision),
+      ...(progress ? { progress } : {}),
     });
     const units = feed.unitsRead() - unitsBefore;
     const pending = recent.filter((change) => !change.ids.every((id) => (revisions.get(id) ?? 0) >= change.revision));
@@ -646,7 +725,7 @@ export class DatasetCache {
     version: string | undefined,
     remaining: number,
     deadline: LoadDeadline | undefined,
-    watching?: Pick<ReadRowsRequest, 'watch' | 'seen'>,
+    watching?: Pick<ReadRowsRequest, 'watch' | 'seen' | 'progress'>,
   ): Promise<EngineTable> {
     const records = await source.readRows(view.datasetCode, {
       fields: view.fields.map((field) => field.name),
@@ -694,6 +773,32 @@ export class DatasetCache {
     this.entries.delete(viewKey);
     this.entries.set(viewKey, entry);
   }
+}
+
+/**
+ * The promise's value, or `timedOut()`'s error once the deadline has passed (the promise goes on: a load another
+ * query may find).
+ */
+function within<T>(
+  promise: Promise<T>,
+  deadline: LoadDeadline | undefined,
+  now: () => number,
+  timedOut: () => Error,
+): Promise<T> {
+  if (!deadline) return promise;
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(timedOut()), Math.max(0, deadline.at - now()));
+    promise.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
 }
 
 /** The sweep's timer waits at least this long (ms), so that a clock that does not move never makes it spin. */

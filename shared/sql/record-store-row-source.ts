@@ -15,7 +15,9 @@
  *   by id. Either read shows each record as it is now, so a record updated or created again after its change
  *   comes out as it is. A record's revision says whether the write a change item claims has landed yet.
  * - `changes.apart()` is the same source over a meter of its own that adds into the request's: the datasets of
- *   one query are planned and loaded at once, and each weighs what its own reads cost.
+ *   one query are planned and loaded at once, and each weighs what its own reads cost. `changes.detached()` is the
+ *   same over a meter that does not: a load that may outlive the request (background-load.ts), whose units the
+ *   cache charges to the requests that wait for it (`changes.charge`).
  */
 import { rowFilterScope, rowInScope } from '../access/permissions';
 import type { Catalog } from '../catalog/catalog';
@@ -90,6 +92,9 @@ export class RecordStoreRowSource implements DatasetRowSource {
       unitsRead: () => this.meter.readUnits,
       apart: () =>
         new RecordStoreRowSource(this.reader, this.bookkeeping, this.catalog, new CapacityMeter(this.meter), this.now),
+      detached: () =>
+        new RecordStoreRowSource(this.reader, this.bookkeeping, this.catalog, new CapacityMeter(), this.now),
+      charge: (units) => this.meter.addRead({ CapacityUnits: units }),
     };
   }
 
@@ -109,11 +114,10 @@ export class RecordStoreRowSource implements DatasetRowSource {
           : {}),
       },
       this.meter,
-      deadline
-        ? () => {
-            if (this.now() > deadline.at) throw new QueryTimeoutError(deadline.message);
-          }
-        : undefined,
+      (kept) => {
+        request.progress?.(kept);
+        if (deadline && this.now() > deadline.at) throw new QueryTimeoutError(deadline.message);
+      },
     );
     if (request.watch && request.seen) {
       for (const item of items) {

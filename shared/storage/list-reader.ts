@@ -199,7 +199,7 @@ export class ListReader {
           meter,
           (items) => {
             for (const item of items) found.set(item[RecordAttr.sortKey] as string, item);
-            guard?.();
+            guard?.(found.size);
           },
         ),
       ),

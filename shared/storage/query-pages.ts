@@ -10,8 +10,11 @@ import type { RecordItem } from '../records/record-codec';
 /** A position to continue a read from (DynamoDB's LastEvaluatedKey). */
 export type ReadPosition = Record<string, unknown>;
 
-/** Called after every page of a multi-page read; may throw to stop it (the list's read budget). */
-export type ReadGuard = () => void;
+/**
+ * Called after every page of a multi-page read with the items kept so far; may throw to stop it (the list's read
+ * budget, a load's deadline).
+ */
+export type ReadGuard = (kept: number) => void;
 
 /** A read given `maxUnits` stopped before the end: the caller takes another way. */
 export class ReadCapExceeded extends Error {
@@ -75,7 +78,7 @@ export async function queryPages(
     startKey = result.LastEvaluatedKey;
     // Past the far end: by an item, or by where the page stopped (a filter may have dropped the items there).
     if (end >= 0 || (startKey && query.past?.(startKey))) startKey = undefined;
-    query.guard?.();
+    query.guard?.(items.length);
   } while (startKey && !query.enough?.(items.length));
   return startKey ? { items, next: startKey } : { items };
 }

@@ -210,6 +210,9 @@ const RECURSION_LIMIT: MySql8Error = {
 const RECURSION_WHY =
   'MariaDB stops a recursion past max_recursive_iterations (1000, as set here) with warning 1931 and answers the rows so far; MySQL 8 stops it past cte_max_recursion_depth (1000) with error 3636';
 
+const JSON_TEXT_WHY =
+  'MariaDB answers NULL with a warning for text that is not JSON; MySQL 8 fails with error 3141, saying why and where (its parser is RapidJSON)';
+
 export const QUERIES: CorpusQuery[] = [
   // Syntax.
   { name: 'backtick names', sql: 'SELECT `id`, `customer` AS `who` FROM `orders` ORDER BY `id` LIMIT 3' },
@@ -714,5 +717,77 @@ export const QUERIES: CorpusQuery[] = [
     name: 'endless recursion fails even under LIMIT',
     sql: 'WITH RECURSIVE seq (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq) SELECT n FROM seq LIMIT 3',
     mysql8: { why: `${RECURSION_WHY} (both run the recursion to its end before the LIMIT)`, error: RECURSION_LIMIT },
+  },
+  // Errors MySQL 8 stops a statement with while it runs.
+  {
+    name: 'scalar subquery of more than one row fails',
+    sql: "SELECT (SELECT id FROM orders WHERE region = 'EU') AS x",
+    mysql8: {
+      why: 'MariaDB fails with the same error and the same message',
+      error: { code: 1242, message: 'Subquery returns more than 1 row', mariadb: 'same code' },
+    },
+  },
+  {
+    name: 'correlated scalar subquery of one row or none',
+    sql: "SELECT o.id, (SELECT c.name FROM customers c WHERE c.id = CONCAT('c', o.quantity)) AS who FROM orders o ORDER BY o.id",
+  },
+  {
+    name: 'scalar subquery of one row in WHERE',
+    sql: "SELECT id FROM orders WHERE quantity = (SELECT tier FROM customers WHERE name = 'Zed') ORDER BY id",
+  },
+  {
+    name: 'JSON_EXTRACT of text that is not JSON fails',
+    sql: "SELECT JSON_EXTRACT(note, '$.a') FROM orders WHERE id = 'o01'",
+    mysql8: {
+      why: JSON_TEXT_WHY,
+      error: {
+        code: 3141,
+        message: 'Invalid JSON text in argument 1 to function json_extract: "Invalid value." at position 0.',
+        mariadb: { warning: 4038 },
+      },
+    },
+  },
+  {
+    name: 'JSON_EXTRACT of cut-off JSON text fails where the text ends',
+    sql: `SELECT JSON_EXTRACT(CONCAT('{"a": ', quantity), '$.a') FROM orders WHERE id = 'o01'`,
+    mysql8: {
+      why: JSON_TEXT_WHY,
+      error: {
+        code: 3141,
+        message:
+          'Invalid JSON text in argument 1 to function json_extract: "Missing a comma or \'}\' after an object member." at position 7.',
+        mariadb: { warning: 4037 },
+      },
+    },
+  },
+  {
+    name: 'JSON_EXTRACT of a number fails',
+    sql: "SELECT JSON_EXTRACT(quantity, '$') FROM orders WHERE id = 'o01'",
+    mysql8: {
+      why: 'MariaDB reads a number as JSON text; MySQL 8 takes only JSON text or a JSON value',
+      error: {
+        code: 3146,
+        message:
+          'Invalid data type for JSON data in argument 1 to function json_extract; a JSON string or JSON type is required.',
+        mariadb: 'answers',
+      },
+    },
+  },
+  {
+    name: 'JSON_UNQUOTE of text that is not quoted answers it as is',
+    sql: 'SELECT id, JSON_UNQUOTE(note) FROM orders ORDER BY id',
+  },
+  {
+    name: 'JSON_UNQUOTE of a quoted text that is not a JSON string fails',
+    sql: `SELECT JSON_UNQUOTE(CONCAT('"', customer, '\\\\x"')) FROM orders WHERE id = 'o01'`,
+    mysql8: {
+      why: 'MariaDB drops the backslash of an escape JSON lacks; MySQL 8 reads the quoted text as a JSON string and fails',
+      error: {
+        code: 3141,
+        message:
+          'Invalid JSON text in argument 1 to function json_unquote: "Invalid escape character in string." at position 6.',
+        mariadb: 'answers',
+      },
+    },
   },
 ];

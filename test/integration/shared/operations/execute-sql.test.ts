@@ -444,7 +444,7 @@ describe('execute-sql', () => {
       data: {
         execSuccess: false,
         execError:
-          'Recursive query aborted after 1001 iterations. Try increasing @@cte_max_recursion_depth to a larger value.',
+          'MySQL error 3636: Recursive query aborted after 1001 iterations. Try increasing @@cte_max_recursion_depth to a larger value.',
       },
     });
   });

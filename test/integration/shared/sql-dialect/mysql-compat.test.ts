@@ -58,7 +58,9 @@ describe('the MySQL 8 compatibility corpus on the embedded engine', () => {
     });
     const run = engine.run({ tables, sql: rendered.sql, params: query.params ?? {}, timeoutMs: 10_000 });
     if ('error' in expected) {
-      await expect(run).rejects.toEqual(new SqlStatementError(expected.error.message));
+      await expect(run).rejects.toEqual(
+        new SqlStatementError(`MySQL error ${expected.error.code}: ${expected.error.message}`),
+      );
       return;
     }
     const result = await run;

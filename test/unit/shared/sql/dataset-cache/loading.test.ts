@@ -149,8 +149,9 @@ describe('DatasetCache', () => {
       ),
     ).rejects.toThrow(
       new QueryTimeoutError(
-        "the query's datasets hold more than 3 rows, the most custom SQL loads at once; " +
-          'narrow the data (a smaller dataset or a row filter) or read it page by page with get-list',
+        "the query's datasets hold more than 3 rows, the most the embedded engine loads at once; the mysql engine " +
+          'runs it at any size (docs/interface.md §20), or narrow the data (a smaller dataset or a row filter) or ' +
+          'read it page by page with get-list',
       ),
     );
     await expect(cache.tables([{ datasetCode: 'orders', fields: visible }], rows)).resolves.toHaveLength(1);
