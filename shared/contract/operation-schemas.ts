@@ -40,6 +40,16 @@ export const sortEntrySchema = z
   .record(z.string(), z.enum(['asc', 'desc']))
   .describe('One key, the field name, mapped to asc or desc');
 
+export const orderByEntrySchema = z
+  .record(
+    z.string(),
+    z
+      .string()
+      .regex(/^(asc|desc)$/i)
+      .meta({ examples: ['DESC'] }),
+  )
+  .describe('One key, the field name, mapped to asc or desc in any letter case');
+
 export const getListParamsSchema = z
   .object({
     currentPage: z.int().min(1).optional().describe('Page number, from 1 (default 1)'),
@@ -48,14 +58,27 @@ export const getListParamsSchema = z
       .min(1)
       .optional()
       .describe('Records per page (default 20, configurable); above 100 is served as 100'),
+    page: z
+      .int()
+      .min(1)
+      .optional()
+      .describe('Read as currentPage when currentPage is absent (the platform SDK sends it)'),
     ytSortList: z
       .array(sortEntrySchema)
       .optional()
       .describe('Sort order; earlier entries win. Default: newest first. Ties are broken by id'),
+    orderBy: z
+      .array(orderByEntrySchema)
+      .optional()
+      .describe(
+        'The same sort as ytSortList, as the platform SDK sends it (direction in any letter case); not with ytSortList',
+      ),
     where: z
       .record(z.string(), z.unknown())
       .optional()
-      .describe('Structured filter: $eq $ne $gt $gte $lt $lte $contain $startWith $endWith $in $notNull, $and, $or'),
+      .describe(
+        'Structured filter: $eq $ne $gt $gte (or $gteq) $lt $lte (or $lteq) $contain $startWith $endWith $in $notNull, $and, $or',
+      ),
     select: z.array(z.string()).optional().describe('Field names that narrow tableData'),
   })
   .catchall(z.unknown())
@@ -140,7 +163,13 @@ export const executeSqlRequestSchema = z.union([
   z
     .object({
       ...executeSqlCommon,
-      sqlCode: codeSchema.check(z.meta({ description: 'The registered query', examples: ['revenue-by-status'] })),
+      sqlCode: z.union([
+        codeSchema.check(z.meta({ description: 'The registered query', examples: ['revenue-by-status'] })),
+        z
+          .int()
+          .positive()
+          .describe("The registered query's numeric id (digits as text name it too, when no query has that code)"),
+      ]),
     })
     .meta({
       title: 'By sqlCode',

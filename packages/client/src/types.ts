@@ -20,11 +20,18 @@ export type DataRecord = SystemFields & Record<string, unknown>;
 /** One key, the field name, mapped to `asc` or `desc`. */
 export type SortEntry = Record<string, 'asc' | 'desc'>;
 
+/** `orderBy`'s entry: one key, the field name, mapped to `asc` or `desc` in any letter case. */
+export type OrderByEntry = Record<string, string>;
+
 /** get-list's paramMap: paging, sorting, `where`, `select`, and the suffix filters (`status_in`, …). */
 export interface GetListParams {
   currentPage?: number;
+  /** Read as `currentPage` when that is absent (the platform SDK's name). */
+  page?: number;
   pageSize?: number;
   ytSortList?: SortEntry[];
+  /** The same sort as `ytSortList`, as the platform SDK sends it; not both. */
+  orderBy?: OrderByEntry[];
   where?: Record<string, unknown>;
   select?: string[];
   [filter: string]: unknown;

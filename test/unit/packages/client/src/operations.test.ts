@@ -58,6 +58,8 @@ interface SchemaParameter {
 // answers the client reads. `npm run lint` type-checks these assignments.
 const sent: ClientGetListParams = { pageSize: 5, ytSortList: [{ amount: 'desc' }], status_in: ['new'] };
 const accepted: GetListParams = sent;
+const sentAsThePlatform: ClientGetListParams = { page: 2, pageSize: 5, orderBy: [{ amount: 'DESC' }] };
+const acceptedAsThePlatform: GetListParams = sentAsThePlatform;
 const answered: ListResult = listResultSchema.parse({
   paging: { pageSize: 5, totalCount: 1, currentPage: 1 },
   tableData: [
@@ -78,6 +80,7 @@ const functionAnswered: BffEndpoint = functionRead;
 
 it('the client’s wire types are the schemas’ shapes', () => {
   expect(getListParamsSchema.parse(accepted)).toEqual(sent);
+  expect(getListParamsSchema.parse(acceptedAsThePlatform)).toEqual(sentAsThePlatform);
   expect(read.tableData[0]).toBe(record);
   expect([sqlAnswer.execSuccess, param]).toEqual([true, null]);
   expect(functionAnswered).toEqual({ description: null, version: 3, gmt_modified: '2024-05-02 14:05:12' });
