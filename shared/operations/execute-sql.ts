@@ -220,12 +220,18 @@ export const recordStoreRows = (context: OperationContext): RecordStoreRowSource
     context.now,
   );
 
-/** The operation as deployed: one engine and one dataset cache per container, rows from the record store. */
-export const executeSqlOperation = createExecuteSqlOperation({
+/**
+ * The container's SQL engine and dataset cache, rows from the record store: custom SQL and aggregate (which runs
+ * on the same engine, docs/interface.md §21) share them, so a process serving both loads a dataset once.
+ */
+export const containerSql: ExecuteSqlDependencies = {
   engine: () => {
     engine ??= new SqlJsEngine({ loadTimeoutMs: ENGINE_LOAD_LIMIT_MS });
     return engine;
   },
   cache: new DatasetCache(),
   rowSource: recordStoreRows,
-});
+};
+
+/** The operation as deployed: one engine and one dataset cache per container, rows from the record store. */
+export const executeSqlOperation = createExecuteSqlOperation(containerSql);
