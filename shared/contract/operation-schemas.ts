@@ -523,6 +523,8 @@ export function errorCodesByStatus(codes: readonly ErrorCodeValue[]): Map<number
 export type DataRecord = z.infer<typeof dataRecordSchema>;
 export type SortEntry = z.infer<typeof sortEntrySchema>;
 export type GetListParams = z.input<typeof getListParamsSchema>;
+export type AggregateParams = z.input<typeof aggregateParamsSchema>;
+export type AggregateResult = z.infer<typeof aggregateResultSchema>;
 export type ListResult = z.infer<typeof listResultSchema>;
 export type SqlParamValue = z.infer<typeof sqlParamValueSchema>;
 export type ExecuteSqlRequest = z.input<typeof executeSqlRequestSchema>;

@@ -48,6 +48,41 @@ export interface ListResult {
   tableColumns: TableColumn[];
 }
 
+/** One measure of an aggregate (docs/interface.md §21): `type(column)`, named `alias`. */
+export interface AggregateItem {
+  /** SUM, AVG, COUNT, MAX or MIN, in any letter case. */
+  type: string;
+  /** The field measured; COUNT without it counts records. */
+  column?: string;
+  /** The old name of `column`. */
+  field?: string;
+  alias?: string;
+  distinct?: boolean;
+  /** Round to `precision` decimals (then required). */
+  round?: boolean;
+  precision?: number;
+}
+
+/** aggregate's paramMap: the measures, get-list's filters and `where`, the groups, their filter, order and page. */
+export interface AggregateParams {
+  aggregate: AggregateItem[];
+  groupBy?: string[];
+  having?: Record<string, unknown>;
+  orderBy?: OrderByEntry[];
+  where?: Record<string, unknown>;
+  currentPage?: number;
+  page?: number;
+  pageSize?: number;
+  [filter: string]: unknown;
+}
+
+/** One row per group: the groupBy fields, then each measure by its alias; `totalCount` counts the groups. */
+export interface AggregateResult {
+  paging: { pageSize: number; totalCount: number; currentPage: number };
+  tableData: Record<string, unknown>[];
+  tableColumns: TableColumn[];
+}
+
 export type SqlParamValue = string | number | boolean | null;
 
 export interface SqlResult {
