@@ -29,6 +29,8 @@ import {
 
 /** Indexes watched by one alarm: two metrics each (read and write throttles), within CloudWatch's 10 per alarm. */
 const INDEXES_PER_ALARM = 5;
+/** Operation functions watched by one throttle alarm: one metric each, within CloudWatch's 10 per alarm. */
+const FUNCTIONS_PER_ALARM = 10;
 export interface ServiceAlarmsProps extends ServiceMetricSources {
   stage: string;
   latencyAlarmP99Ms: number;
@@ -85,14 +87,18 @@ export class ServiceAlarms extends Construct {
       `At least ${SERVER_ERROR_RATE_THRESHOLD_PERCENT}% of API requests answered 5xx (3001 or gateway failures) in 2 of the last 3 periods of ${METRIC_PERIOD.toMinutes()} minutes.`,
       { evaluationPeriods: 3, datapointsToAlarm: 2 },
     );
-    add(
-      'LambdaThrottles',
-      'lambda-throttles',
-      lambdaThrottles(props.operations),
-      1,
-      'An operation function was throttled (account or reserved concurrency exhausted): callers got 5xx.',
-      { evaluationPeriods: 1, datapointsToAlarm: 1 },
-    );
+    // An alarm may read at most 10 metrics: one alarm per 10 operation functions.
+    for (let start = 0; start < props.operations.length; start += FUNCTIONS_PER_ALARM) {
+      const suffix = start === 0 ? '' : `-${start / FUNCTIONS_PER_ALARM + 1}`;
+      add(
+        `LambdaThrottles${suffix}`,
+        `lambda-throttles${suffix}`,
+        lambdaThrottles(props.operations.slice(start, start + FUNCTIONS_PER_ALARM)),
+        1,
+        'An operation function was throttled (account or reserved concurrency exhausted): callers got 5xx.',
+        { evaluationPeriods: 1, datapointsToAlarm: 1 },
+      );
+    }
     add(
       'DynamoDbThrottles',
       'dynamodb-throttles',

@@ -78,7 +78,7 @@ export function createServiceStacks(app: App, options: ServiceStacksOptions): Se
     resources: stateful.resources,
     config,
     projectRoot,
-    extraAssets: { ...sandboxAssets(config), 'execute-sql': sqlEngineAssets() },
+    extraAssets: { ...sandboxAssets(config), 'execute-sql': sqlEngineAssets(), aggregate: sqlEngineAssets() },
     ...(options.entryFor ? { entryFor: options.entryFor } : {}),
   });
   // No CloudFormation export links the stacks (the stateless one names the tables and secrets), so the order

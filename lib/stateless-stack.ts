@@ -61,6 +61,9 @@ export const OPERATION_SIZING: Record<OperationName, { memorySize: number; timeo
   // beside the main thread's loaded datasets; 3 GB leaves headroom so that a query ends as an answer, never
   // by killing the function.
   'execute-sql': { memorySize: 3072, timeout: Duration.seconds(28) },
+  // Aggregate runs on custom SQL's engine over a loaded copy of one dataset: the same memory as execute-sql, and
+  // two statements of at most 10 s each after loading.
+  aggregate: { memorySize: 3072, timeout: Duration.seconds(28) },
   // The change feed: a query of the change log per readable dataset, merged; pages of at most 500 events.
   changes: { memorySize: 1024, timeout: Duration.seconds(15) },
   // The index status: the catalog, and one read of each index job's progress.
@@ -153,6 +156,8 @@ export class StatelessStack extends Stack {
       throttleBurstLimit: settings.throttleBurstLimit,
       methodThrottles: {
         'execute-sql': { rateLimit: settings.sqlThrottleRateLimit, burstLimit: settings.sqlThrottleBurstLimit },
+        // Aggregate runs on the same SQL engine: it shares custom SQL's method throttle.
+        aggregate: { rateLimit: settings.sqlThrottleRateLimit, burstLimit: settings.sqlThrottleBurstLimit },
       },
       logRetention,
       logRemovalPolicy,

@@ -40,6 +40,16 @@ export const sortEntrySchema = z
   .record(z.string(), z.enum(['asc', 'desc']))
   .describe('One key, the field name, mapped to asc or desc');
 
+export const orderByEntrySchema = z
+  .record(
+    z.string(),
+    z
+      .string()
+      .regex(/^(asc|desc)$/i)
+      .meta({ examples: ['DESC'] }),
+  )
+  .describe('One key, the field name, mapped to asc or desc in any letter case');
+
 export const getListParamsSchema = z
   .object({
     currentPage: z.int().min(1).optional().describe('Page number, from 1 (default 1)'),
@@ -48,14 +58,27 @@ export const getListParamsSchema = z
       .min(1)
       .optional()
       .describe('Records per page (default 20, configurable); above 100 is served as 100'),
+    page: z
+      .int()
+      .min(1)
+      .optional()
+      .describe('Read as currentPage when currentPage is absent (the platform SDK sends it)'),
     ytSortList: z
       .array(sortEntrySchema)
       .optional()
       .describe('Sort order; earlier entries win. Default: newest first. Ties are broken by id'),
+    orderBy: z
+      .array(orderByEntrySchema)
+      .optional()
+      .describe(
+        'The same sort as ytSortList, as the platform SDK sends it (direction in any letter case); not with ytSortList',
+      ),
     where: z
       .record(z.string(), z.unknown())
       .optional()
-      .describe('Structured filter: $eq $ne $gt $gte $lt $lte $contain $startWith $endWith $in $notNull, $and, $or'),
+      .describe(
+        'Structured filter: $eq $ne $gt $gte (or $gteq) $lt $lte (or $lteq) $contain $startWith $endWith $in $notNull, $and, $or',
+      ),
     select: z.array(z.string()).optional().describe('Field names that narrow tableData'),
   })
   .catchall(z.unknown())
@@ -120,6 +143,67 @@ export const createRequestSchema = dataRequestSchema(createParamsSchema, false);
 export const updateRequestSchema = dataRequestSchema(updateParamsSchema, false);
 export const batchCreateRequestSchema = z.object({ ...envelopeCodes, paramList: batchCreateListSchema });
 
+const aggregateItemSchema = z
+  .object({
+    type: z
+      .string()
+      .regex(/^(SUM|AVG|COUNT|MAX|MIN)$/i)
+      .meta({ description: 'SUM, AVG, COUNT, MAX or MIN, in any letter case', examples: ['SUM'] }),
+    column: z
+      .string()
+      .optional()
+      .meta({ description: 'The field measured; COUNT without it counts records', examples: ['amount'] }),
+    field: z
+      .string()
+      .optional()
+      .meta({ description: 'The old name of column', examples: ['amount'] }),
+    alias: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/)
+      .optional()
+      .meta({ description: 'The output name (default: type_column in lower case, or count)', examples: ['total'] }),
+    distinct: z.boolean().optional().describe('Measure distinct values only'),
+    round: z.boolean().optional().describe('Round the value to precision decimals (precision is then required)'),
+    precision: z.int().min(0).max(10).optional().describe('Decimals kept when round is true'),
+  })
+  .describe('One measure');
+
+export const aggregateParamsSchema = z
+  .object({
+    aggregate: z.array(aggregateItemSchema).min(1).max(20).describe('1 to 20 measures'),
+    groupBy: z.array(z.string()).optional().describe('Fields whose values make the groups; none: one group'),
+    having: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('Which groups are kept: the where shape over the groupBy fields and the aliases'),
+    orderBy: z
+      .array(orderByEntrySchema)
+      .optional()
+      .describe('Order of the groups, over the groupBy fields and the aliases; then by the groupBy fields'),
+    where: z.record(z.string(), z.unknown()).optional().describe("The records measured, as get-list's where"),
+    currentPage: z.int().min(1).optional().describe('Page of groups, from 1 (default 1); page is read when absent'),
+    pageSize: z.int().min(1).optional().describe('Groups per page (default 20); above 100 is served as 100'),
+  })
+  .catchall(z.unknown())
+  .meta({
+    description: "Measures over the records the caller may read; get-list's suffix filters narrow them too",
+    examples: [
+      {
+        aggregate: [
+          { type: 'SUM', column: 'amount', alias: 'total' },
+          { type: 'COUNT', alias: 'orders' },
+        ],
+        groupBy: ['status'],
+        having: { orders: { $gte: 2 } },
+        orderBy: [{ total: 'desc' }],
+        currentPage: 1,
+        pageSize: 20,
+      },
+    ],
+  });
+
+export const aggregateRequestSchema = dataRequestSchema(aggregateParamsSchema, false);
+
 export const sqlParamValueSchema = z.union([z.string(), z.number(), z.boolean(), z.null()]);
 
 const executeSqlCommon = {
@@ -140,7 +224,13 @@ export const executeSqlRequestSchema = z.union([
   z
     .object({
       ...executeSqlCommon,
-      sqlCode: codeSchema.check(z.meta({ description: 'The registered query', examples: ['revenue-by-status'] })),
+      sqlCode: z.union([
+        codeSchema.check(z.meta({ description: 'The registered query', examples: ['revenue-by-status'] })),
+        z
+          .int()
+          .positive()
+          .describe("The registered query's numeric id (digits as text name it too, when no query has that code)"),
+      ]),
     })
     .meta({
       title: 'By sqlCode',
@@ -163,6 +253,18 @@ export const listResultSchema = z.object({
     currentPage: z.int().meta({ description: 'From 1', examples: [1] }),
   }),
   tableData: z.array(dataRecordSchema),
+  tableColumns: z.array(tableColumnSchema),
+});
+
+export const aggregateResultSchema = z.object({
+  paging: z.object({
+    pageSize: z.int().meta({ description: 'Groups per page as served (at most 100)', examples: [20] }),
+    totalCount: z.int().meta({ description: 'Exact number of groups', examples: [3] }),
+    currentPage: z.int().meta({ description: 'From 1', examples: [1] }),
+  }),
+  tableData: z
+    .array(z.record(z.string(), z.unknown()))
+    .describe('One row per group: the groupBy fields, then each measure by its alias'),
   tableColumns: z.array(tableColumnSchema),
 });
 
@@ -374,6 +476,12 @@ export const OPERATION_SCHEMAS = {
     errorCodes: COMMON_CODES,
     summary: 'Run a registered SQL query over the datasets the caller may read',
   },
+  aggregate: {
+    request: aggregateRequestSchema,
+    data: aggregateResultSchema,
+    errorCodes: [...DATA_CODES, 2001],
+    summary: 'SUM, AVG, COUNT, MAX and MIN over the records the caller may read, grouped, filtered and paged',
+  },
   changes: {
     request: changesRequestSchema,
     data: changesPageSchema,
@@ -415,6 +523,8 @@ export function errorCodesByStatus(codes: readonly ErrorCodeValue[]): Map<number
 export type DataRecord = z.infer<typeof dataRecordSchema>;
 export type SortEntry = z.infer<typeof sortEntrySchema>;
 export type GetListParams = z.input<typeof getListParamsSchema>;
+export type AggregateParams = z.input<typeof aggregateParamsSchema>;
+export type AggregateResult = z.infer<typeof aggregateResultSchema>;
 export type ListResult = z.infer<typeof listResultSchema>;
 export type SqlParamValue = z.infer<typeof sqlParamValueSchema>;
 export type ExecuteSqlRequest = z.input<typeof executeSqlRequestSchema>;

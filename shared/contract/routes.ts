@@ -93,6 +93,13 @@ export const ROUTES: readonly RouteDefinition[] = [
     writes: false,
   },
   {
+    // Runs on custom SQL's engine over the caller's readable copy of the dataset (docs/interface.md §21).
+    ...wireRoute('aggregate'),
+    functionFile: 'aggregate',
+    grantOperation: 'read',
+    writes: false,
+  },
+  {
     ...wireRoute('changes'),
     functionFile: 'changes',
     grantOperation: 'read',

@@ -176,29 +176,43 @@ async function runOnMirror(
 }
 
 /**
- * The registered query the body names: `sqlCode`, or else a numeric `id`. Another application's query is not
- * found, with the same answer as an unknown one, so codes of other applications are not revealed.
+ * The registered query the body names: `sqlCode`, or else a numeric `id`. A numeric `sqlCode` (a JSON number, or
+ * digits as text when no query has that text code) names the query by its numeric id (docs/interface.md §21).
+ * Another application's query is not found, with the same answer as an unknown one, so codes of other
+ * applications are not revealed.
  */
 export function findQuery(catalog: Catalog, appCode: string, body: Record<string, unknown>): QueryConfig {
   const { sqlCode, id } = body;
   if (sqlCode !== undefined && sqlCode !== null) {
+    if (typeof sqlCode === 'number') return queryById(catalog, appCode, sqlCode, 'sqlCode');
     if (typeof sqlCode !== 'string' || !CODE_PATTERN.test(sqlCode)) {
-      throw new InvalidParameterError('sqlCode must be 1 to 64 letters, digits, "_" or "-"');
+      throw new InvalidParameterError('sqlCode must be 1 to 64 letters, digits, "_" or "-", or a numeric id');
     }
     const query = catalog.query(appCode, { sqlCode });
-    if (!query) throw new InvalidParameterError(`query '${sqlCode}' not found`);
-    return query;
+    if (query) return query;
+    const number = /^\d+$/.test(sqlCode) ? Number(sqlCode) : undefined;
+    const byId = number !== undefined && number >= 1 ? catalog.query(appCode, { id: number }) : undefined;
+    if (byId) return byId;
+    throw new InvalidParameterError(
+      `query '${sqlCode}' not found${number === undefined ? '' : ' (no query has that code or that numeric id)'}`,
+    );
   }
   if (id !== undefined && id !== null) {
     const number = typeof id === 'string' && /^\s*\d+\s*$/.test(id) ? Number(id) : id;
-    if (typeof number !== 'number' || !Number.isSafeInteger(number) || number < 1) {
-      throw new InvalidParameterError('id must be a positive integer');
-    }
-    const query = catalog.query(appCode, { id: number });
-    if (!query) throw new InvalidParameterError(`query with id ${number} not found`);
-    return query;
+    return queryById(catalog, appCode, number, 'id');
   }
   throw new InvalidParameterError('sqlCode (or a numeric id) is required');
+}
+
+function queryById(catalog: Catalog, appCode: string, number: unknown, key: 'id' | 'sqlCode'): QueryConfig {
+  if (typeof number !== 'number' || !Number.isSafeInteger(number) || number < 1) {
+    throw new InvalidParameterError(
+      `${key} must be ${key === 'id' ? 'a positive integer' : 'a code or a positive integer id'}`,
+    );
+  }
+  const query = catalog.query(appCode, { id: number });
+  if (!query) throw new InvalidParameterError(`query with id ${number} not found`);
+  return query;
 }
 
 /**
@@ -268,8 +282,11 @@ export const recordStoreRows = (context: OperationContext): RecordStoreRowSource
     context.now,
   );
 
-/** The operation as deployed: one engine and one dataset cache per container, rows from the record store. */
-export const executeSqlOperation = createExecuteSqlOperation({
+/**
+ * The container's SQL engine and dataset cache, rows from the record store: custom SQL and aggregate (which runs
+ * on the same engine, docs/interface.md §21) share them, so a process serving both loads a dataset once.
+ */
+export const containerSql: ExecuteSqlDependencies = {
   engine: () => {
     engine ??= new SqlJsEngine({ loadTimeoutMs: ENGINE_LOAD_LIMIT_MS });
     return engine;
@@ -277,4 +294,7 @@ export const executeSqlOperation = createExecuteSqlOperation({
   cache: new DatasetCache(),
   rowSource: recordStoreRows,
   mirror: registeredMirrorEngine,
-});
+};
+
+/** The operation as deployed: one engine and one dataset cache per container, rows from the record store. */
+export const executeSqlOperation = createExecuteSqlOperation(containerSql);

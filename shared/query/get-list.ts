@@ -39,10 +39,14 @@ function positiveInteger(params: Record<string, unknown>, name: string, fallback
   return value;
 }
 
-/** `currentPage` (default 1) and `pageSize` (default from the configuration; above 100 is served as 100). */
+/**
+ * `currentPage` (default 1) and `pageSize` (default from the configuration; above 100 is served as 100). The
+ * platform's demo sends `page`: it is read as `currentPage` when that is absent (docs/interface.md §21).
+ */
 export function readPaging(params: Record<string, unknown>, defaultPageSize: number): Paging {
+  const named = params.currentPage === undefined || params.currentPage === null ? 'page' : 'currentPage';
   return {
-    currentPage: positiveInteger(params, 'currentPage', 1),
+    currentPage: positiveInteger(params, named, 1),
     pageSize: Math.min(positiveInteger(params, 'pageSize', defaultPageSize), MAX_PAGE_SIZE),
   };
 }

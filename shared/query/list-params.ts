@@ -1,7 +1,7 @@
 /**
  * Everything get-list takes besides paging (docs/interface.md §5), into a filter, a sort and a selection: the
  * filters in the language of records/filter-parser.ts (`where` first: its size check is the cheapest refusal),
- * then `ytSortList` and `select`, each field checked against the dataset as the caller's grant shows it.
+ * then `ytSortList` (or `orderBy`) and `select`, each field checked against the dataset as the caller's grant shows it.
  */
 import type { Dataset } from '../catalog/catalog';
 import { InvalidParameterError } from '../contract/errors';
@@ -21,26 +21,45 @@ export interface ParsedListParams {
   select?: string[];
 }
 
-/** `ytSortList`: an array of single-key objects `{field: "asc" | "desc"}`; earlier entries win. */
-export function parseSortList(value: unknown, dataset: Dataset, access: FieldAccess = {}): SortKey[] {
+/**
+ * `ytSortList`: an array of single-key objects `{field: "asc" | "desc"}`; earlier entries win. The platform SDK's
+ * `orderBy` (docs/interface.md §21) is the same list under another name, with the direction in any letter case.
+ */
+export function parseSortList(
+  value: unknown,
+  dataset: Dataset,
+  access: FieldAccess = {},
+  name: 'ytSortList' | 'orderBy' = 'ytSortList',
+): SortKey[] {
   if (value === undefined || value === null) return [];
-  if (!Array.isArray(value))
-    throw new InvalidParameterError('ytSortList: expects an array of {"field": "asc" | "desc"}');
+  if (!Array.isArray(value)) throw new InvalidParameterError(`${name}: expects an array of {"field": "asc" | "desc"}`);
   const resolver = new FieldResolver(dataset, access);
   const keys: SortKey[] = [];
   value.forEach((entry, i) => {
-    const at = `ytSortList[${i}]`;
+    const at = `${name}[${i}]`;
     const pairs = isPlainObject(entry) ? Object.entries(entry) : [];
     if (pairs.length !== 1) throw new InvalidParameterError(`${at}: expects one {"field": "asc" | "desc"}`);
-    const [name, direction] = pairs[0] as [string, unknown];
-    const field = resolver.resolve(name, `${at}.${name}`);
+    const [fieldName, sent] = pairs[0] as [string, unknown];
+    const field = resolver.resolve(fieldName, `${at}.${fieldName}`);
+    const direction = name === 'orderBy' && typeof sent === 'string' ? sent.toLowerCase() : sent;
     if (direction !== 'asc' && direction !== 'desc') {
-      throw new InvalidParameterError(`${at}.${name}: direction must be "asc" or "desc"`);
+      throw new InvalidParameterError(`${at}.${fieldName}: direction must be "asc" or "desc"`);
     }
     // A repeated field can never change the order after its first entry.
-    if (!keys.some((key) => key.field.name === name)) keys.push({ field, direction });
+    if (!keys.some((key) => key.field.name === fieldName)) keys.push({ field, direction });
   });
   return keys;
+}
+
+/** The sort of `ytSortList` or `orderBy`; both at once is 1001 naming the two. */
+export function parseListSort(params: Record<string, unknown>, dataset: Dataset, access: FieldAccess = {}): SortKey[] {
+  const sent = (value: unknown) => value !== undefined && value !== null;
+  if (sent(params.ytSortList) && sent(params.orderBy)) {
+    throw new InvalidParameterError('ytSortList and orderBy: send one of them, not both (they are the same sort)');
+  }
+  return sent(params.orderBy)
+    ? parseSortList(params.orderBy, dataset, access, 'orderBy')
+    : parseSortList(params.ytSortList, dataset, access);
 }
 
 /** `select`: a non-empty array of field names (dataset or system fields). */
@@ -68,7 +87,7 @@ export function parseListParams(
   const suffixFilter = parseSuffixFilters(params, dataset, access);
   const parsed: ParsedListParams = {
     filter: allOf(suffixFilter, where),
-    sort: parseSortList(params.ytSortList, dataset, access),
+    sort: parseListSort(params, dataset, access),
   };
   const select = parseSelect(params.select, dataset, access);
   if (select) parsed.select = select;

@@ -15,8 +15,9 @@
  * - Text operators (`_like`, `$contain`, `$startWith`, `$endWith`) are case-insensitive.
  * - In `where`, `{"f": v}` is `$eq`; `$eq: null` means null and `$ne: null` means not null. `$ne` matches
  *   records where the field is null too (a null differs from every value).
- * - `where`, `select`, `ytSortList`, `currentPage` and `pageSize` are reserved names: a dataset field with one
- *   of those names cannot be filtered by the suffix syntax (it can through `where`).
+ * - `where`, `select`, `ytSortList`, `orderBy`, `currentPage`, `page` and `pageSize` are reserved names: a dataset
+ *   field with one of those names cannot be filtered by the suffix syntax (it can through `where`).
+ * - `$gteq` and `$lteq` (the platform SDK's spelling, docs/interface.md §21) are `$gte` and `$lte`.
  */
 import type { Dataset } from '../catalog/catalog';
 import { filterKeyField } from '../catalog/schema';
@@ -42,7 +43,16 @@ export const MAX_WHERE_DEPTH = 8;
 /** `where` holds at most this many conditions in all (docs/interface.md §7). */
 export const MAX_WHERE_CONDITIONS = 100;
 
-export const RESERVED_LIST_PARAMS = new Set(['currentPage', 'pageSize', 'ytSortList', 'where', 'select']);
+export const RESERVED_LIST_PARAMS = new Set([
+  'currentPage',
+  'pageSize',
+  'ytSortList',
+  'where',
+  'select',
+  // The platform SDK's names (docs/interface.md §21): a sort and the page number.
+  'orderBy',
+  'page',
+]);
 
 type Operator = 'eq' | 'like' | 'range' | 'in' | 'is_null';
 
@@ -307,10 +317,12 @@ function whereOperator(
     case '$gt':
       return { op: 'range', field, lower: bound(false) };
     case '$gte':
+    case '$gteq':
       return { op: 'range', field, lower: bound(true) };
     case '$lt':
       return { op: 'range', field, upper: bound(false) };
     case '$lte':
+    case '$lteq':
       return { op: 'range', field, upper: bound(true) };
     case '$contain':
     case '$startWith':

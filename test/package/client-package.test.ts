@@ -100,10 +100,14 @@ const { mintBrowserToken } = require('${NAME}/browser-token');
 it('type-checks a TypeScript consumer against the declarations of both entries', async () => {
   writeFileSync(
     path.join(project, 'consumer.mts'),
-    `import { createClient, type ListResult, ServiceCallError } from '${NAME}';
+    `import { type AggregateResult, createClient, type ListResult, ServiceCallError } from '${NAME}';
 const das = createClient({ baseUrl: 'http://127.0.0.1:3000', appCode: 'app-demo', accessKey: 'k', signingSecret: 's' });
 export const page: Promise<ListResult<{ amount: number }>> = das.getList<{ amount: number }>('orders', { pageSize: 5 });
 export const code = (e: ServiceCallError): number => e.errorCode;
+export const groups: Promise<AggregateResult> = das.aggregate('orders', {
+  aggregate: [{ type: 'count', alias: 'orders' }], groupBy: ['status'], orderBy: [{ orders: 'DESC' }],
+});
+export const sorted = das.getList('orders', { orderBy: [{ amount: 'desc' }], page: 2 });
 `,
   );
   writeFileSync(
@@ -136,6 +140,23 @@ it('npx das is the package’s command: help, and a call to the local server', a
     env,
   });
   expect(JSON.parse(call.stdout)).toMatchObject({ success: true, data: { paging: { totalCount: 1 } } });
+  const measured = await run(
+    'npx',
+    [
+      'das',
+      'call',
+      'aggregate',
+      '--dataset',
+      'orders',
+      '--json',
+      '{"aggregate":[{"type":"SUM","column":"amount","alias":"total"}],"groupBy":["status"],"customer_id_in":["c-esm","c-cjs"]}',
+    ],
+    { cwd: project, env },
+  );
+  expect(JSON.parse(measured.stdout).data.tableData).toEqual([
+    { status: 'new', total: 7 },
+    { status: 'paid', total: 5 },
+  ]);
   // Only DAS_URL set: the keys are what is missing, and every way to give them is named.
   const noKeys = { ...env, DAS_APP_CODE: '', DAS_ACCESS_KEY: '', DAS_SIGNING_SECRET: '' };
   const refused = await run('npx', ['das', 'call', 'get-list', '--dataset', 'orders'], {

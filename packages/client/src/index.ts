@@ -36,6 +36,8 @@ import {
 import { BFF_ENDPOINT_ROUTE, LOGIN_USER_INFO_ROUTE, type OperationName, pathWith, routeIn } from './operations.js';
 import type { SignatureInput } from './signature.js';
 import type {
+  AggregateParams,
+  AggregateResult,
   BffEndpoint,
   DataRecord,
   GetListParams,
@@ -232,6 +234,11 @@ export interface DataAccessClient {
     records: Partial<F>[],
     options?: CallOptions,
   ): Promise<string[]>;
+  /**
+   * SUM, AVG, COUNT, MAX and MIN over the records the caller may read, grouped, filtered and paged
+   * (docs/interface.md §21): one row per group in `tableData`.
+   */
+  aggregate(datasetCode: string, params: AggregateParams, options?: CallOptions): Promise<AggregateResult>;
   /** A failed SQL statement is not an error: it answers `execSuccess: false` with `execError`. */
   executeSql<Row extends object = Record<string, unknown>>(
     query: QueryRef,
@@ -531,6 +538,7 @@ export function createClient(options: ClientOptions): DataAccessClient {
       unwrap<string[]>(
         await send('batch-create', { datasetCode, paramList: records }, { ...callOptions, datasetCode }),
       ),
+    aggregate: (datasetCode, params, callOptions) => dataCall('aggregate', datasetCode, params, callOptions),
     async executeSql(query, params, callOptions = {}) {
       const ref = typeof query === 'string' ? { sqlCode: query } : typeof query === 'number' ? { id: query } : query;
       const body: Record<string, unknown> = { ...ref };

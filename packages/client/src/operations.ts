@@ -14,6 +14,7 @@ export type OperationName =
   | 'batch-create'
   | 'update'
   | 'execute-sql'
+  | 'aggregate'
   | 'changes'
   | 'indexes'
   | 'login-user-info'
@@ -39,6 +40,8 @@ export const OPERATIONS: readonly OperationRoute[] = [
   { operation: 'batch-create', method: 'POST', path: '/openapi/data/batch-create', requiresDataset: true },
   { operation: 'update', method: 'POST', path: '/openapi/data/update', requiresDataset: true },
   { operation: 'execute-sql', method: 'POST', path: '/api/custom/executeSql', requiresDataset: false },
+  // The platform SDK's aggregate (§21): SUM, AVG, COUNT, MAX, MIN over one dataset, grouped and paged.
+  { operation: 'aggregate', method: 'POST', path: '/openapi/data/aggregate', requiresDataset: true },
   // The change feed (§18): every dataset the caller may read, or the one a datasetCode names.
   { operation: 'changes', method: 'POST', path: '/openapi/data/changes', requiresDataset: false },
   { operation: 'indexes', method: 'POST', path: '/openapi/data/indexes', requiresDataset: false },

@@ -20,11 +20,18 @@ export type DataRecord = SystemFields & Record<string, unknown>;
 /** One key, the field name, mapped to `asc` or `desc`. */
 export type SortEntry = Record<string, 'asc' | 'desc'>;
 
+/** `orderBy`'s entry: one key, the field name, mapped to `asc` or `desc` in any letter case. */
+export type OrderByEntry = Record<string, string>;
+
 /** get-list's paramMap: paging, sorting, `where`, `select`, and the suffix filters (`status_in`, …). */
 export interface GetListParams {
   currentPage?: number;
+  /** Read as `currentPage` when that is absent (the platform SDK's name). */
+  page?: number;
   pageSize?: number;
   ytSortList?: SortEntry[];
+  /** The same sort as `ytSortList`, as the platform SDK sends it; not both. */
+  orderBy?: OrderByEntry[];
   where?: Record<string, unknown>;
   select?: string[];
   [filter: string]: unknown;
@@ -38,6 +45,41 @@ export interface TableColumn {
 export interface ListResult {
   paging: { pageSize: number; totalCount: number; currentPage: number };
   tableData: DataRecord[];
+  tableColumns: TableColumn[];
+}
+
+/** One measure of an aggregate (docs/interface.md §21): `type(column)`, named `alias`. */
+export interface AggregateItem {
+  /** SUM, AVG, COUNT, MAX or MIN, in any letter case. */
+  type: string;
+  /** The field measured; COUNT without it counts records. */
+  column?: string;
+  /** The old name of `column`. */
+  field?: string;
+  alias?: string;
+  distinct?: boolean;
+  /** Round to `precision` decimals (then required). */
+  round?: boolean;
+  precision?: number;
+}
+
+/** aggregate's paramMap: the measures, get-list's filters and `where`, the groups, their filter, order and page. */
+export interface AggregateParams {
+  aggregate: AggregateItem[];
+  groupBy?: string[];
+  having?: Record<string, unknown>;
+  orderBy?: OrderByEntry[];
+  where?: Record<string, unknown>;
+  currentPage?: number;
+  page?: number;
+  pageSize?: number;
+  [filter: string]: unknown;
+}
+
+/** One row per group: the groupBy fields, then each measure by its alias; `totalCount` counts the groups. */
+export interface AggregateResult {
+  paging: { pageSize: number; totalCount: number; currentPage: number };
+  tableData: Record<string, unknown>[];
   tableColumns: TableColumn[];
 }
 

@@ -141,7 +141,7 @@ describe('deployment settings from context', () => {
         "  sqlReservedConcurrency: must be a positive integer, or none, not '-1'",
         "  provisionedConcurrency: get-one needs a positive integer, as in get-one=2, not '0'",
         "  provisionedConcurrency: 'get-lists' is not an operation (get-list, get-one, create, batch-create, update, " +
-          'execute-sql, changes, indexes, login-user-info, bff-endpoint)',
+          'execute-sql, aggregate, changes, indexes, login-user-info, bff-endpoint)',
         '  provisionedConcurrency: create is given twice',
         "  provisionedConcurrency: update needs a positive integer, as in update=2, not ''",
         "  throttleRateLimit: must be a positive integer, not 'fast'",

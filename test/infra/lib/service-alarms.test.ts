@@ -11,11 +11,12 @@ beforeAll(() => {
 });
 
 describe('alarms', () => {
-  it('creates the thirteen alarms of the stage', () => {
+  it('creates the fourteen alarms of the stage', () => {
     const names = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties.AlarmName);
     expect(names).toEqual([
       'data-access-service-dev-api-5xx-rate',
       'data-access-service-dev-lambda-throttles',
+      'data-access-service-dev-lambda-throttles-2',
       'data-access-service-dev-dynamodb-throttles',
       'data-access-service-dev-dynamodb-index-throttles',
       'data-access-service-dev-dynamodb-index-throttles-2',
@@ -98,12 +99,18 @@ describe('alarms', () => {
     });
   });
 
-  it('alarms on any Lambda throttle of any operation', () => {
+  it('alarms on any Lambda throttle of any operation, ten functions an alarm (CloudWatch reads at most ten metrics)', () => {
     template.hasResourceProperties('AWS::CloudWatch::Alarm', {
       AlarmName: 'data-access-service-dev-lambda-throttles',
       Threshold: 1,
       EvaluationPeriods: 1,
       Metrics: Match.arrayWith([Match.objectLike({ Expression: 'm0 + m1 + m2 + m3 + m4 + m5 + m6 + m7 + m8 + m9' })]),
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      AlarmName: 'data-access-service-dev-lambda-throttles-2',
+      Threshold: 1,
+      EvaluationPeriods: 1,
+      Metrics: Match.arrayWith([Match.objectLike({ Expression: 'm0' })]),
     });
   });
 
@@ -140,7 +147,7 @@ describe('alarms', () => {
       Endpoint: 'oncall@example.com',
     });
     const alarms = Object.values(withEmail.statelessTemplate.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(13);
+    expect(alarms).toHaveLength(14);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toHaveLength(1);
       expect(alarm.Properties.OKActions).toEqual(alarm.Properties.AlarmActions);

@@ -25,6 +25,7 @@ const ROUTE_PATHS = [
   ['batch-create', '/openapi/data/batch-create'],
   ['update', '/openapi/data/update'],
   ['execute-sql', '/api/custom/executeSql'],
+  ['aggregate', '/openapi/data/aggregate'],
   ['indexes', '/openapi/data/indexes'],
 ] as const;
 
@@ -49,14 +50,14 @@ function resourceIdForPath(path: string, from: Template = template): string {
 describe('routes', () => {
   it('has one POST method per operation and its /client/ twin, GET loginUserInfo and bff endpoint, and nothing else', () => {
     const methods = Object.values(template.findResources('AWS::ApiGateway::Method'));
-    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(16);
+    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(18);
     expect(methods.filter((m) => m.Properties.HttpMethod === 'GET')).toHaveLength(2);
     expect(methods.filter((m) => !['POST', 'GET'].includes(m.Properties.HttpMethod))).toHaveLength(0);
   });
 
   it('adds a CORS preflight (OPTIONS) per resource when an origin is allowed', () => {
     const methods = Object.values(corsTemplate.findResources('AWS::ApiGateway::Method'));
-    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(16);
+    expect(methods.filter((m) => m.Properties.HttpMethod === 'POST')).toHaveLength(18);
     expect(methods.filter((m) => m.Properties.HttpMethod === 'OPTIONS').length).toBeGreaterThanOrEqual(18);
     expect(methods.filter((m) => !['POST', 'GET', 'OPTIONS'].includes(m.Properties.HttpMethod))).toHaveLength(0);
   });
@@ -97,7 +98,7 @@ describe('routes', () => {
 
   it('lets API Gateway invoke each function on the deployed stage only (no console test-invoke)', () => {
     // One per method: eight signed, ten client-key.
-    template.resourceCountIs('AWS::Lambda::Permission', 18);
+    template.resourceCountIs('AWS::Lambda::Permission', 20);
   });
 });
 
@@ -209,7 +210,7 @@ describe('stage', () => {
     expect(format).not.toMatch(/X-Token|header/i);
   });
 
-  it('throttles each method: the data operations at the stage rate, custom SQL at its own lower one', () => {
+  it('throttles each method: the data operations at the stage rate, custom SQL and aggregate at their own lower one', () => {
     const stage = Object.values(template.findResources('AWS::ApiGateway::Stage'))[0];
     const perMethod = (stage?.Properties.MethodSettings as Array<Record<string, unknown>>)
       .filter((setting) => setting.HttpMethod === 'POST')
@@ -226,6 +227,7 @@ describe('stage', () => {
       { ResourcePath: '/~1openapi~1data~1batch-create', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
       { ResourcePath: '/~1openapi~1data~1update', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
       { ResourcePath: '/~1api~1custom~1executeSql', ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 },
+      { ResourcePath: '/~1openapi~1data~1aggregate', ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 },
       { ResourcePath: '/~1openapi~1data~1changes', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
       { ResourcePath: '/~1openapi~1data~1indexes', ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
     ]);
@@ -299,9 +301,9 @@ describe('gateway responses', () => {
         1001,
         '"no operation at this path and method; the operations are POST /openapi/data/get-list, POST /openapi/data/get-one, ' +
           'POST /openapi/data/create, POST /openapi/data/batch-create, POST /openapi/data/update, POST /api/custom/executeSql, ' +
-          'POST /openapi/data/changes, POST /openapi/data/indexes, POST /client/data/get-list, ' +
+          'POST /openapi/data/aggregate, POST /openapi/data/changes, POST /openapi/data/indexes, POST /client/data/get-list, ' +
           'POST /client/data/get-one, POST /client/data/create, POST /client/data/batch-create, POST /client/data/update, POST /client/custom/executeSql, ' +
-          'POST /client/data/changes, POST /client/data/indexes, ' +
+          'POST /client/data/aggregate, POST /client/data/changes, POST /client/data/indexes, ' +
           'GET /client/user/loginUserInfo, GET /client/bff/endpoint/{appCode}/{functionName}"',
       ),
     ],

@@ -104,7 +104,7 @@ describe('dashboard', () => {
 
   it('draws one invocation line per operation function', () => {
     const rows = widget('Invocations by operation').metrics as unknown[][];
-    expect(rows.map((row) => row[0])).toEqual(Array(10).fill('AWS/Lambda'));
+    expect(rows.map((row) => row[0])).toEqual(Array(11).fill('AWS/Lambda'));
     expect(rows.map((row) => (row.at(-1) as { label: string }).label)).toEqual([
       'get-list',
       'get-one',
@@ -112,6 +112,7 @@ describe('dashboard', () => {
       'batch-create',
       'update',
       'execute-sql',
+      'aggregate',
       'changes',
       'indexes',
       'login-user-info',
@@ -151,6 +152,7 @@ describe('dashboard', () => {
       ['DataAccessService/dev', 'requests', 'operation', 'batch-create'],
       ['DataAccessService/dev', 'requests', 'operation', 'update'],
       ['DataAccessService/dev', 'requests', 'operation', 'execute-sql'],
+      ['DataAccessService/dev', 'requests', 'operation', 'aggregate'],
       ['DataAccessService/dev', 'requests', 'operation', 'changes'],
       ['DataAccessService/dev', 'requests', 'operation', 'indexes'],
       ['DataAccessService/dev', 'requests', 'operation', 'login-user-info'],
@@ -212,24 +214,24 @@ describe('dashboard', () => {
         label: '1002',
         expression:
           'auth1002_0 + auth1002_1 + auth1002_2 + auth1002_3 + auth1002_4 + auth1002_5 + auth1002_6 + ' +
-          'auth1002_7 + auth1002_8 + auth1002_9',
+          'auth1002_7 + auth1002_8 + auth1002_9 + auth1002_10',
       }),
       expect.objectContaining({
         label: '1003',
         expression:
           'auth1003_0 + auth1003_1 + auth1003_2 + auth1003_3 + auth1003_4 + auth1003_5 + auth1003_6 + ' +
-          'auth1003_7 + auth1003_8 + auth1003_9',
+          'auth1003_7 + auth1003_8 + auth1003_9 + auth1003_10',
       }),
       expect.objectContaining({
         label: '1004',
         expression:
           'auth1004_0 + auth1004_1 + auth1004_2 + auth1004_3 + auth1004_4 + auth1004_5 + auth1004_6 + ' +
-          'auth1004_7 + auth1004_8 + auth1004_9',
+          'auth1004_7 + auth1004_8 + auth1004_9 + auth1004_10',
       }),
     ]);
     const sources = rows.filter((row) => row[0] === 'DataAccessService/dev');
-    // Three codes, ten operation functions.
-    expect(sources).toHaveLength(30);
+    // Three codes, eleven operation functions.
+    expect(sources).toHaveLength(33);
     expect(sources).toContainEqual([
       'DataAccessService/dev',
       'errors',

@@ -18,8 +18,8 @@ export const CALL_USAGE = `Usage: das call <operation> [--url <base>] [--app <ap
                 [--param name=value]... [--param name:=<json>]... [--json '<object>'] [--sql <code|id>]
                 [--file <records.json>] [--idempotency-key <key>] [--function <name>]
 
-Operations: get-list, get-one, create, batch-create, update, execute-sql (or getList, getOne, ..., executeSql), and
-with a personal access key login-user-info and bff-endpoint. Prints the response envelope as JSON. Exit code 0 on
+Operations: get-list, get-one, create, batch-create, update, execute-sql, aggregate (or getList, getOne, ...,
+executeSql), and with a personal access key login-user-info and bff-endpoint. Prints the response envelope as JSON. Exit code 0 on
 success, 1 on a failure envelope or no answer, 2 on a wrong command line. A 4001 is retried (up to 3 attempts)
 after the Retry-After the service asks for.
 
@@ -48,6 +48,7 @@ Examples:
   das call create --dataset orders --json '{"customer_id":"c-1","amount":12.5,"status":"new"}'
   das call batch-create --dataset orders --file records.json --idempotency-key load-2024-05-01
   das call execute-sql --sql revenue-by-status --param since="2024-01-01 00:00:00"
+  das call aggregate --dataset orders --json '{"aggregate":[{"type":"SUM","column":"amount"}],"groupBy":["status"]}'
   das call login-user-info --user-key "$KEY"
   das call bff-endpoint --user-key "$KEY" --app app-demo --function mask-email
 `;

@@ -24,6 +24,7 @@ const OPERATIONS = [
   'batch-create',
   'update',
   'execute-sql',
+  'aggregate',
   'indexes',
   'login-user-info',
   'bff-endpoint',
@@ -80,8 +81,8 @@ const SHARED_STATEMENTS = [
 ];
 
 describe('one function per operation', () => {
-  it("deploys ten operation functions, the catalog deployer, the provider framework, the change log's three functions and the index jobs", () => {
-    template.resourceCountIs('AWS::Lambda::Function', 16);
+  it("deploys eleven operation functions, the catalog deployer, the provider framework, the change log's three functions and the index jobs", () => {
+    template.resourceCountIs('AWS::Lambda::Function', 17);
   });
 
   it.each(OPERATIONS)('%s runs on Node.js 22, arm64, with tracing and a JSON log format', (operation) => {
@@ -101,6 +102,7 @@ describe('one function per operation', () => {
     ['batch-create', 1024, 25],
     ['update', 1024, 10],
     ['execute-sql', 3072, 28],
+    ['aggregate', 3072, 28],
     ['indexes', 512, 10],
     ['login-user-info', 512, 10],
     ['bff-endpoint', 512, 10],
@@ -136,6 +138,7 @@ describe('least privilege', () => {
   it.each([
     'get-one',
     'execute-sql',
+    'aggregate',
   ] as const)('%s may read records, read the catalog, update its quota item and read the secrets — and write nothing else', (operation) => {
     expect(dataStatementsOf(operation)).toEqual([QUERY_STATEMENT, READ_ITEMS_STATEMENT, ...SHARED_STATEMENTS]);
   });
@@ -197,7 +200,11 @@ describe('least privilege', () => {
     expect(JSON.stringify(dataStatementsOf(operation))).not.toContain('secretsmanager');
   });
 
-  it.each(['get-one', 'execute-sql'] as const)('%s has no write action on the records table', (operation) => {
+  it.each([
+    'get-one',
+    'execute-sql',
+    'aggregate',
+  ] as const)('%s has no write action on the records table', (operation) => {
     const text = JSON.stringify(dataStatementsOf(operation));
     for (const action of ['PutItem', 'DeleteItem', 'BatchWriteItem', 'dynamodb:*']) expect(text).not.toContain(action);
   });
@@ -238,14 +245,15 @@ describe('bundles', () => {
     expect(existsSync(join(assetDir(operation), 'index.js.map'))).toBe(true);
   });
 
-  it('copies the SQL engine’s WebAssembly next to the execute-sql bundle only', () => {
-    expect(existsSync(join(assetDir('execute-sql'), 'sql-wasm.wasm'))).toBe(true);
-    expect(existsSync(join(assetDir('get-list'), 'sql-wasm.wasm'))).toBe(false);
+  it('copies the SQL engine’s WebAssembly next to the bundles that run SQL only: execute-sql and aggregate', () => {
+    const beside = OPERATIONS.filter((operation) => existsSync(join(assetDir(operation), 'sql-wasm.wasm')));
+    // The hooked get-one runs custom SQL through its hook's context.client.sql.
+    expect(beside).toEqual(['get-one', 'execute-sql', 'aggregate']);
   });
 
-  it('puts custom SQL’s dialect beside the bundles that run queries only: execute-sql and the hooked get-one', () => {
+  it('puts custom SQL’s dialect beside the bundles that run queries only: execute-sql, aggregate and the hooked get-one', () => {
     const beside = OPERATIONS.filter((operation) => existsSync(join(assetDir(operation), 'sql-dialect.js')));
-    expect(beside).toEqual(['get-one', 'execute-sql']);
+    expect(beside).toEqual(['get-one', 'execute-sql', 'aggregate']);
   });
 
   it('puts the hook sandbox’s worker and WebAssembly beside the hooked get-one bundle only', () => {

@@ -19,6 +19,7 @@ describe('OpenAPI document', () => {
       '/api/custom/executeSql',
       '/client/bff/endpoint/{appCode}/{functionName}',
       '/client/custom/executeSql',
+      '/client/data/aggregate',
       '/client/data/batch-create',
       '/client/data/changes',
       '/client/data/create',
@@ -27,6 +28,7 @@ describe('OpenAPI document', () => {
       '/client/data/indexes',
       '/client/data/update',
       '/client/user/loginUserInfo',
+      '/openapi/data/aggregate',
       '/openapi/data/batch-create',
       '/openapi/data/changes',
       '/openapi/data/create',
@@ -129,6 +131,7 @@ describe('OpenAPI document', () => {
     const signedPaths = Object.keys(doc.paths).filter((path) => !path.startsWith('/client/'));
     expect(signedPaths.sort()).toEqual([
       '/api/custom/executeSql',
+      '/openapi/data/aggregate',
       '/openapi/data/batch-create',
       '/openapi/data/changes',
       '/openapi/data/create',

@@ -7,6 +7,8 @@ import { NONCE_HEADER, SIGN_VERSION_HEADER } from '../../../../../packages/clien
 import { BFF_ENDPOINT_ROUTE, pathWith } from '../../../../../packages/client/src/operations';
 import { newNonce } from '../../../../../packages/client/src/signature-v2';
 import type {
+  AggregateParams as ClientAggregateParams,
+  AggregateResult as ClientAggregateResult,
   BffEndpoint as ClientBffEndpoint,
   DataRecord as ClientDataRecord,
   GetListParams as ClientGetListParams,
@@ -16,6 +18,10 @@ import type {
 } from '../../../../../packages/client/src/types';
 import { buildOpenApiDocument } from '../../../../../shared/contract/openapi-document';
 import {
+  type AggregateParams,
+  type AggregateResult,
+  aggregateParamsSchema,
+  aggregateResultSchema,
   type BffEndpoint,
   bffEndpointSchema,
   type DataRecord,
@@ -58,6 +64,22 @@ interface SchemaParameter {
 // answers the client reads. `npm run lint` type-checks these assignments.
 const sent: ClientGetListParams = { pageSize: 5, ytSortList: [{ amount: 'desc' }], status_in: ['new'] };
 const accepted: GetListParams = sent;
+const aggregateSent: ClientAggregateParams = {
+  aggregate: [{ type: 'sum', column: 'amount', alias: 'total', round: true, precision: 2 }, { type: 'COUNT' }],
+  groupBy: ['status'],
+  having: { total: { $gte: 10 } },
+  orderBy: [{ total: 'desc' }],
+  pageSize: 5,
+};
+const aggregateAccepted: AggregateParams = aggregateSent;
+const aggregateAnswered: AggregateResult = aggregateResultSchema.parse({
+  paging: { pageSize: 5, totalCount: 1, currentPage: 1 },
+  tableData: [{ status: 'paid', total: 12.5, count: 2 }],
+  tableColumns: [{ title: 'status', dataIndex: 'status' }],
+});
+const aggregateRead: ClientAggregateResult = aggregateAnswered;
+const sentAsThePlatform: ClientGetListParams = { page: 2, pageSize: 5, orderBy: [{ amount: 'DESC' }] };
+const acceptedAsThePlatform: GetListParams = sentAsThePlatform;
 const answered: ListResult = listResultSchema.parse({
   paging: { pageSize: 5, totalCount: 1, currentPage: 1 },
   tableData: [
@@ -78,6 +100,9 @@ const functionAnswered: BffEndpoint = functionRead;
 
 it('the client’s wire types are the schemas’ shapes', () => {
   expect(getListParamsSchema.parse(accepted)).toEqual(sent);
+  expect(getListParamsSchema.parse(acceptedAsThePlatform)).toEqual(sentAsThePlatform);
+  expect(aggregateParamsSchema.parse(aggregateAccepted)).toEqual(aggregateSent);
+  expect(aggregateRead.tableData).toEqual([{ status: 'paid', total: 12.5, count: 2 }]);
   expect(read.tableData[0]).toBe(record);
   expect([sqlAnswer.execSuccess, param]).toEqual([true, null]);
   expect(functionAnswered).toEqual({ description: null, version: 3, gmt_modified: '2024-05-02 14:05:12' });

@@ -70,6 +70,55 @@ describe('data operations', () => {
     expect(await client.getOneWithRevision<Typed>('typed', created.id)).toEqual({ record: updated, revision: 2 });
   });
 
+  it('getList takes orderBy and page, and aggregate measures groups, as the platform SDK sends them', async () => {
+    for (const [i, e] of [
+      [3, 'red'],
+      [1, 'blue'],
+      [5, 'red'],
+      [2, null],
+    ] as const) {
+      await client.create<Typed>('typed', { s: 'sdk-shapes', i, e });
+    }
+    const sorted = await client.getList<Typed>('typed', {
+      s: 'sdk-shapes',
+      orderBy: [{ e: 'DESC' }, { i: 'asc' }],
+      page: 1,
+      pageSize: 3,
+    });
+    expect(sorted.tableData.map((row) => [row.e, row.i])).toEqual([
+      ['red', 3],
+      ['red', 5],
+      ['blue', 1],
+    ]);
+    const groups = await client.aggregate('typed', {
+      aggregate: [
+        { type: 'SUM', column: 'i', alias: 'total' },
+        { type: 'count', alias: 'records' },
+      ],
+      groupBy: ['e'],
+      where: { s: 'sdk-shapes', i: { $gteq: 2 } },
+      orderBy: [{ total: 'desc' }],
+    });
+    expect(groups).toEqual({
+      tableData: [
+        { e: 'red', total: 8, records: 2 },
+        { e: null, total: 2, records: 1 },
+      ],
+      paging: { currentPage: 1, pageSize: 20, totalCount: 2 },
+      tableColumns: [
+        { title: 'e', dataIndex: 'e' },
+        { title: 'total', dataIndex: 'total' },
+        { title: 'records', dataIndex: 'records' },
+      ],
+    });
+    const refused = await client.aggregate('typed', { aggregate: [{ type: 'MEDIAN', column: 'i' }] }).catch((e) => e);
+    expect(refused).toBeInstanceOf(InvalidParameterError);
+    expect(refused).toMatchObject({
+      errorCode: 1001,
+      errorMsg: 'aggregate[0].type: expects SUM, AVG, COUNT, MAX or MIN (any letter case)',
+    });
+  });
+
   it('getList without parameters uses the defaults', async () => {
     const list = await client.getList('notes');
     expect(list.paging).toMatchObject({ currentPage: 1, pageSize: 20 });
