@@ -3,12 +3,12 @@
  * 10 connections. The minimal server is what the service cannot do with less: it checks an HMAC-SHA256
  * signature over the same headers and answers one GetItem from its own embedded store (dynalite, like the
  * service's). The service does everything else a request needs: envelope, body checks, authentication in
- * contract order, the quota (admission beside the read, then the release), permissions and the log line.
+ * contract order, the quota (admission beside the read), permissions and the log line.
  *
- * A third server is the minimal one plus the quota's two writes, through the service's own quota store on the
- * same store: HMAC, admission beside the GetItem, the release, then the answer. It is the floor of any server
- * that keeps an exact concurrency lease (2 write units per admitted request), so its ratio to the minimal
- * server bounds what the service can reach, and the service's ratio to it is what the rest of the service costs.
+ * A third server is the minimal one plus the quota's admission through the service's own quota store on the
+ * same store: HMAC, admission beside the GetItem (on what the process's environments hold, or one write), the
+ * slot handed back, then the answer. Its ratio to the minimal server is what the exact quota costs, and the
+ * service's ratio to it is what the rest of the service costs.
  *
  * The servers run in this process, each over its own dynalite, and are measured alternately (service,
  * minimal, minimal with the quota, service, …) for the same time each, so that a busy machine slows all alike;
@@ -79,8 +79,8 @@ export function signedHeaders(): Record<string, string> {
 
 /**
  * A server that verifies the signature and answers one GetItem: the floor of what a signed read costs. With
- * `withQuota`, it also takes the quota's admission (beside the read) and release, as the service's quota store
- * does them, under the service's limits.
+ * `withQuota`, it also takes the quota's admission (beside the read), as the service's quota store does it, under
+ * the service's limits.
  */
 async function startMinimalServer(withQuota = false): Promise<{ url: string; ids: string[]; close(): Promise<void> }> {
   const dynamo = await startEmbeddedDynamo();
@@ -140,15 +140,15 @@ async function startMinimalServer(withQuota = false): Promise<{ url: string; ids
     }
     const capacity = new CapacityMeter();
     const [decision, result] = await Promise.all([
-      quota.admit({ appCode: APP.appCode, quota: limits, now: Date.now(), capacity }),
+      quota.admit({ appCode: APP.appCode, quota: limits, now: Date.now(), clock: Date.now, capacity }),
       read,
     ]);
     if (!decision.admitted) {
       res.writeHead(429).end();
       return;
     }
-    // Released before the answer, as the service does: a client's next request finds the slot free.
-    await quota.release({ appCode: APP.appCode, lease: decision.lease, capacity });
+    // Handed back before the answer, as the service does: a client's next request finds its environment idle.
+    await decision.grant.end();
     res.writeHead(200, { 'Content-Type': 'application/json' });
     res.end(JSON.stringify({ success: true, msg: null, data: result.Item ?? null }));
   });
@@ -251,9 +251,9 @@ export async function run(): Promise<void> {
         `get-one at ${CONNECTIONS} connections, ${ROUNDS} alternating rounds of ${ROUND_MS / 1000} s each (requests/s)`,
         `service (signature, quota, permissions, log):    ${fmt(rates.service)}; median ${rate('service').toFixed(0)}`,
         `minimal (HMAC + GetItem):                        ${fmt(rates.minimal)}; median ${rate('minimal').toFixed(0)}`,
-        `minimal with the quota (admission, release):     ${fmt(rates.quotaFloor)}; median ${rate('quotaFloor').toFixed(0)}`,
+        `minimal with the quota (lease admission):        ${fmt(rates.quotaFloor)}; median ${rate('quotaFloor').toFixed(0)}`,
         `ratio service / minimal: ${(rate('service') / rate('minimal')).toFixed(2)}x`,
-        `ratio minimal with the quota / minimal: ${(rate('quotaFloor') / rate('minimal')).toFixed(2)}x (the most any server keeping an exact lease reaches)`,
+        `ratio minimal with the quota / minimal: ${(rate('quotaFloor') / rate('minimal')).toFixed(2)}x (what the exact quota costs)`,
         `ratio service / minimal with the quota: ${(rate('service') / rate('quotaFloor')).toFixed(2)}x`,
         `answers other than 200: service ${notOk.service}, minimal ${notOk.minimal}, minimal with the quota ${notOk.quotaFloor}`,
         `CPU per request: service ${cpuOf('service').toFixed(2)} ms, minimal ${cpuOf('minimal').toFixed(2)} ms, ` +

@@ -103,10 +103,7 @@ function pipelineFor(
   const authenticated = authentication.authenticationOf;
   const access = checkDatasetAccess({ authentication: authenticated });
   const quota = enforceQuota({
-    gate: {
-      admit: (request) => lazy().quota.admit(request),
-      release: (request) => lazy().quota.release(request),
-    },
+    gate: { admit: (request) => lazy().quota.admit(request) },
     application: (request) => authenticated(request)?.caller.application,
     now,
   });

@@ -1,64 +1,54 @@
 /**
- * A request's admission against its application's quota (docs/interface.md §7): the decision of one
- * conditional write (storage/quota-store.ts behind the `QuotaGate` port), and the concurrency lease it takes.
+ * A request's admission against its application's quota (docs/interface.md §7): the decision of the quota gate
+ * (`lease-gate.ts` over the store's conditional write), and the slot the request runs on.
  *
  * `ready` settles once the quota has answered: it resolves when the request is admitted and rejects with the
  * refusal (4001) or the store's failure (3001). `run` is the one place a request waits for it: a write's
  * operation starts only once admitted; a read's starts beside the decision (`beside-admission.ts`), and a refusal
- * answers whatever the read found. `release` gives the lease back when the request ends, whatever the outcome.
+ * answers whatever the read found. Every store call of the operation also waits until the request's slot lease
+ * covers it (renewed when the request runs long). `release` hands the slot back to its holder when the request
+ * ends, whatever the outcome: no write, the lease lapses on its own.
  */
 import type { Quota } from '../catalog/catalog';
 import type { CapacityMeter } from '../observability/capacity-meter';
 import { besideAdmission } from './beside-admission';
 import type { LimitName, WindowUsage } from './rate-limit';
+import { guardedPorts, type SlotCover } from './slot-guard';
 
 export interface AdmitRequest {
   appCode: string;
   quota: Quota;
-  /** Epoch ms: decides the windows and which leases have expired. */
+  /** Epoch ms: decides the windows and which leases have lapsed. */
   now: number;
+  /** The same clock while the request runs (renewals, the lease's cover); default: `now` fixed. */
+  clock?: () => number;
   capacity: CapacityMeter;
-  /** How long this request's lease may hold its slot (`leases.ts`); default: the store's. */
-  leaseMs?: number;
 }
 
-/** A request's concurrency lease: its id, in the map of quota share `share`. */
-export interface LeaseRef {
-  id: string;
-  share: number;
+/** The slot an admitted request runs on. */
+export interface Grant extends SlotCover {
+  /** The request has ended; never throws. */
+  end(): Promise<void>;
 }
 
 export type QuotaDecision =
-  | { admitted: true; lease: LeaseRef; usage: WindowUsage[] }
+  | { admitted: true; grant: Grant; usage: WindowUsage[] }
   | { admitted: false; limit: LimitName; value: number; retryAfterSeconds: number; usage: WindowUsage[] };
 
-export interface ReleaseRequest {
-  appCode: string;
-  lease: LeaseRef;
-  capacity: CapacityMeter;
-}
-
-/** What the quota step needs of the store: admit a request, release its lease. */
+/** What the quota step needs of the store: admit a request. */
 export interface QuotaGate {
   admit(request: AdmitRequest): Promise<QuotaDecision>;
-  release(request: ReleaseRequest): Promise<void>;
 }
 
 export class Admission {
   /** Resolves once the request is admitted; rejects with the refusal (4001) or the store's failure (3001). */
   readonly ready: Promise<void>;
-  private lease: LeaseRef | undefined;
+  private grant: Grant | undefined;
 
-  /**
-   * @param decision the lease once admitted, or the refusal
-   * @param giveBack releases a lease (the store's write)
-   */
-  constructor(
-    decision: Promise<LeaseRef>,
-    private readonly giveBack: (lease: LeaseRef) => Promise<void>,
-  ) {
-    this.ready = decision.then((lease) => {
-      this.lease = lease;
+  /** @param decision the slot once admitted, or the refusal */
+  constructor(decision: Promise<Grant>) {
+    this.ready = decision.then((grant) => {
+      this.grant = grant;
     });
     // Until `run` or `release` awaits it, a refusal is not an unhandled rejection.
     this.ready.catch(() => undefined);
@@ -70,13 +60,15 @@ export class Admission {
    * before the operation (docs/interface.md §3): a refusal answers, whatever the operation found.
    */
   async run<P extends object, T>(ports: P, beside: boolean, work: (ports: P) => Promise<T>): Promise<T> {
+    // Before the decision only a read's first call runs (beside it); every call after it is on the slot.
+    const guarded = guardedPorts(ports, () => this.grant);
     if (!beside) {
       await this.ready;
-      return work(ports);
+      return work(guarded);
     }
     let result: T;
     try {
-      result = await work(besideAdmission(ports, this.ready));
+      result = await work(besideAdmission(guarded, this.ready));
     } catch (error) {
       await this.ready;
       throw error;
@@ -85,12 +77,12 @@ export class Admission {
     return result;
   }
 
-  /** Gives the lease back once the decision is known; nothing when refused, nothing twice. Never throws. */
+  /** The request has ended: its slot goes back to its holder; nothing when refused, nothing twice. */
   async release(): Promise<void> {
     await this.ready.catch(() => undefined);
-    const lease = this.lease;
-    if (!lease) return;
-    this.lease = undefined;
-    await this.giveBack(lease).catch(() => undefined);
+    const grant = this.grant;
+    if (!grant) return;
+    this.grant = undefined;
+    await grant.end().catch(() => undefined);
   }
 }

@@ -1,10 +1,10 @@
 /**
- * Step 7 of the order of checks (docs/interface.md §3): after authentication and the grant check, one
- * conditional write admits the request against the application's quota (§7) or refuses it with 4001. Every
- * response after this point, success or failure, carries the `RateLimit-*` headers of the tightest window (§2).
- * The step starts the decision and keeps the request's `Admission` (admission.ts) to itself: the pipeline runs
- * the operation through it, and the step releases its concurrency lease when the request ends, whatever the
- * outcome.
+ * Step 7 of the order of checks (docs/interface.md §3): after authentication and the grant check, the quota admits
+ * the request against the application's limits (§7), on what its function environment holds or with one
+ * conditional write, or refuses it with 4001. Every response after this point, success or failure, carries the
+ * `RateLimit-*` headers of the tightest window (§2). The step starts the decision and keeps the request's
+ * `Admission` (admission.ts) to itself: the pipeline runs the operation through it, and the step hands the slot
+ * back to its environment when the request ends, whatever the outcome.
  */
 import type middy from '@middy/core';
 import type { Application } from '../catalog/catalog';
@@ -17,8 +17,7 @@ import {
   type ServiceContext,
   type ServiceRequest,
 } from '../http/request';
-import { Admission, type LeaseRef, type QuotaDecision, type QuotaGate } from './admission';
-import { leaseDuration } from './leases';
+import { Admission, type Grant, type QuotaDecision, type QuotaGate } from './admission';
 import { rateLimitHeaders, rateLimitMessage } from './rate-limit';
 
 export interface QuotaMiddlewareOptions {
@@ -38,11 +37,7 @@ export function enforceQuota(options: QuotaMiddlewareOptions): QuotaStep {
   const now = options.now ?? Date.now;
   const admissions = requestSlot<Admission>('admission');
 
-  const decide = async (
-    outcome: RequestOutcome,
-    application: Application,
-    remainingMs: number | undefined,
-  ): Promise<LeaseRef> => {
+  const decide = async (outcome: RequestOutcome, application: Application): Promise<Grant> => {
     const at = now();
     let decision: QuotaDecision;
     try {
@@ -50,9 +45,8 @@ export function enforceQuota(options: QuotaMiddlewareOptions): QuotaStep {
         appCode: application.appCode,
         quota: application.quota,
         now: at,
+        clock: now,
         capacity: outcome.capacity,
-        // A lease outlives its request by a margin only: the function is stopped at its timeout.
-        leaseMs: leaseDuration(remainingMs),
       });
     } catch (cause) {
       // Fail closed: without the store, the limits cannot be guaranteed.
@@ -65,7 +59,7 @@ export function enforceQuota(options: QuotaMiddlewareOptions): QuotaStep {
         decision.retryAfterSeconds,
       );
     }
-    return decision.lease;
+    return decision.grant;
   };
 
   const admitRequest: middy.MiddlewareFn<ApiEvent, ApiResult, Error, ServiceContext> = (request) => {
@@ -73,15 +67,11 @@ export function enforceQuota(options: QuotaMiddlewareOptions): QuotaStep {
     const application = options.application(received);
     // Authentication resolves the application or throws; without one there is nobody to count.
     if (!application) return;
-    const decision = decide(outcome, application, remainingTime(request.context));
-    const appCode = application.appCode;
-    admissions.set(
-      received,
-      new Admission(decision, (lease) => options.gate.release({ appCode, lease, capacity: outcome.capacity })),
-    );
+    admissions.set(received, new Admission(decide(outcome, application)));
   };
 
-  // The request has ended (answered or failed): its lease is given back before the log line counts its writes.
+  // The request has ended (answered or failed): its slot goes back to its environment (a renewal still under way
+  // first finishes, so the log line counts its write).
   const releaseLease: middy.MiddlewareFn<ApiEvent, ApiResult, Error, ServiceContext> = async (request) => {
     const received = request.context.request;
     if (received) await admissions.get(received)?.release();
@@ -93,10 +83,4 @@ export function enforceQuota(options: QuotaMiddlewareOptions): QuotaStep {
     onError: releaseLease,
     admissionOf: (request) => admissions.get(request),
   };
-}
-
-/** What is left of the invocation; a context without a deadline (a direct call in a test) gets the default. */
-function remainingTime(context: ServiceContext): number | undefined {
-  const remaining = typeof context.getRemainingTimeInMillis === 'function' ? context.getRemainingTimeInMillis() : NaN;
-  return Number.isFinite(remaining) && remaining > 0 ? remaining : undefined;
 }

@@ -168,17 +168,14 @@ export function indexJobProgressKey(jobId: string, datasetCode: string): Record<
   return { [CATALOG_TABLE.partitionKey.name]: `indexjob#${jobId}#${datasetCode}` };
 }
 
-/**
- * The partition key value of an application's quota item (counters and concurrency leases), or of its share
- * `share` when its limits spread it over several items (quota/shares.ts); share 0 is the plain item.
- */
-export function quotaPartitionKey(appCode: string, share = 0): string {
-  return share === 0 ? `app#${appCode}` : `app#${appCode}#${share}`;
+/** The partition key value of an application's quota item (window counters and slot leases). */
+export function quotaPartitionKey(appCode: string): string {
+  return `app#${appCode}`;
 }
 
-/** The key of an application's quota item, or of its share `share`. */
-export function quotaKey(appCode: string, share = 0): Record<string, string> {
-  return { [QUOTA_TABLE.partitionKey.name]: quotaPartitionKey(appCode, share) };
+/** The key of an application's quota item. */
+export function quotaKey(appCode: string): Record<string, string> {
+  return { [QUOTA_TABLE.partitionKey.name]: quotaPartitionKey(appCode) };
 }
 
 /**

@@ -19,13 +19,15 @@ import { type AppCredentials, ServiceHarness } from '../../../support/service-ha
 const V2: AppCredentials = { appCode: 'app-v2', accessKey: 'ak-v2-application', secret: 'sk-v2-secret-value' };
 const V1: AppCredentials = { appCode: 'app-v1', accessKey: 'ak-v1-application', secret: 'sk-v1-secret-value' };
 const grants = [{ datasetCode: 'notes', operations: ['read', 'create', 'update'] }];
+// 10 a minute: no environment holds tokens in advance (5 % of 10 is none), so every request pays one quota write.
+const quota = { perMinute: 10 };
 const configFile = path.join(os.tmpdir(), `signature-v2-${process.pid}.json`);
 writeFileSync(
   configFile,
   JSON.stringify({
     applications: [
-      { appCode: V2.appCode, accessKey: V2.accessKey, signingSecret: V2.secret, signatureVersion: 2, grants },
-      { appCode: V1.appCode, accessKey: V1.accessKey, signingSecret: V1.secret, grants },
+      { appCode: V2.appCode, accessKey: V2.accessKey, signingSecret: V2.secret, signatureVersion: 2, grants, quota },
+      { appCode: V1.appCode, accessKey: V1.accessKey, signingSecret: V1.secret, grants, quota },
     ],
     datasets: [{ appCode: V2.appCode, datasetCode: 'notes', fields: [{ name: 'text', type: 'string' }] }],
   }),
@@ -141,7 +143,7 @@ describe('an application with signatureVersion 2', () => {
   });
 
   it('costs one write unit more than the same request under version 1: the nonce', async () => {
-    // Both applications' quota items exist already, so both requests pay the same quota writes.
+    // Both applications' quota items exist already, so both requests pay the same quota write.
     await harness.getList('notes', {}, { app: V1 });
     await send(signV2('/openapi/data/get-list', { text: 'x' }));
     const v2 = harness.logLines.at(-1) as { writeUnits: number; errorCode?: number };

@@ -66,16 +66,20 @@ describe('an update that changes nothing', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('etag')).toBe('"1"');
     expect(res.body.data).toEqual(created.body.data);
-    // One consistent read of the record; the two writes are the quota's (admission and release).
-    expect(lastLine('update')).toMatchObject({ readUnits: 1, writeUnits: 2 });
+    // One consistent read of the record; no write but the quota's admission (one, or none when the environment
+    // held a token and a live slot).
+    expect(lastLine('update')).toMatchObject({ readUnits: 1 });
+    expect([0, 1]).toContain(lastLine('update')?.writeUnits);
     expect((await harness.getOne('typed', id)).body.data.gmt_modified).toBe(created.body.data.gmt_modified);
   });
 
   it('costs one read unit more than before: the read, then its change item and the conditional write', async () => {
     const created = await harness.create('notes', { title: 'metered' });
     await harness.update('notes', { id: created.body.data.id, title: 'metered again' });
-    // Besides the quota's two writes: the change item (claimed first, one unit) and the record's write.
-    expect(lastLine('update')).toMatchObject({ readUnits: 1, writeUnits: 4 });
+    // The change item (claimed first, one unit) and the record's write, besides the quota's admission (one write,
+    // or none when the environment held a token and a live slot).
+    expect(lastLine('update')).toMatchObject({ readUnits: 1 });
+    expect([2, 3]).toContain(lastLine('update')?.writeUnits);
   });
 });
 

@@ -327,10 +327,12 @@ describe('capacity in the request log', () => {
     const lines = harness.logLines.slice(before);
     const createLine = lines.find((line) => line.operation === 'create');
     const getLine = lines.find((line) => line.operation === 'get-one');
-    // Each request also pays the quota's admission and its lease release: one write each, no read. A create
-    // writes its change item (claimed first) and its record.
-    expect(createLine).toMatchObject({ operation: 'create', datasetCode: 'notes', readUnits: 0, writeUnits: 4 });
-    expect(getLine).toMatchObject({ operation: 'get-one', datasetCode: 'notes', readUnits: 1, writeUnits: 2 });
+    // A create writes its change item (claimed first) and its record. Each request also pays the quota: one
+    // write when its environment holds no token or no live slot, none when it does; never a read.
+    expect(createLine).toMatchObject({ operation: 'create', datasetCode: 'notes', readUnits: 0 });
+    expect([2, 3]).toContain(createLine?.writeUnits);
+    expect(getLine).toMatchObject({ operation: 'get-one', datasetCode: 'notes', readUnits: 1 });
+    expect([0, 1]).toContain(getLine?.writeUnits);
     expect(JSON.stringify(createLine)).not.toContain('metered');
   });
 });

@@ -1,13 +1,15 @@
 /**
  * The quota step in process, as middy tests its own: it admits through the quota gate, puts the rate-limit
  * headers on the response either way, refuses with 4001 and Retry-After, fails closed (3001) when the gate
- * cannot be reached, and releases the lease when the request ends.
+ * cannot be reached, runs the operation's store calls on the request's slot, and hands the slot back when the
+ * request ends.
  */
 import middy from '@middy/core';
 import { Catalog } from '../../../../shared/catalog/catalog';
+import { InternalError } from '../../../../shared/contract/errors';
 import { routeFor } from '../../../../shared/contract/routes';
 import { type ApiEvent, type ApiResult, RequestOutcome, type ServiceContext } from '../../../../shared/http/request';
-import type { AdmitRequest, QuotaDecision, QuotaGate, ReleaseRequest } from '../../../../shared/quota/admission';
+import type { AdmitRequest, Grant, QuotaDecision, QuotaGate } from '../../../../shared/quota/admission';
 import { enforceQuota } from '../../../../shared/quota/quota-middleware';
 import type { WindowUsage } from '../../../../shared/quota/rate-limit';
 
@@ -25,23 +27,47 @@ const usage = (used: number): WindowUsage[] => [
   { kind: 'day', limit: 100_000, used, end: NOW + 4_000_000 },
 ];
 
+/** A slot whose lease covers the request or not, as the test says; it counts the requests that ended on it. */
+class ScriptedGrant implements Grant {
+  ended = 0;
+  guarded = 0;
+  constructor(private readonly renewable = true) {}
+  covers(): boolean {
+    return false;
+  }
+  async guard(): Promise<void> {
+    this.guarded += 1;
+    if (!this.renewable) throw new InternalError('the request lost its place in the quota');
+  }
+  async end(): Promise<void> {
+    this.ended += 1;
+  }
+}
+
 /** A gate that answers what the test decides and records what it was asked. */
 class ScriptedGate implements QuotaGate {
   readonly admitted: AdmitRequest[] = [];
-  readonly released: ReleaseRequest[] = [];
   constructor(private readonly decide: () => QuotaDecision) {}
   async admit(request: AdmitRequest): Promise<QuotaDecision> {
     this.admitted.push(request);
     return this.decide();
   }
-  async release(request: ReleaseRequest): Promise<void> {
-    this.released.push(request);
-  }
 }
 
 let outcome: RequestOutcome;
-/** Whether the operation started, and how many leases the gate had released when it did. */
-let operation: { started: boolean; releasedWhileRunning: number };
+/** Whether the operation started, and how many slots had ended when it did. */
+let operation: { started: boolean; endedWhileRunning: number };
+let grant = new ScriptedGrant();
+/** A port the operation calls once: it records that the call reached it. */
+let portCalls = 0;
+const ports = {
+  records: {
+    read: async () => {
+      portCalls += 1;
+      return 'read';
+    },
+  },
+};
 
 function withQuota(gate: ScriptedGate, authenticated = true, besideOperation = false) {
   const route = routeFor('get-one');
@@ -51,39 +77,38 @@ function withQuota(gate: ScriptedGate, authenticated = true, besideOperation = f
       outcome = new RequestOutcome('req-test', route, NOW);
       request.context.outcome = outcome;
       request.context.request = { requestId: 'req-test', route, headers: {}, body: {} };
-      operation = { started: false, releasedWhileRunning: -1 };
+      operation = { started: false, endedWhileRunning: -1 };
     })
     .use(quota)
     .handler(async (_event, context) => {
-      const answer = async () => {
-        operation = { started: true, releasedWhileRunning: gate.released.length };
-        return { statusCode: 200, body: 'ok' };
+      const answer = async (given: typeof ports) => {
+        operation = { started: true, endedWhileRunning: grant.ended };
+        return { statusCode: 200, body: await given.records.read() };
       };
       const admission = quota.admissionOf(context.request);
-      return admission ? admission.run({}, besideOperation, answer) : answer();
+      return admission ? admission.run(ports, besideOperation, answer) : answer(ports);
     });
 }
 
-const call = (handler: ReturnType<typeof withQuota>, remainingMs?: number) =>
-  handler(
-    {} as ApiEvent,
-    (remainingMs === undefined
-      ? { awsRequestId: 'aws' }
-      : { awsRequestId: 'aws', getRemainingTimeInMillis: () => remainingMs }) as ServiceContext,
-  );
+const call = (handler: ReturnType<typeof withQuota>) =>
+  handler({} as ApiEvent, { awsRequestId: 'aws' } as ServiceContext);
+
+beforeEach(() => {
+  grant = new ScriptedGrant();
+  portCalls = 0;
+});
 
 describe('the quota step, in process', () => {
-  it('admits a request, shows the tightest window and releases the lease when the request ends', async () => {
-    const gate = new ScriptedGate(() => ({ admitted: true, lease: { id: 'lease-1', share: 0 }, usage: usage(3) }));
-    await expect(call(withQuota(gate))).resolves.toEqual({ statusCode: 200, body: 'ok' });
+  it('admits a request, shows the tightest window and hands the slot back when the request ends', async () => {
+    const gate = new ScriptedGate(() => ({ admitted: true, grant, usage: usage(3) }));
+    await expect(call(withQuota(gate))).resolves.toEqual({ statusCode: 200, body: 'read' });
     expect(gate.admitted).toEqual([
       {
         appCode: 'app-a',
         quota: { perMinute: 5, perHour: 10_000, perDay: 100_000, concurrent: 10 },
         now: NOW,
+        clock: expect.any(Function),
         capacity: outcome.capacity,
-        // Without a Lambda deadline: the longest function timeout (28 s) plus the 2 s margin.
-        leaseMs: 30_000,
       },
     ]);
     expect(outcome.responseHeaders).toMatchObject({
@@ -91,10 +116,10 @@ describe('the quota step, in process', () => {
       'RateLimit-Remaining': '2',
       'RateLimit-Reset': '40',
     });
-    expect(operation.releasedWhileRunning).toBe(0);
-    expect(gate.released).toEqual([
-      { appCode: 'app-a', lease: { id: 'lease-1', share: 0 }, capacity: outcome.capacity },
-    ]);
+    expect(operation.endedWhileRunning).toBe(0);
+    // The store call waited for the slot to cover it.
+    expect(grant.guarded).toBe(1);
+    expect(grant.ended).toBe(1);
   });
 
   it('refuses with 4001 and the seconds to wait, still showing the window', async () => {
@@ -108,7 +133,7 @@ describe('the quota step, in process', () => {
     await expect(call(withQuota(gate))).rejects.toMatchObject({ code: 4001, retryAfterSeconds: 40 });
     expect(outcome.responseHeaders).toMatchObject({ 'RateLimit-Limit': '5', 'RateLimit-Remaining': '0' });
     expect(operation.started).toBe(false);
-    expect(gate.released).toEqual([]);
+    expect(grant.ended).toBe(0);
   });
 
   it('fails closed with 3001 when the quota store cannot be updated', async () => {
@@ -121,10 +146,16 @@ describe('the quota step, in process', () => {
     });
   });
 
-  it("gives the lease what the invocation has left plus 2 s, so it never outlives the function's timeout by more", async () => {
-    const gate = new ScriptedGate(() => ({ admitted: true, lease: { id: 'lease-1', share: 0 }, usage: usage(1) }));
-    await call(withQuota(gate), 9_500);
-    expect(gate.admitted.map((request) => request.leaseMs)).toEqual([11_500]);
+  it('stops the operation at its store call with 3001 when its slot lease could not be renewed', async () => {
+    grant = new ScriptedGrant(false);
+    const gate = new ScriptedGate(() => ({ admitted: true, grant, usage: usage(1) }));
+    await expect(call(withQuota(gate))).rejects.toMatchObject({
+      code: 3001,
+      message: 'the request lost its place in the quota',
+    });
+    expect(operation.started).toBe(true);
+    expect(portCalls).toBe(0);
+    expect(grant.ended).toBe(1);
   });
 
   it('runs a read beside the decision: it starts before the refusal is known, and the refusal answers', async () => {
@@ -144,7 +175,7 @@ describe('the quota step, in process', () => {
   });
 
   it('counts nobody before authentication has resolved an application', async () => {
-    const gate = new ScriptedGate(() => ({ admitted: true, lease: { id: 'lease-1', share: 0 }, usage: usage(1) }));
+    const gate = new ScriptedGate(() => ({ admitted: true, grant, usage: usage(1) }));
     await call(withQuota(gate, false));
     expect(gate.admitted).toEqual([]);
   });

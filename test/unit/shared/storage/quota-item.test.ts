@@ -1,109 +1,94 @@
-/** The quota item's pure logic: why an admission failed, what may be purged, the headers and the messages. */
+/** The quota item's pure logic: the refusals an image proves, the write's expression, the headers and the messages. */
 import type { Quota } from '../../../../shared/catalog/catalog';
+import { type QuotaWrite, slotRefusal, staleWindows, windowRefusal } from '../../../../shared/quota/quota-image';
 import { rateLimitHeaders, rateLimitMessage, tightestWindow } from '../../../../shared/quota/rate-limit';
 import { currentWindows } from '../../../../shared/quota/windows';
-import {
-  admitExpression,
-  decodeQuotaItem,
-  explainRefusal,
-  plainAttributes,
-  planPurge,
-} from '../../../../shared/storage/quota-item';
+import { decodeQuotaItem, plainAttributes, writeExpression } from '../../../../shared/storage/quota-item';
 
 const at = (iso: string) => Date.parse(iso);
 const NOW = at('2026-11-22T04:10:37Z');
 const QUOTA: Quota = { perMinute: 5, perHour: 100, perDay: 1000, concurrent: 2 };
 
-describe('explainRefusal', () => {
-  it('asks for the lease map when the item or its map does not exist', () => {
-    expect(explainRefusal(undefined, QUOTA, NOW)).toEqual({ kind: 'uninitialized' });
-    expect(explainRefusal({ counters: {} }, QUOTA, NOW)).toEqual({ kind: 'uninitialized' });
+describe('refusals an image proves', () => {
+  it('names the window that ends last among those at their limit, and ignores ended windows', () => {
+    const image = {
+      leases: {},
+      counters: { 'm#2026-11-22T04:10': 5, 'h#2026-11-22T04': 100, 'm#2026-11-22T04:09': 9 },
+      unspent: {},
+    };
+    expect(windowRefusal(image, QUOTA, NOW)).toEqual({ limit: 'perHour', value: 100, retryAfterSeconds: 2963 });
+    expect(windowRefusal({ leases: {}, counters: { 'm#2026-11-22T04:09': 9 }, unspent: {} }, QUOTA, NOW)).toBe(
+      undefined,
+    );
   });
 
-  it('names the per-minute limit and the seconds to the next minute', () => {
-    const item = { leases: {}, counters: { 'm#2026-11-22T04:10': 5, 'h#2026-11-22T04': 40 } };
-    expect(explainRefusal(item, QUOTA, NOW)).toEqual({
-      kind: 'exceeded',
-      limit: 'perMinute',
-      value: 5,
-      retryAfterSeconds: 23,
-    });
-  });
-
-  it('names the window that ends last when several are exhausted', () => {
-    const item = { leases: {}, counters: { 'm#2026-11-22T04:10': 5, 'h#2026-11-22T04': 100 } };
-    expect(explainRefusal(item, QUOTA, NOW)).toEqual({
-      kind: 'exceeded',
-      limit: 'perHour',
-      value: 100,
-      retryAfterSeconds: 49 * 60 + 23,
-    });
-  });
-
-  it('ignores the counters of ended windows', () => {
-    const item = { leases: {}, counters: { 'm#2026-11-22T04:09': 5, 'd#2026-11-21': 1000 } };
-    expect(explainRefusal(item, QUOTA, NOW)).toEqual({ kind: 'retry', expiredLeases: [] });
-  });
-
-  it('refuses for concurrency when live leases fill the limit, until the oldest of them expires', () => {
-    const item = { leases: { a: NOW + 1, b: NOW + 20_000 }, counters: {} };
-    expect(explainRefusal(item, QUOTA, NOW)).toEqual({
-      kind: 'exceeded',
+  it("counts other holders' leases live past the clock skew, until the first of them lapses", () => {
+    const image = { leases: { a: NOW + 1_500, mine: NOW + 900 }, counters: {}, unspent: {} };
+    expect(slotRefusal(image, QUOTA, 'me', NOW, 100)).toEqual({
       limit: 'concurrent',
       value: 2,
       retryAfterSeconds: 1,
     });
-    const later = { leases: { a: NOW + 12_400, b: NOW + 20_000, gone: NOW - 10 }, counters: {} };
-    expect(explainRefusal(later, QUOTA, NOW)).toEqual({
-      kind: 'exceeded',
-      limit: 'concurrent',
-      value: 2,
-      retryAfterSeconds: 13,
-    });
+    // Its own lease is no other holder's; a lease within the skew of lapsing is not counted on.
+    expect(slotRefusal(image, QUOTA, 'mine', NOW, 100)).toBe(undefined);
+    expect(slotRefusal({ ...image, leases: { a: NOW + 1_500, b: NOW + 50 } }, QUOTA, 'me', NOW, 100)).toBe(undefined);
   });
 
-  it('retries, purging expired leases, when only expired leases fill the map', () => {
-    const item = { leases: { live: NOW + 1, late: NOW - 1, older: NOW - 5000 }, counters: {} };
-    expect(explainRefusal(item, QUOTA, NOW)).toEqual({ kind: 'retry', expiredLeases: ['older', 'late'] });
-  });
-});
-
-describe('planPurge', () => {
-  it('removes windows ended over a minute ago and expired leases, keeps the rest', () => {
-    const item = {
-      leases: { live: NOW + 1000, dead: NOW - 1 },
-      counters: {
-        'm#2026-11-22T04:10': 1,
-        'm#2026-11-22T04:09': 3,
-        'm#2026-11-22T04:08': 3,
-        'h#2026-11-22T03': 9,
-        'd#2026-11-21': 9,
-      },
+  it('lists ended windows (counters and unspent tallies) once they ended a minute ago', () => {
+    const image = {
+      counters: { 'm#2026-11-22T04:08': 3, 'm#2026-11-22T04:09': 2, 'm#2026-11-22T04:10': 1 },
+      unspent: { 'm#2026-11-22T04:08': 1 },
     };
-    expect(planPurge(item, NOW)).toEqual({
-      windowAttributes: ['m#2026-11-22T04:08', 'h#2026-11-22T03', 'd#2026-11-21'],
-      expiredLeases: ['dead'],
-    });
+    expect(staleWindows(image, NOW)).toEqual(['m#2026-11-22T04:08']);
   });
 });
 
-describe('admitExpression', () => {
-  it('discounts only the expired leases it asserts from the room condition', () => {
-    const parts = admitExpression({
-      windows: currentWindows(NOW),
-      quota: QUOTA,
-      leaseId: 'new',
-      leaseExpiry: NOW + 30_000,
-      purge: { windowAttributes: ['m#2026-11-22T04:08'], expiredLeases: ['x', 'y'] },
-      assertedExpiredLeases: ['y'],
-    });
-    expect(parts.ConditionExpression).toContain('size(#leases) < :leaseRoom');
-    expect(parts.ExpressionAttributeValues[':leaseRoom']).toBe(3);
-    expect(parts.ConditionExpression).toContain('attribute_exists(#leases.#a0)');
-    expect(parts.ExpressionAttributeNames['#a0']).toBe('y');
-    expect(parts.UpdateExpression).toMatch(/REMOVE #s0, #leases\.#a0, #leases\.#e0$/);
-    expect(parts.ExpressionAttributeNames['#e0']).toBe('x');
+describe('writeExpression', () => {
+  const write: QuotaWrite = {
+    windows: currentWindows(NOW),
+    quota: QUOTA,
+    take: 3,
+    holder: 'me',
+    expiry: NOW + 1_900,
+    asserted: { y: NOW - 10 },
+    unspentDelta: 2,
+    unspentCap: 4,
+    purge: ['m#2026-11-22T04:08'],
+    returned: { 'h#2026-11-22T04': 2 },
+  };
+
+  it('takes a block under every window limit, a free slot counting the asserted lapsed leases, within the cap', () => {
+    const parts = writeExpression(write);
+    expect(parts.ConditionExpression).toBe(
+      'attribute_exists(#leases) AND NOT #w0 >= :r0 AND NOT #w1 >= :r1 AND NOT #w2 >= :r2 AND ' +
+        'size(#leases) < :room AND #leases.#a0 = :a0 AND NOT #u >= :ur',
+    );
+    // counter + 3 <= limit (the hour: + 3 - 2 given back from an ended minute); 2 leases + the asserted one;
+    // unspent + 2 <= 4
+    expect(parts.ExpressionAttributeValues).toMatchObject({ ':r0': 3, ':r1': 100, ':r2': 998, ':room': 3, ':ur': 3 });
+    expect(parts.ExpressionAttributeValues[':a0']).toBe(NOW - 10);
+    expect(parts.UpdateExpression).toBe(
+      'SET #leases.#me = :expiry, #ttl = :ttl ADD #w0 :d0, #w1 :d1, #w2 :d2, #u :delta ' +
+        'REMOVE #leases.#a0, #s0, #t0',
+    );
+    expect(parts.ExpressionAttributeNames).toMatchObject({ '#u': 'u#2026-11-22T04:10', '#t0': 'u#2026-11-22T04:08' });
     expect(parts.ExpressionAttributeValues[':ttl']).toBe(at('2026-11-24T00:00:00Z') / 1000);
+  });
+
+  it('renews its own lease at the value it wrote, taking nothing and reporting tokens spent', () => {
+    const parts = writeExpression({
+      ...write,
+      take: 0,
+      renewFrom: NOW - 200,
+      asserted: {},
+      unspentDelta: -1,
+      purge: [],
+      returned: {},
+    });
+    expect(parts.ConditionExpression).toBe('attribute_exists(#leases) AND #leases.#me = :from');
+    expect(parts.UpdateExpression).toBe('SET #leases.#me = :expiry, #ttl = :ttl ADD #u :delta');
+    // DynamoDB refuses names the expressions do not use.
+    expect(Object.keys(parts.ExpressionAttributeNames).sort()).toEqual(['#leases', '#me', '#ttl', '#u']);
   });
 });
 
@@ -113,11 +98,13 @@ describe('decoding', () => {
       pk: { S: 'app#a' },
       leases: { M: { l1: { N: '1795000000000' } } },
       'm#2026-11-22T04:10': { N: '7' },
+      'u#2026-11-22T04:10': { N: '2' },
       expiresAt: { N: '1795400000' },
     };
     expect(decodeQuotaItem(plainAttributes(raw))).toEqual({
       leases: { l1: 1795000000000 },
       counters: { 'm#2026-11-22T04:10': 7 },
+      unspent: { 'm#2026-11-22T04:10': 2 },
     });
   });
 });
