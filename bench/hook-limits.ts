@@ -3,10 +3,11 @@
  * CPU. A local server (from source, as `npm start` runs) on this machine, then 8 hooked requests at once, in
  * rounds: a function that never returns (a JavaScript loop, which the engine interrupts; a built-in call repeated,
  * which only the host's deadline stops, terminating its worker) at the 2,000 ms maximum, a trivial function, and a
- * function that spends its reads on slow custom SQL; the built-in runaway last, and a pause after each function,
+ * function that returns a 1 MB `paramMap` unchanged (its copies in and out are not its time), and a function that
+ * spends its reads on slow custom SQL; the built-in runaway last, and a pause after each function,
  * so that workers terminated in one case are replaced before the next. For each run, its wall time as the request
  * log reports it (`hookDurationMs`: from the moment the run is asked for, waiting for a worker included) against
- * its bound: `timeoutMs` + 600 ms, its reads aside, which have their own 5,000 ms. Figures go to
+ * its bound: `timeoutMs` + 600 ms, its reads and copies aside, which have their own 5,000 ms and 3,000 ms each. Figures go to
  * docs/performance.md ("Hook limits under contention").
  */
 import { rmSync, writeFileSync } from 'node:fs';
@@ -15,6 +16,7 @@ import path from 'node:path';
 import { startLocalServer } from '../bin/local-server';
 import { signRequest } from '../packages/client/src/signature';
 import {
+  COPY_LIMIT_MS,
   HARD_DEADLINE_MARGIN_MS,
   HOST_LATENCY_MS,
   READS_LIMIT_MS,
@@ -43,6 +45,12 @@ const CASES = [
     source: 'export default async function trivial(params) { return params; }',
   },
   {
+    label: 'a 1 MB paramMap returned unchanged (get-one)',
+    name: 'copied',
+    timeoutMs: 200,
+    source: 'export default async function copied(params) { return params; }',
+  },
+  {
     label: 'ten slow custom SQL reads',
     name: 'reader',
     timeoutMs: 200,
@@ -59,6 +67,14 @@ const CASES = [
   },
 ] as const;
 
+/** The copied case runs before get-one, which reads only `id` from its 1 MB `paramMap`; the others before get-list. */
+function operationOf(name: string): 'get-one' | 'get-list' {
+  return name === 'copied' ? 'get-one' : 'get-list';
+}
+
+/** About 1 MB of small objects beside the id: a body just under its limit. */
+const PADDING = Array.from({ length: 8_900 }, (_, i) => ({ line: i, text: `line ${i} ${'x'.repeat(80)}` }));
+
 const CONFIG = {
   applications: [
     {
@@ -66,12 +82,12 @@ const CONFIG = {
       accessKey: APP.accessKey,
       signingSecret: APP.secret,
       quota: { perMinute: 100_000, perHour: 1_000_000, perDay: 10_000_000, concurrent: 100 },
-      grants: CASES.map((c) => ({ datasetCode: c.name, operations: ['read'] })),
+      grants: CASES.map((c) => ({ datasetCode: c.name, operations: ['read', 'create'] })),
     },
   ],
   datasets: CASES.map((c) => ({ appCode: APP.appCode, datasetCode: c.name, fields: [{ name: 'n', type: 'integer' }] })),
   functions: CASES.map((c) => ({ appCode: APP.appCode, name: c.name, timeoutMs: c.timeoutMs, source: c.source })),
-  hooks: CASES.map((c) => ({ datasetCode: c.name, operation: 'get-list', node: 'before', function: c.name })),
+  hooks: CASES.map((c) => ({ datasetCode: c.name, operation: operationOf(c.name), node: 'before', function: c.name })),
   // About a second of SQL each: a recursive count the engine cannot shortcut.
   queries: [
     {
@@ -96,11 +112,10 @@ export async function run(): Promise<void> {
   const lines: Record<string, unknown>[] = [];
   const server = await startLocalServer({ configFile, port: 0, logSink: (line) => lines.push(JSON.parse(line)) });
   const started = Date.now();
-  const call = async (datasetCode: string): Promise<Run> => {
+  const post = (route: string, datasetCode: string, paramMap: Record<string, unknown>) => {
     const timeStamp = String(Date.now());
     const token = signRequest({ ...APP, datasetCode, timeStamp }, APP.secret);
-    const t0 = performance.now();
-    const response = await fetch(`${server.url}/openapi/data/get-list`, {
+    return fetch(`${server.url}/openapi/data/${route}`, {
       method: 'POST',
       headers: {
         'Content-Type': 'application/json',
@@ -109,8 +124,18 @@ export async function run(): Promise<void> {
         'X-Dataset-Code': datasetCode,
         'X-Token': token,
       },
-      body: JSON.stringify({ appCode: APP.appCode, datasetCode, paramMap: {} }),
+      body: JSON.stringify({ appCode: APP.appCode, datasetCode, paramMap }),
     });
+  };
+  const created = (await (await post('create', 'copied', { n: 1 })).json()) as { data: { id: string } };
+  const call = async (datasetCode: string): Promise<Run> => {
+    const t0 = performance.now();
+    const operation = operationOf(datasetCode);
+    const response = await post(
+      operation,
+      datasetCode,
+      operation === 'get-one' ? { id: created.data.id, rows: PADDING } : {},
+    );
     await response.text();
     const requestMs = performance.now() - t0;
     const requestId = response.headers.get('x-request-id');
@@ -135,7 +160,8 @@ export async function run(): Promise<void> {
       HARD_DEADLINE_MARGIN_MS +
       START_ALLOWANCE_MS +
       HOST_LATENCY_MS +
-      (c.name === 'reader' ? READS_LIMIT_MS : 0);
+      (c.name === 'reader' ? READS_LIMIT_MS : 0) +
+      (c.name === 'copied' ? 2 * COPY_LIMIT_MS : 0);
     const hook = runs.map((r) => r.hookMs).sort((a, b) => a - b);
     const request = runs.map((r) => r.requestMs).sort((a, b) => a - b);
     const within = hook.filter((ms) => ms <= bound).length;
@@ -163,15 +189,17 @@ export async function run(): Promise<void> {
       .loadavg()
       .map((l) => l.toFixed(1))
       .join(', ')}; other work may be running): a local server from source, as \`npm start\` runs, which keeps`,
-    `eight sandbox workers warm from its start; then ${ROUNDS} rounds of ${PARALLEL} hooked get-list requests at once`,
+    `eight sandbox workers warm from its start; then ${ROUNDS} rounds of ${PARALLEL} hooked requests at once`,
     'per function (a `before` hook), one function after another. "hook" is the run as the request log reports it',
     '(`hookDurationMs`: from the moment the run is asked for, the wait for a worker and the reads included);',
     '"bound" is the documented one, `timeoutMs` + 600 ms (100 ms past the limit on the worker, 400 ms a run may',
     "wait for a worker to start, 100 ms for the host's own timer on a busy machine), plus, for the reader, the",
-    '5,000 ms its reads may take together. A run stopped by the host (the built-in runaway, reads past their',
+    '5,000 ms its reads may take together, and for the 1 MB `paramMap` the 3,000 ms each of its two copies may take (the',
+    "copies are not the function's time: its 200 ms are its own code's). A run stopped by the host (the built-in",
+    'runaway, reads past their',
     'limit) has its worker terminated and replaced at once: the next round finds eight workers starting, and a',
     'run that waits past its allowance spends that wait from its own time. "request max" is the whole request,',
-    'the get-list it ran included.',
+    'the get-list or get-one it ran included.',
     '',
     '| function | timeoutMs | bound (ms) | hook min (ms) | hook median (ms) | hook max (ms) | request max (ms) | within the bound | failed (3001) |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|',

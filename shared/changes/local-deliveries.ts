@@ -3,7 +3,9 @@
  * deployment (sqs-deliveries.ts): messages kept in the store (the events table), so a `kill -9` loses none; one
  * group per subscription and record, handed out one message at a time and in order; a failed attempt handed out
  * again after the schedule's wait; a parked event recorded for status and replay. The deliveries themselves are
- * the deployment's code (webhook-delivery.ts), schedule included (a local run may scale it down for tests).
+ * the deployment's code (webhook-delivery.ts), schedule included (a local run may scale it down for tests). Each
+ * subscription has a share of deliveries in flight of its own (`SUBSCRIPTION_SHARE`): a receiver that hangs or
+ * fails delays only its own subscription's events, never another's.
  * Another process may put messages in the store too (`das webhooks replay`, through `StoredDeliveryQueue`): the
  * consumer looks for them every `rescanMs`.
  */
@@ -23,8 +25,11 @@ export interface LocalDeliveryOptions {
   ports: DeliveryPorts;
   metricNamespace: string;
   meter: () => CapacityMeter;
-  /** Groups delivered at once (default 16). */
-  concurrency?: number;
+  /**
+   * Deliveries in flight at once per subscription (default `SUBSCRIPTION_SHARE`): each subscription has this share
+   * of its own, so a receiver that hangs or fails holds only its own subscription's slots.
+   */
+  perSubscription?: number;
   /** How often the store is read for messages another process put there (ms, default 1000). */
   rescanMs?: number;
 }
@@ -50,12 +55,21 @@ export class StoredDeliveryQueue implements DeliveryQueue {
   }
 }
 
+/**
+ * A subscription's share of the deliveries in flight: a receiver that never answers holds its slots 15 s per
+ * attempt, so its own events wait, and no other subscription's.
+ */
+export const SUBSCRIPTION_SHARE = 8;
+
 /** The longest the consumer sleeps without looking at the queue. */
 const MAX_SLEEP_MS = 60_000;
 
 export class LocalDeliveries implements DeliveryQueue {
   private readonly groups = new Map<string, LocalQueueItem[]>();
   private readonly busy = new Set<string>();
+  /** Each group's subscription (read from its messages), and how many of each subscription's groups are busy. */
+  private readonly subscriptionOf = new Map<string, string>();
+  private readonly busyBySubscription = new Map<string, number>();
   private readonly running = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private rescanTimer: NodeJS.Timeout | undefined;
@@ -139,6 +153,9 @@ export class LocalDeliveries implements DeliveryQueue {
   }
 
   private keep(item: LocalQueueItem): void {
+    if (!this.subscriptionOf.has(item.group)) {
+      this.subscriptionOf.set(item.group, decodeDeliveryMessage(item.body)?.subscriptionId ?? '');
+    }
     const items = this.groups.get(item.group) ?? [];
     if (items.some((existing) => existing.slot === item.slot)) return;
     items.push(item);
@@ -146,11 +163,15 @@ export class LocalDeliveries implements DeliveryQueue {
     this.groups.set(item.group, items);
   }
 
-  /** Start every group whose head is due, as far as the concurrency allows; sleep until the next one is due. */
+  /**
+   * Start every group whose head is due, as far as its subscription's share allows (another subscription's full
+   * share stops none of this one's); sleep until the next one is due.
+   */
   private pump(): void {
     if (this.stopped) return;
     if (this.timer) clearTimeout(this.timer);
     const now = this.options.ports.now();
+    const share = this.options.perSubscription ?? SUBSCRIPTION_SHARE;
     let next = Number.POSITIVE_INFINITY;
     for (const [group, items] of this.groups) {
       const head = items[0];
@@ -159,10 +180,16 @@ export class LocalDeliveries implements DeliveryQueue {
         next = Math.min(next, head.visibleAt);
         continue;
       }
-      if (this.busy.size >= (this.options.concurrency ?? 16)) break;
+      const subscription = this.subscriptionOf.get(group) ?? '';
+      const busy = this.busyBySubscription.get(subscription) ?? 0;
+      if (busy >= share) continue;
       this.busy.add(group);
+      this.busyBySubscription.set(subscription, busy + 1);
       const run = this.deliverHead(group, head).finally(() => {
         this.busy.delete(group);
+        const left = (this.busyBySubscription.get(subscription) ?? 1) - 1;
+        if (left > 0) this.busyBySubscription.set(subscription, left);
+        else this.busyBySubscription.delete(subscription);
         this.running.delete(run);
         this.pump();
       });
@@ -184,7 +211,10 @@ export class LocalDeliveries implements DeliveryQueue {
       this.finishedDuringRescan?.add(head.slot);
       const items = this.groups.get(group) ?? [];
       items.shift();
-      if (items.length === 0) this.groups.delete(group);
+      if (items.length === 0) {
+        this.groups.delete(group);
+        this.subscriptionOf.delete(group);
+      }
     };
     if (!message) {
       await done();

@@ -70,9 +70,17 @@ export type ToWorker =
   | { type: 'read-answer'; readId: number; ok: true; json: string }
   | { type: 'read-answer'; readId: number; ok: false; message: string };
 
-/** Worker → host. */
+/**
+ * Worker → host. `entered`: the run's input is in the guest, its function's own time starts; `answered`: the
+ * answer of a read the host performed is in the guest; `returning`: the function's promise settled, the copy of
+ * its result begins. `at`: when, as `performance.timeOrigin` +
+ * `performance.now()` (comparable between threads), so that a host busy elsewhere still counts from then.
+ */
 export type FromWorker =
   | { type: 'ready' }
+  | { type: 'entered'; at: number }
+  | { type: 'answered'; at: number }
+  | { type: 'returning'; at: number }
   | { type: 'read'; readId: number; kind: string; target: string; args: unknown[] }
   | { type: 'done'; value: unknown }
   | { type: 'failed'; kind: SandboxFailureKind; message: string };

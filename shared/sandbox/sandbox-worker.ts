@@ -50,12 +50,14 @@ async function start(): Promise<void> {
 
 async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
   try {
-    const value = await runInEngine(message.fn, {
-      params: message.params,
-      context: message.context,
-      read: readFromHost,
-      maxReads: message.maxReads,
-    });
+    const value = await runInEngine(
+      message.fn,
+      { params: message.params, context: message.context, read: readFromHost, maxReads: message.maxReads },
+      {
+        entered: () => post({ type: 'entered', at: performance.timeOrigin + performance.now() }),
+        returning: () => post({ type: 'returning', at: performance.timeOrigin + performance.now() }),
+      },
+    );
     post({ type: 'done', value });
   } catch (error) {
     if (error instanceof SandboxFailure) post({ type: 'failed', kind: error.kind, message: error.message });

@@ -19,13 +19,19 @@
  * - **A run's wall time is bounded from the moment it is asked for.** Its deadline is `timeoutMs` + 100 ms on its
  *   worker, and a run that must wait for a worker to start (a container's first, or requests overlapping in the
  *   local server) waits at most `START_ALLOWANCE_MS` of its own before the wait comes out of that time: the host
- *   ends a run by `timeoutMs` + 500 ms after it was asked for, its reads aside, and the documented bound keeps
- *   `HOST_LATENCY_MS` more for the host's own timer, which fires late when runs saturate the CPU (the worker runs
- *   below the host's priority to keep that short: `sandbox-worker.ts`). So: `timeoutMs` + 600 ms at most.
+ *   ends a run by `timeoutMs` + 500 ms after it was asked for, its reads and copies aside, and the documented bound
+ *   keeps `HOST_LATENCY_MS` more for the host's own timer, which fires late when runs saturate the CPU (the worker
+ *   runs below the host's priority to keep that short: `sandbox-worker.ts`). So: `timeoutMs` + 600 ms at most.
+ * - **The copies are not the function's time.** The deadline starts when the worker says the input is in the
+ *   guest and stops when it says the result's copy begins, as the engine's CPU limit counts only the guest's own
+ *   code (`cpu-guard.ts`); each copy has a wall-clock bound of its own (`COPY_LIMIT_MS`), past which the worker is
+ *   terminated. A 1 MB body copied in and out again takes tens of milliseconds each way, which a 200 ms limit
+ *   would otherwise lose on a loaded machine.
  * - **Reads are the host's.** A `context.client` read arrives as a message; the host performs it (as the
- *   caller, with the caller's grant) and answers with its JSON. The deadline does not run while the host
- *   performs reads, as the engine's CPU limit counts only the guest's own time; the reads of one run have a
- *   wall-clock limit of their own (`READS_LIMIT_MS` together), past which the run fails closed.
+ *   caller, with the caller's grant) and answers with its JSON. The deadline does not run from the read until its
+ *   answer is in the guest, as the engine's CPU limit counts only the guest's own time; the reads of one run
+ *   have a wall-clock limit of their own (`READS_LIMIT_MS` together, their answers' copies included), past which
+ *   the run fails closed.
  * - **Memory.** The guest may hold its `memoryMb` of the engine's WebAssembly heap and no more (`quickjs-engine.ts`
  *   bounds the heap's growth per run); the worker's own heap is capped too (`resourceLimits`), so a result too big
  *   to handle ends that worker, not the process.
@@ -62,6 +68,12 @@ export const HARD_DEADLINE_MARGIN_MS = 100;
 export const START_ALLOWANCE_MS = 400;
 /** What the documented bound keeps beyond the host's deadlines for the host to end a run on a saturated CPU. */
 export const HOST_LATENCY_MS = 100;
+/**
+ * The wall-clock time each copy of a run may take, its input into the guest and its result out (a megabyte of JSON
+ * takes tens of milliseconds each way): they are not the function's time (`cpu-guard.ts`), and this bounds them
+ * whatever the input or result; past it the worker is terminated.
+ */
+export const COPY_LIMIT_MS = 5_000;
 /** The wall-clock time the `context.client` reads of one run may take together (they pause its deadline). */
 export const READS_LIMIT_MS = 5_000;
 /** Time a new worker may take to load the engine before it is dropped (a run stops waiting for it sooner). */
@@ -86,6 +98,8 @@ export interface SandboxHostOptions {
   startAllowanceMs?: number;
   /** @default READS_LIMIT_MS */
   readsLimitMs?: number;
+  /** @default COPY_LIMIT_MS */
+  copyLimitMs?: number;
 }
 
 /** A worker being started or ready: `ready` settles once its engine is loaded. */
@@ -149,7 +163,7 @@ export class SandboxHost {
 
   /**
    * Run `fn(params, context)` in the sandbox; its JSON result, or `SandboxFailure`. It ends within `timeoutMs` +
-   * the margin + `START_ALLOWANCE_MS` of this call, the time its reads take aside.
+   * the margin + `START_ALLOWANCE_MS` of this call, the time its reads and its copies take aside.
    */
   async run(fn: SandboxFunction, input: RunInput): Promise<unknown> {
     const askedAt = performance.now();
@@ -205,12 +219,19 @@ export class SandboxHost {
     await Promise.all(slots.map((slot) => slot.worker.terminate()));
   }
 
-  /** Run on a started worker, which must end within `remainingMs` (reads aside) or is terminated. */
+  /**
+   * Run on a started worker. The run's own time, from the moment its input is in the guest until its result's
+   * copy begins, must end within `remainingMs` (reads aside); each of the copies, in and out, within
+   * `copyLimitMs`. Past either the worker is terminated.
+   */
   private runOn(slot: Slot, fn: SandboxFunction, input: RunInput, remainingMs: number): Promise<unknown> {
     const { worker } = slot;
     const readsLimitMs = this.options.readsLimitMs ?? READS_LIMIT_MS;
+    const copyLimitMs = this.options.copyLimitMs ?? COPY_LIMIT_MS;
     return new Promise<unknown>((resolve, reject) => {
       let settled = false;
+      /** Where the run is: its input's copy, the function's own time, its result's copy. */
+      let phase: 'copy-in' | 'function' | 'copy-out' = 'copy-in';
       let remaining = remainingMs;
       let readsRemaining = readsLimitMs;
       let armedAt = 0;
@@ -220,12 +241,21 @@ export class SandboxHost {
       let readsInFlight = 0;
       let reads = 0;
 
-      // The run's deadline runs while no read is in flight; the reads' own limit while one is.
-      const arm = () => {
-        armedAt = performance.now();
+      const copyDeadline = (what: string) => {
+        clearTimeout(timer);
+        timer = setTimeout(
+          () =>
+            end(false, new SandboxFailure('timeout', fn.name, `copying ${what} took longer than ${copyLimitMs} ms`)),
+          copyLimitMs,
+        );
+      };
+      // The function's deadline runs while no read is in flight; the reads' own limit while one is. It runs from
+      // `since`: when the worker said the function's time started, however late this thread heard it.
+      const arm = (since = performance.now()) => {
+        armedAt = Math.min(since, performance.now());
         timer = setTimeout(
           () => end(false, new SandboxFailure('timeout', fn.name, cpuLimitMessage(fn.timeoutMs))),
-          Math.max(0, remaining),
+          Math.max(0, remaining - (performance.now() - armedAt)),
         );
       };
       const disarm = () => {
@@ -241,10 +271,10 @@ export class SandboxHost {
           Math.max(0, readsRemaining),
         );
       };
-      const readsDone = () => {
+      const readsDone = (at: number) => {
         clearTimeout(readsTimer);
-        readsRemaining -= performance.now() - readsSince;
-        arm();
+        readsRemaining -= at - readsSince;
+        arm(at);
       };
       const end = (healthy: boolean, failure: SandboxFailure | undefined, value?: unknown) => {
         if (settled) return;
@@ -269,30 +299,38 @@ export class SandboxHost {
       const onMessage = (message: FromWorker) => {
         if (message.type === 'done') end(true, undefined, message.value);
         else if (message.type === 'failed') end(true, new SandboxFailure(message.kind, fn.name, message.message));
-        else if (message.type === 'read') {
+        else if (message.type === 'entered' && phase === 'copy-in') {
+          phase = 'function';
+          clearTimeout(timer);
+          arm(message.at - performance.timeOrigin);
+        } else if (message.type === 'answered') {
+          // A read is over once its answer is in the guest: its copy is the read's time, not the function's.
+          readsInFlight -= 1;
+          if (readsInFlight === 0 && phase === 'function') readsDone(message.at - performance.timeOrigin);
+        } else if (message.type === 'returning' && phase === 'function') {
+          phase = 'copy-out';
+          // A read still in flight (one the function did not wait for) no longer holds the run.
+          clearTimeout(readsTimer);
+          copyDeadline('its result out of the sandbox');
+        } else if (message.type === 'read') {
           reads += 1;
           readsInFlight += 1;
-          if (readsInFlight === 1) disarm();
+          if (readsInFlight === 1 && phase === 'function') disarm();
           const { readId } = message;
           const work =
             reads > input.maxReads
               ? Promise.reject(new Error(`at most ${input.maxReads} context.client reads per run`))
               : Promise.resolve().then(() => input.read(message.kind, message.target, message.args));
-          work
-            .then(
-              (value) => answer({ type: 'read-answer', readId, ok: true, json: JSON.stringify(value ?? null) }),
-              (error: unknown) =>
-                answer({
-                  type: 'read-answer',
-                  readId,
-                  ok: false,
-                  message: error instanceof Error ? error.message : String(error),
-                }),
-            )
-            .finally(() => {
-              readsInFlight -= 1;
-              if (readsInFlight === 0 && !settled) readsDone();
-            });
+          work.then(
+            (value) => answer({ type: 'read-answer', readId, ok: true, json: JSON.stringify(value ?? null) }),
+            (error: unknown) =>
+              answer({
+                type: 'read-answer',
+                readId,
+                ok: false,
+                message: error instanceof Error ? error.message : String(error),
+              }),
+          );
         }
       };
       const onError = (error: Error & { code?: string }) => {
@@ -324,7 +362,7 @@ export class SandboxHost {
         end(true, new SandboxFailure('engine', fn.name, `its input could not be sent: ${(error as Error).message}`));
         return;
       }
-      arm();
+      copyDeadline('its input into the sandbox');
     });
   }
 
