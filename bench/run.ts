@@ -27,6 +27,7 @@ const BENCHMARKS: Record<string, string> = {
   'hook-limits': './hook-limits',
   webhooks: './webhooks',
   reindex: './reindex',
+  storage: './storage',
 };
 
 interface BenchmarkModule {

@@ -27,6 +27,8 @@ import { indexJobWorkOf, logIndexJobWork, setLogSink } from '../shared/observabi
 import { endpointTarget } from '../shared/runtime/environment';
 import { startSandboxes } from '../shared/sandbox/sandbox';
 import { DEFAULT_SETTLE_MS } from '../shared/storage/event-store';
+import { ScannedExpiry } from '../shared/storage/expired-items';
+import { TABLES } from '../shared/storage/table-definitions';
 import { deleteTables, ensureTables, localTableNames } from '../shared/storage/table-setup';
 import { DEFAULT_CONFIG } from './local/default-config';
 import { docsPages } from './local/docs-pages';
@@ -34,6 +36,7 @@ import { connectDynamo, type ExternalDynamoOptions, startEmbeddedDynamo } from '
 import { createLambdaHttpServer, type ProxyHandler } from './local/lambda-http';
 import { type LocalChangeLog, startLocalChangeLog } from './local/local-change-log';
 import { type LocalMirror, startLocalMirror } from './local/local-mirror';
+import { startLocalExpiry } from './local/local-expiry';
 import { type LocalStoreAddress, recordLocalServiceUrl } from './local/service-address';
 import { createTerminalLog } from './local/terminal-log';
 
@@ -117,6 +120,11 @@ export interface LocalServer {
  * second, and the jobs wait about half a minute, not a deployment's minutes, for every handler to serve one.
  */
 const LOCAL_CATALOG_CACHE_MS = 1_000;
+
+/** How often `npm start` removes expired items (the twin of DynamoDB's TTL), and its pause between pages (ms). */
+const LOCAL_EXPIRY_EVERY_MS = 60 * 60_000;
+const LOCAL_EXPIRY_PAUSE_MS = 100;
+const LOCAL_EXPIRY_FIRST_MS = 5 * 60_000;
 
 /** Segments an index job works on at once inside `npm start`, and how long each turn lasts. */
 const LOCAL_INDEX_CONCURRENCY = 2;
@@ -266,6 +274,19 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
       throw error;
     }
   }
+  // DynamoDB's TTL, which the embedded store lacks (another endpoint may have its own; the twin is harmless there).
+  const expiry = startLocalExpiry(
+    new ScannedExpiry(
+      documents,
+      TABLES.map((definition) => ({ name: tables[definition.logicalName] as string, definition })),
+    ),
+    {
+      everyMs: LOCAL_EXPIRY_EVERY_MS,
+      firstAfterMs: LOCAL_EXPIRY_FIRST_MS,
+      pauseMs: LOCAL_EXPIRY_PAUSE_MS,
+      clock: options.clock ?? Date.now,
+    },
+  );
   // A deployed hooked function starts its sandbox at init; here the server's start stands for every init (the
   // handlers from source share this process's sandbox; bundles start their own as they load).
   if (!options.loadHandler && (config.hooks?.length ?? 0) > 0) await startSandboxes();
@@ -304,6 +325,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     changesSettled: () => startedChangeLog.settled(),
     ...(mirror ? { mirror } : {}),
     close: async () => {
+      await expiry.stop();
       await runner.stop();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();

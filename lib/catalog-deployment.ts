@@ -99,6 +99,14 @@ export class CatalogDeployment extends Construct {
     );
     role.addToPolicy(
       new PolicyStatement({
+        // A new, empty dataset's first record count (storage/record-counter.ts, `startCountingEmpty`): a conditional
+        // PutItem of one bookkeeping item.
+        actions: ['dynamodb:PutItem'],
+        resources: [records],
+      }),
+    );
+    role.addToPolicy(
+      new PolicyStatement({
         actions: ['states:StartExecution'],
         resources: [
           stack.formatArn({

@@ -15,7 +15,9 @@ import { type FunctionVersions, nextFunctionVersions, parseFunctionVersions } fr
 import { parseIndexRegistry } from '../catalog/index-registry';
 import type { CatalogConfig } from '../catalog/schema';
 import { CatalogRevisionConflict, putCatalogItem, readCatalogItem } from '../storage/catalog-item';
+import { CountStore } from '../storage/count-store';
 import { DatasetProbes } from '../storage/dataset-probes';
+import { startCountingEmpty } from '../storage/record-counter';
 import {
   type AppliedState,
   type ConfigurationPlan,
@@ -154,9 +156,31 @@ export async function applyConfiguration(
         at,
         applied?.revision,
       );
+      await startCountingNewDatasets(client, tables.records, previous, stored, facts);
       return { plan, functionVersions };
     } catch (error) {
       if (!(error instanceof CatalogRevisionConflict) || attempt === APPLY_ATTEMPTS) throw error;
     }
+  }
+}
+
+/**
+ * The datasets this configuration names first (in no configuration applied before, with no index registry entry of
+ * their own) that hold no records start their record count at zero, so that a bulk load before any list never makes
+ * the first list read the whole partition (storage/record-counter.ts, `startCountingEmpty`).
+ */
+async function startCountingNewDatasets(
+  client: DynamoDBDocumentClient,
+  recordsTable: string,
+  previous: AppliedState | undefined,
+  config: CatalogConfig,
+  facts: DatasetProbes,
+): Promise<void> {
+  const known = new Set(previous?.config.datasets.map((dataset) => dataset.datasetCode) ?? []);
+  const counts = new CountStore(client, recordsTable);
+  for (const { datasetCode } of config.datasets) {
+    if (known.has(datasetCode) || previous?.indexes[datasetCode] !== undefined) continue;
+    if (await facts.hasRecords(datasetCode)) continue;
+    await startCountingEmpty(counts, datasetCode, facts.meter);
   }
 }

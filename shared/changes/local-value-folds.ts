@@ -2,7 +2,8 @@
  * `npm start`'s twin of the fold queue (value-folds.ts): what the deployment's SQS queue with a delivery delay and
  * its fold function do, in the server's own process, with the same `runFold`. Per dataset it keeps the earliest
  * and the latest time a fold was asked for; a timer runs the earliest when it comes (one fold at a time, so a bulk
- * load's folds do not crowd the requests), and a fold that leaves settled claims runs again a second later. Nothing is
+ * load's folds do not crowd the requests), and a fold that leaves settled claims runs again a second later (one whose
+ * change items will be due for deletion later, then). Nothing is
  * kept across a restart: the claims stay counted from the change items, the next write asks for a fold again,
  * and a list folds what is left long after it is due (value-counter.ts).
  */
@@ -86,7 +87,7 @@ export class LocalValueFolds implements FoldQueue {
   private async foldOne(datasetCode: string): Promise<void> {
     const ranAt = this.options.ports.now();
     const run = await foldAndLog(datasetCode, this.options.ports, this.options.metricNamespace);
-    const again = !run ? ranAt + (this.options.retryMs ?? 5_000) : run.left ? ranAt + LEFT_AGAIN_MS : undefined;
+    const again = !run ? ranAt + (this.options.retryMs ?? 5_000) : run.left ? ranAt + LEFT_AGAIN_MS : run.againAt;
     const pending = this.pending.get(datasetCode);
     if (!pending) return;
     // Asked for meanwhile, or for claims that settle later than this run's clock: run again then.

@@ -73,6 +73,9 @@ export async function foldSqsBatch(event: SQSEvent, options: SqsFoldBatchOptions
     if (!run) failures.push(...messageIds);
     else if (run.left) {
       await options.queue.schedule([{ datasetCode, dueAt: options.ports.now() + LEFT_AGAIN_SECONDS * 1000 }]);
+    } else if (run.againAt !== undefined) {
+      // Change items due for deletion later (at most 15 minutes' delay: a fold that comes early asks again).
+      await options.queue.schedule([{ datasetCode, dueAt: run.againAt }]);
     }
   }
   return { batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })) };

@@ -13,16 +13,23 @@
  * runs out of time asks for itself again at once. Losing a fold (a local process stopped) loses no count: the
  * claims stay counted from the change items, and a list folds what is left long after it is due.
  */
-import type { Catalog } from '../catalog/catalog';
+import type { Catalog, Dataset } from '../catalog/catalog';
 import { CapacityMeter } from '../observability/capacity-meter';
 import { logValueFold } from '../observability/change-metrics';
 import { recordIdTime } from '../records/record-ids';
+import { compactChanges } from '../storage/change-compaction';
 import type { DatasetBookkeeping } from '../storage/dataset-bookkeeping';
-import { countSlotKey, exactTotalsIndexes } from '../storage/index-attributes';
+import {
+  countSlotKey,
+  exactTotalsIndexes,
+  type IndexSlot,
+  indexLayout,
+  totalledIndexes,
+} from '../storage/index-attributes';
 import { changeItemOfKey } from '../storage/item-keys';
 import { SETTLE_MS } from '../storage/record-counter';
 import { RecordAttr } from '../storage/table-definitions';
-import { foldDatasetTotals } from '../storage/value-counter';
+import { type DatasetFoldOutcome, foldDatasetTotals } from '../storage/value-counter';
 
 /** A fold asked for: the dataset, and the time (ms) from which its newest claim seen so far has settled. */
 export interface FoldRequest {
@@ -90,22 +97,54 @@ export interface FoldRun {
   folded: number;
   /** Settled claims are left (the turn ran out, or another folder holds a lease): the fold is asked for again. */
   left: boolean;
+  /** Change items deleted once no reader needed them (storage/change-compaction.ts). */
+  compacted: number;
+  /** When the fold should run again to delete change items that will be due then (ms). */
+  againAt?: number;
 }
 
-/** One turn of a dataset's fold, over the slots whose totals it keeps (none for a dataset no longer configured). */
+/**
+ * One turn of a dataset's fold, over the slots whose totals it keeps (none for a dataset no longer configured),
+ * then a pass deleting the change items no reader needs any more: behind the heads this fold found, never while an
+ * index of the dataset is being built (its job reads the claims after its start), never a configured dataset's
+ * claims of the last `COMPACTION_LAG_MS`.
+ */
 export async function runFold(datasetCode: string, ports: FoldPorts, meter: CapacityMeter): Promise<FoldRun> {
   const dataset = (await ports.catalog()).dataset(datasetCode);
-  if (!dataset) return { datasetCode, folded: 0, left: false };
-  const slots = [...exactTotalsIndexes(dataset)].map(countSlotKey);
-  if (slots.length === 0) return { datasetCode, folded: 0, left: false };
-  const outcome = await foldDatasetTotals(ports.bookkeeping, {
+  if (!dataset) return { datasetCode, folded: 0, left: false, compacted: 0 };
+  const exact = exactTotalsIndexes(dataset);
+  const slots = [...exact].map(countSlotKey);
+  const outcome: DatasetFoldOutcome =
+    slots.length === 0
+      ? { folded: 0, left: false }
+      : await foldDatasetTotals(ports.bookkeeping, {
+          datasetCode,
+          slots,
+          now: ports.now(),
+          meter,
+          until: performance.now() + FOLD_TURN_MS,
+        });
+  const building = totalledIndexes(dataset).some((slot) => !exact.has(slot) && !isComplete(dataset, slot));
+  const compaction = await compactChanges(ports.bookkeeping.compaction, {
     datasetCode,
-    slots,
+    totalsFrom: building ? null : outcome.readsFrom,
+    // Read after the fold: a proposal's time is never earlier than the heads it was made from.
     now: ports.now(),
     meter,
-    until: performance.now() + FOLD_TURN_MS,
   });
-  return { datasetCode, ...outcome };
+  return {
+    datasetCode,
+    folded: outcome.folded,
+    left: outcome.left,
+    compacted: compaction.deleted,
+    ...(compaction.againAt === undefined ? {} : { againAt: compaction.againAt }),
+  };
+}
+
+/** Whether an index whose totals writes keep is complete (in the dataset's query layout). */
+function isComplete(dataset: Dataset, slot: IndexSlot): boolean {
+  const complete = indexLayout(dataset).get(slot.field);
+  return complete?.tag === slot.tag && complete.attribute === slot.attribute;
 }
 
 /**
@@ -130,7 +169,7 @@ export async function foldAndLog(
     return run;
   } catch (error) {
     const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    logValueFold({ datasetCode, folded: 0, left: true, ...spent(), error: message }, metricNamespace);
+    logValueFold({ datasetCode, folded: 0, left: true, compacted: 0, ...spent(), error: message }, metricNamespace);
     return undefined;
   }
 }

@@ -123,6 +123,8 @@ export interface ValueFoldEntry {
   folded: number;
   /** Settled change items are left for another turn. */
   left: boolean;
+  /** Change items deleted once no reader needed them. */
+  compacted: number;
   readUnits: number;
   writeUnits: number;
   durationMs: number;
@@ -151,6 +153,7 @@ export function logValueFold(entry: ValueFoldEntry, namespace: string, now = Dat
     valueFoldRecords: entry.folded,
     valueFoldFailures: entry.error ? 1 : 0,
     left: entry.left,
+    compacted: entry.compacted,
     readUnits: Math.round(entry.readUnits * 100) / 100,
     writeUnits: Math.round(entry.writeUnits * 100) / 100,
     durationMs: Math.round(entry.durationMs),

@@ -19,10 +19,9 @@
  * withdraws it and claims again before writing any record (`claimChange`): a reader that read the claims up to
  * time T has seen every claim positioned before T − `CLAIM_LATE_MS` − `CLOCK_SKEW_MS`.
  *
- * Claims are kept: totals, folds, checks and a slot's start read claims back to the oldest head, the checked
- * position and a dataset's oldest record, however old, so an expiry (the table's TTL, `@expires`) may only be
- * given to claims once those readers treat positions past a retention horizon as untrusted (the design is in
- * docs/totals-and-changes.md, "Change items are kept").
+ * Claims carry no expiry: totals, folds and checks read them back to the oldest head and the checked position,
+ * however old. They are deleted by the fold beside the writes once every reader has passed them
+ * (change-compaction.ts; docs/totals-and-changes.md, "What the store keeps").
  */
 import {
   DeleteCommand,

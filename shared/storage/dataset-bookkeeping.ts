@@ -2,13 +2,15 @@
  * A dataset's bookkeeping items, kept in the records table beside (never among) its records: the record
  * counter's checkpoint and the count entries of bulk groups (the `CountStore` methods, `record-counter.ts`), the
  * change items writes claim (`changes`, `change-items.ts`), and per-value totals (`values`, `value-counter.ts`),
- * with the reads of records their checks need. The first call any read makes is a method of the port itself
+ * the removal of change items no reader needs (`compaction`, `change-compaction.ts`), with the reads of records
+ * their checks need. The first call any read makes is a method of the port itself
  * (`readValueHead`, the counter's), so that wrappers of the port's methods (reads beside the quota admission)
  * see it before anything else is read.
  */
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { CapacityMeter } from '../observability/capacity-meter';
 import { getInBatches } from './batch-items';
+import { ChangeCompaction } from './change-compaction';
 import { ChangeItems } from './change-items';
 import { CountStore } from './count-store';
 import { datasetPartitionKey, recordKey } from './item-keys';
@@ -27,11 +29,14 @@ export class DatasetBookkeeping extends CountStore {
   readonly changes: ChangeItems;
   /** Per-value totals of index slots. */
   readonly values: ValueCountStore;
+  /** The removal of change items no reader needs any more. */
+  readonly compaction: ChangeCompaction;
 
   constructor(client: DynamoDBDocumentClient, table: string) {
     super(client, table);
     this.changes = new ChangeItems(client, table);
     this.values = new ValueCountStore(client, table);
+    this.compaction = new ChangeCompaction(client, table);
   }
 
   /** A slot's head and the dataset's checked position (`ValueCountStore.readHead`). */

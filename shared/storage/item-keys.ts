@@ -91,6 +91,17 @@ export function claimsCheckedKey(datasetCode: string): Record<string, string> {
   return { [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode), [RecordAttr.sortKey]: 'changes-checked' };
 }
 
+/**
+ * The item saying through which position a dataset's change items may be gone (change-compaction.ts), and the
+ * position proposed next with the time it was proposed.
+ */
+export function changesCompactedKey(datasetCode: string): Record<string, string> {
+  return {
+    [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode),
+    [RecordAttr.sortKey]: 'changes-compacted',
+  };
+}
+
 /** Prefix of a slot's per-value count pages (`value-page#<slot>#<lowest count key>`). */
 export const VALUE_PAGE_PREFIX = 'value-page#';
 

@@ -175,6 +175,16 @@ async function firstCheckpoint(
 }
 
 /**
+ * Start counting a dataset a configuration names for the first time while it holds no records: every record it will
+ * hold is written with a count entry, so its first checkpoint (0 through the first key) is true now, and its first
+ * count reads the entries only, never the partition ("Before the index" above), however large a bulk load made it
+ * before any list. A checkpoint there already is left as it is.
+ */
+export async function startCountingEmpty(counts: CountStore, datasetCode: string, meter: CapacityMeter): Promise<void> {
+  await counts.advanceCheckpoint(datasetCode, { count: 0, through: '' }, meter);
+}
+
+/**
  * A group of records being written in bulk, counted by one bookkeeping item (see `beginBulkCreate`).
  */
 export interface BulkCreateGroup {

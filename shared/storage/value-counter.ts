@@ -139,8 +139,10 @@
  */
 import type { CapacityMeter } from '../observability/capacity-meter';
 import { logSideFoldFailure } from '../observability/change-metrics';
+import { recordIdTime } from '../records/record-ids';
 import { compareCodePoints, countKeyPlace, type KeyInterval } from '../records/value-encoding';
-import type { StoredClaim } from './change-items';
+import { COMPACTION_LAG_MS } from './change-compaction';
+import { CLOCK_SKEW_MS, type StoredClaim } from './change-items';
 import type { DatasetBookkeeping } from './dataset-bookkeeping';
 import { lastIdAt, MAX_INVOCATION_MS, SETTLE_MS } from './record-counter';
 import { type PageSum, pageBytes, type ValueCountStore, type ValueHead, type ValuePage } from './value-count-store';
@@ -307,6 +309,11 @@ export interface DatasetFoldOutcome {
   folded: number;
   /** Settled claims are left after a head: the time ran out, or another folder holds a slot's lease. */
   left: boolean;
+  /**
+   * The position after which these totals still read claims, as the fold leaves them: the oldest head and the checked
+   * position (change-compaction.ts); undefined when none of the slots keeps totals.
+   */
+  readsFrom?: string;
 }
 
 /**
@@ -327,15 +334,26 @@ export async function foldDatasetTotals(
   const checked = compareCodePoints(checkedBefore, settled) < 0 ? settled : checkedBefore;
   const outcome: DatasetFoldOutcome = { folded: 0, left: false };
   const behind: { slot: string; head: ValueHead }[] = [];
+  // Each slot's head as this fold leaves it (it moves only the heads it holds the lease of).
+  const heads = new Map<string, string>();
+  const readsFrom = () => {
+    for (const through of heads.values()) {
+      const from = compareCodePoints(through, checked) < 0 ? through : checked;
+      if (outcome.readsFrom === undefined || compareCodePoints(from, outcome.readsFrom) < 0) outcome.readsFrom = from;
+    }
+    return outcome;
+  };
   for (const slot of request.slots) {
     const head =
       (await bookkeeping.values.readHeadConsistently(datasetCode, slot, meter)) ??
       (await startSlotTotals(bookkeeping, datasetCode, slot, now, meter));
-    if (!head || compareCodePoints(head.through, checked) >= 0) continue;
+    if (!head) continue;
+    heads.set(slot, head.through);
+    if (compareCodePoints(head.through, checked) >= 0) continue;
     if ((head.foldUntil ?? 0) >= now) outcome.left = true;
     else behind.push({ slot, head });
   }
-  if (behind.length === 0) return outcome;
+  if (behind.length === 0) return readsFrom();
   // The checked claims, read a round's worth at a time from the oldest head, each window once for every slot: none
   // can appear at or before the checked position any more, and withdrawals and partial batches were written before
   // it moved, so a consistent read now is final for them all. A fold holds one window, whatever the backlog.
@@ -360,8 +378,10 @@ export async function foldDatasetTotals(
       const run = await foldSlot(bookkeeping, datasetCode, slot.slot, from, windowThrough, after, turn);
       slot.folded += run.folded;
       outcome.folded = Math.max(outcome.folded, slot.folded);
-      if (run.reached) slot.from = windowThrough;
-      else {
+      if (run.reached) {
+        slot.from = windowThrough;
+        heads.set(slot.slot, windowThrough);
+      } else {
         // Out of time, or another folder holds the slot's lease: what is left waits for the next fold.
         outcome.left = true;
         folding.splice(folding.indexOf(slot), 1);
@@ -369,7 +389,7 @@ export async function foldDatasetTotals(
     }
     cursor = windowThrough;
   }
-  return outcome;
+  return readsFrom();
 }
 
 /**
@@ -650,7 +670,8 @@ async function startSlotTotals(
   const cacheKey = `${datasetCode}\n${slot}`;
   if ((notCovered.get(cacheKey) ?? 0) > now) return undefined;
   const oldest = await bookkeeping.oldestRecord(datasetCode, meter);
-  if (oldest && !(await createdWithSlot(bookkeeping, datasetCode, slot, oldest, meter))) {
+  const created = oldest && (await createdWithSlot(bookkeeping, datasetCode, slot, oldest, meter));
+  if (oldest && (created === undefined || (await compactedSince(bookkeeping, datasetCode, created, now, meter)))) {
     notCovered.set(cacheKey, now + NOT_COVERED_RECHECK_MS);
     return undefined;
   }
@@ -699,22 +720,42 @@ export async function startSlotTotalsAt(
   await values.createHead(datasetCode, slot, through, meter);
 }
 
+/** The position of the record's creating claim when it carries the slot; undefined when it does not, or is gone. */
 async function createdWithSlot(
   bookkeeping: DatasetBookkeeping,
   datasetCode: string,
   slot: string,
   record: { id: string; bulkGroup?: string; position?: string },
   meter: CapacityMeter,
-): Promise<boolean> {
+): Promise<string | undefined> {
   const candidates = [record.bulkGroup, record.id, record.position].filter((p): p is string => p !== undefined);
   for (const position of new Set(candidates)) {
     const claim = await bookkeeping.changes.read(datasetCode, position, meter);
-    if (claim?.kind === 'create' && claim.id === record.id) return claim.values[slot] !== undefined;
+    if (claim?.kind === 'create' && claim.id === record.id) {
+      return claim.values[slot] !== undefined ? position : undefined;
+    }
     if (claim?.kind === 'batch' && claim.ids.includes(record.id)) {
-      return bookkeeping.changes.hasSlotValues(datasetCode, slot, position, meter);
+      return (await bookkeeping.changes.hasSlotValues(datasetCode, slot, position, meter)) ? position : undefined;
     }
   }
-  return false;
+  return undefined;
+}
+
+/**
+ * Whether claims at or after `position` may be gone, or about to go (change-compaction.ts): then a slot cannot start
+ * from the first position, since the claims between would not all be read.
+ */
+async function compactedSince(
+  bookkeeping: DatasetBookkeeping,
+  datasetCode: string,
+  position: string,
+  now: number,
+  meter: CapacityMeter,
+): Promise<boolean> {
+  // No pass deletes or proposes a claim younger than the lag (by its own clock, at most the skew ahead of this one).
+  if (recordIdTime(position) > now - COMPACTION_LAG_MS + CLOCK_SKEW_MS) return false;
+  const mark = await bookkeeping.compaction.readMark(datasetCode, meter);
+  return [mark.through, mark.next ?? ''].some((gone) => compareCodePoints(gone, position) >= 0);
 }
 
 interface FoldTurn {

@@ -53,7 +53,7 @@ describe('custom resource', () => {
     expect(deployed.datasets).toEqual(TEST_CONFIG.datasets);
   });
 
-  it('gives the deploy function GetItem and PutItem on the catalog, reads of the records, and the start of index builds', () => {
+  it('gives the deploy function GetItem and PutItem on the catalog, reads of the records, PutItem of a first count, and the start of index builds', () => {
     const roleId = logicalIdOf(template, 'AWS::IAM::Role', '/CatalogDeployment/Role/');
     template.hasResourceProperties('AWS::IAM::Policy', {
       Roles: [{ Ref: roleId }],
@@ -80,6 +80,12 @@ describe('custom resource', () => {
                 arnOf('dynamodb', `table/data-access-service-dev-records/index/${index}`),
               ),
             ],
+          },
+          {
+            // A new, empty dataset's first record count.
+            Effect: 'Allow',
+            Action: 'dynamodb:PutItem',
+            Resource: arnOf('dynamodb', 'table/data-access-service-dev-records'),
           },
           {
             Effect: 'Allow',

@@ -56,7 +56,7 @@ it('a fold of 10,000 records writes each count page at most twice, and its total
     meter,
     until: Number.POSITIVE_INFINITY,
   });
-  expect(outcome).toEqual({ folded: 10_000, left: false });
+  expect(outcome).toMatchObject({ folded: 10_000, left: false });
   // 286 pages over the three fields; with rounds of a fixed 5,000 records some are written 3 times, and a page
   // once more per 5,000 records of a larger load.
   expect(writes.size).toBe(286);

@@ -71,7 +71,7 @@ it('a fold of a backlog of 200 records with rounds of 40 reads its claims a roun
     until: Number.POSITIVE_INFINITY,
     rounds: { records: 40, pageBytes: 262_144, pages: 256 },
   });
-  expect(outcome).toEqual({ folded: 200, left: false });
+  expect(outcome).toMatchObject({ folded: 200, left: false });
   // Read a window at a time, never asking for more claims than a round's records (the 104 claims were read at once
   // before, in one read): the one-record claims 40 at a time, exactly a round. The first batch of 25 is heavier
   // than any claim before, so that read takes the rest (dropped past the 20 one-record claims that fit, and read

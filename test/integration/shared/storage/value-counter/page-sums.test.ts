@@ -124,7 +124,7 @@ it('a range reads only its edge pages, and folds dying at every write leave ever
   );
   orders.clock.now += SETTLE_MS + CHECK_SLACK_MS + 1_000;
   asked.at = orders.clock.now;
-  expect(await fold(orders)).toEqual({ folded: 600, left: false });
+  expect(await fold(orders)).toMatchObject({ folded: 600, left: false });
 
   // The count pages the range covers, read whole: what a total without page sums reads.
   const covered = async (interval: KeyInterval) => {

@@ -8,7 +8,8 @@
  * window and its check's slack; a total is refused (undefined) only when a bound cuts a group of long values.
  * Folds beside the writes (as the fold queue runs them, some cut short, some dying at their n-th write: after a
  * round's pages, after its page list's parts, before its head moves, in the middle of a split) come at random
- * moments too, over pages small enough that ranges cover many of them whole (counted from their sums).
+ * moments too, over pages small enough that ranges cover many of them whole (counted from their sums), each followed
+ * by the pass that deletes the change items behind the folds' heads (change-compaction.ts), which may die part-way too.
  */
 import { type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
@@ -33,6 +34,7 @@ import {
   nullInterval,
   rangeInterval,
 } from '../../../../../shared/records/value-encoding';
+import { compactChanges } from '../../../../../shared/storage/change-compaction';
 import { DatasetBookkeeping } from '../../../../../shared/storage/dataset-bookkeeping';
 import { IdempotencyStore } from '../../../../../shared/storage/idempotency-store';
 import { countSlotKey, indexLayout } from '../../../../../shared/storage/index-attributes';
@@ -370,7 +372,7 @@ it('totals equal the written records, whatever the writes, their deaths and the 
         } else if (s.kind === 'fold') {
           fault = s.diesAfterWrites === undefined ? undefined : { fold: true, after: s.diesAfterWrites, sent: 0 };
           try {
-            await foldDatasetTotals(ports.bookkeeping, {
+            const folded = await foldDatasetTotals(ports.bookkeeping, {
               datasetCode: code,
               slots: [...layout.values()].map(countSlotKey),
               now: clock,
@@ -381,6 +383,15 @@ it('totals equal the written records, whatever the writes, their deaths and the 
               ...(s.smallRounds
                 ? { rounds: { records: 40, pageBytes: 120, pages: 2 }, pageLimits: { page: 160, listPart: 48 } }
                 : { pageLimits: { page: 240, listPart: 400 } }),
+            });
+            // Then the pass that deletes the claims behind the heads, as the fold beside the writes runs it (with
+            // a lag of the settle window only, so that it deletes within a history's minutes).
+            await compactChanges(ports.bookkeeping.compaction, {
+              datasetCode: code,
+              totalsFrom: folded.readsFrom,
+              now: clock,
+              meter: new CapacityMeter(),
+              lagMs: SETTLE_MS,
             });
           } catch (error) {
             if (!fault?.struck) throw error;

@@ -1,0 +1,170 @@
+/**
+ * What the records table holds per record as a dataset's history grows (`npm run bench -- storage`): the scale
+ * benchmark's `orders` (`customer`, `amount`, `status` indexed, a `note`), BENCH_STORAGE_RECORDS records (default 200)
+ * created in batches of 100, then updated 10 times each and then 100 times each (`status` and `amount` change), on a
+ * driven clock through the real operations, with the fold beside the writes (`runFold`, as the fold queue runs it)
+ * after each round of updates. After 10 and after 100 updates per record it counts the table's items and their bytes
+ * (DynamoDB's item size rule), first as the writes left them (every change item still there: what the service kept
+ * before change items were removed), then once the folds' passes have deleted what no reader needs (the claims past
+ * `COMPACTION_LAG_MS` and the folds' heads). Index entries (GSIs) are not items of the table and are left out.
+ * Events (the change log's table) are the retention window: one per create or update of the last 30 days.
+ */
+import { cpus, loadavg } from 'node:os';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { startEmbeddedDynamo } from '../bin/local/embedded-dynamo';
+import { applicationCaller } from '../shared/access/caller';
+import { grantView } from '../shared/access/permissions';
+import { createDocumentClient } from '../shared/aws/dynamodb';
+import { type Application, Catalog, type Dataset } from '../shared/catalog/catalog';
+import type { CatalogConfig, FieldConfig, GrantConfig } from '../shared/catalog/schema';
+import { runFold } from '../shared/changes/value-folds';
+import { CapacityMeter } from '../shared/observability/capacity-meter';
+import type { DataOperationContext } from '../shared/operation/operation';
+import { batchCreateOperation } from '../shared/operations/batch-create';
+import { updateOperation } from '../shared/operations/update';
+import { COMPACTION_LAG_MS, COMPACTION_WAIT_MS } from '../shared/storage/change-compaction';
+import { DatasetBookkeeping } from '../shared/storage/dataset-bookkeeping';
+import { IdempotencyStore } from '../shared/storage/idempotency-store';
+import { IndexBuildStore } from '../shared/storage/index-build-store';
+import { ListReader } from '../shared/storage/list-reader';
+import { RecordBatchStore } from '../shared/storage/record-batch-store';
+import { SETTLE_MS } from '../shared/storage/record-counter';
+import { RecordStore } from '../shared/storage/record-store';
+import { ensureTables, localTableNames } from '../shared/storage/table-setup';
+import { CHECK_SLACK_MS } from '../shared/storage/value-counter';
+import { itemSize } from './index-writes';
+import { writeSection } from './report';
+
+const STATUSES = ['new', 'paid', 'shipped', 'void'] as const;
+const FIELDS: FieldConfig[] = [
+  { name: 'customer', type: 'string', indexed: true },
+  { name: 'amount', type: 'number', indexed: true },
+  { name: 'status', type: 'enum', options: [...STATUSES], indexed: true },
+  { name: 'note', type: 'text' },
+];
+
+interface Held {
+  items: number;
+  bytes: number;
+  changeItems: number;
+}
+
+export async function run(): Promise<void> {
+  const size = Number(process.env.BENCH_STORAGE_RECORDS ?? 200);
+  const load = loadavg()[0] as number;
+  const dynamo = await startEmbeddedDynamo();
+  const names = localTableNames('bench-storage');
+  await ensureTables(dynamo.client, names);
+  const client = createDocumentClient(dynamo.client);
+  const table = names.Records as string;
+  const ports = {
+    records: new RecordStore(client, table),
+    lists: new ListReader(client, table),
+    bookkeeping: new DatasetBookkeeping(client, table),
+    recordBatches: new RecordBatchStore(client, table),
+    idempotency: new IdempotencyStore(client, table),
+    indexBuilds: new IndexBuildStore(client, { records: table, catalog: names.Catalog as string }),
+  };
+  const catalog = new Catalog({
+    applications: [
+      {
+        appCode: 'bench',
+        name: 'bench',
+        accessKey: 'ak-bench-storage-01',
+        signingSecret: 'sk-bench-storage-secret',
+        grants: [{ datasetCode: 'orders', operations: ['read', 'create', 'update'] }],
+      },
+    ],
+    datasets: [{ appCode: 'bench', datasetCode: 'orders', name: 'orders', fields: FIELDS }],
+  } as CatalogConfig);
+  const dataset = catalog.dataset('orders') as Dataset;
+  const application = catalog.application('bench') as Application;
+  const grant = application.grants.get('orders') as GrantConfig;
+  let clock = Date.now();
+  const context = (operation: 'batch-create' | 'update'): DataOperationContext => ({
+    requestId: `bench-${clock}`,
+    operation,
+    caller: applicationCaller(application),
+    catalog,
+    dataset,
+    grant,
+    view: grantView(grant, dataset),
+    ports,
+    telemetry: { capacity: new CapacityMeter(), metric: () => {}, detail: () => {} },
+    now: () => clock,
+  });
+  const foldPorts = { catalog: async () => catalog, bookkeeping: ports.bookkeeping, now: () => clock };
+  const fold = () => runFold('orders', foldPorts, new CapacityMeter());
+
+  const held = async (): Promise<Held> => {
+    const found: Held = { items: 0, bytes: 0, changeItems: 0 };
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await client.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start }));
+      for (const item of page.Items ?? []) {
+        found.items += 1;
+        found.bytes += itemSize(item);
+        if (String(item['@sk']).startsWith('change')) found.changeItems += 1;
+      }
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return found;
+  };
+
+  const ids: string[] = [];
+  for (let first = 0; first < size; first += 100) {
+    clock += 10;
+    const paramList = Array.from({ length: Math.min(100, size - first) }, (_, k) => ({
+      customer: `C${String((first + k) % 50).padStart(4, '0')}`,
+      amount: first + k,
+      status: 'new',
+      note: `order ${first + k}`,
+    }));
+    const created = (await batchCreateOperation.run(context('batch-create'), { paramList })) as string[];
+    ids.push(...created);
+  }
+
+  let updates = 0;
+  const rows: { label: string; kept: Held; removed: Held; seconds: number }[] = [];
+  for (const target of [10, 100]) {
+    const started = performance.now();
+    while (updates < target) {
+      for (const [i, id] of ids.entries()) {
+        clock += 5;
+        const paramMap = { id, status: STATUSES[(updates + i) % 4], amount: (updates * 7 + i) % size };
+        await updateOperation.run(context('update'), { paramMap });
+      }
+      updates += 1;
+      // The fold beside the writes, once this round's claims have settled (as the fold queue runs it).
+      clock += SETTLE_MS + CHECK_SLACK_MS + 1_000;
+      while ((await fold()).left) clock += 1_000;
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const kept = await held();
+    // The passes that come once the last claims are past the lag: one proposes, the next deletes.
+    clock += COMPACTION_LAG_MS;
+    await fold();
+    clock += COMPACTION_WAIT_MS;
+    await fold();
+    rows.push({ label: `${target} updates per record`, kept, removed: await held(), seconds });
+  }
+  await dynamo.close();
+
+  const per = (n: number) => (n / size).toFixed(2);
+  const lines = [
+    `${size} records (orders: 3 indexed fields and a note), created in batches of 100, then updated on a driven clock;`,
+    'records table only (GSI entries apart), items and bytes per record:',
+    '',
+    '| history | items kept before | bytes kept before | items now | bytes now | change items before → now |',
+    '|---|---:|---:|---:|---:|---|',
+    ...rows.map(
+      ({ label, kept, removed }) =>
+        `| ${label} | ${per(kept.items)} | ${per(kept.bytes)} | ${per(removed.items)} | ${per(removed.bytes)} | ${kept.changeItems} → ${removed.changeItems} |`,
+    ),
+    '',
+    `Updates: ${rows.map((r) => `${r.label.split(' ')[0]} per record in ${r.seconds.toFixed(0)} s`).join(', ')}.`,
+    `Machine: ${cpus().length} cores, load ${load.toFixed(2)} at the start (shared).`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+  writeSection('storage', lines.join('\n'));
+}
