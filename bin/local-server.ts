@@ -35,8 +35,8 @@ import { docsPages } from './local/docs-pages';
 import { connectDynamo, type ExternalDynamoOptions, startEmbeddedDynamo } from './local/embedded-dynamo';
 import { createLambdaHttpServer, type ProxyHandler } from './local/lambda-http';
 import { type LocalChangeLog, startLocalChangeLog } from './local/local-change-log';
-import { type LocalMirror, startLocalMirror } from './local/local-mirror';
 import { startLocalExpiry } from './local/local-expiry';
+import { type LocalMirror, startLocalMirror } from './local/local-mirror';
 import { type LocalStoreAddress, recordLocalServiceUrl } from './local/service-address';
 import { createTerminalLog } from './local/terminal-log';
 
