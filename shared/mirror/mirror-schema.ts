@@ -53,11 +53,43 @@ export function createDatasetTable(datasetCode: string, fields: readonly FieldCo
   return `CREATE TABLE IF NOT EXISTS ${quoteName(datasetCode)} (${columns.join(', ')})`;
 }
 
+/** The column types `information_schema` names for each field type (MariaDB's JSON is a LONGTEXT). */
+const DATA_TYPES: Record<FieldType, readonly string[]> = {
+  string: ['mediumtext'],
+  text: ['mediumtext'],
+  enum: ['varchar'],
+  integer: ['bigint'],
+  number: ['double'],
+  boolean: ['tinyint'],
+  date: ['date'],
+  datetime: ['datetime'],
+  json: ['json', 'longtext'],
+};
+
+/**
+ * The columns whose type no longer fits their field (an `integer` field become `number`, §17; a field removed and
+ * added again with another type), changed in one ALTER TABLE (this one copies the table: such a change is rare);
+ * undefined when every column fits. `existing`: each column's lower-cased name and `information_schema` type.
+ */
+export function retypeColumns(
+  datasetCode: string,
+  fields: readonly FieldConfig[],
+  existing: ReadonlyMap<string, string>,
+): string | undefined {
+  const changed = fields.filter((field) => {
+    const type = existing.get(field.name.toLowerCase());
+    return type !== undefined && !DATA_TYPES[field.type].includes(type.toLowerCase());
+  });
+  if (changed.length === 0) return undefined;
+  const modifies = changed.map((field) => `MODIFY COLUMN ${quoteName(field.name)} ${COLUMN_TYPES[field.type]} NULL`);
+  return `ALTER TABLE ${quoteName(datasetCode)} ${modifies.join(', ')}`;
+}
+
 /** The columns to add for fields the table lacks, as one online ALTER TABLE; undefined when none is missing. */
 export function addColumns(
   datasetCode: string,
   fields: readonly FieldConfig[],
-  existing: ReadonlySet<string>,
+  existing: ReadonlyMap<string, string>,
 ): string | undefined {
   const missing = fields.filter((field) => !existing.has(field.name.toLowerCase()));
   if (missing.length === 0) return undefined;

@@ -10,6 +10,7 @@ import {
   createDatasetTable,
   createStateTable,
   type MirrorRow,
+  retypeColumns,
   rowValues,
   STATE_TABLE,
   upsertStatement,
@@ -62,10 +63,12 @@ export class MirrorTables {
       if (this.prepared.get(dataset.datasetCode) === signature) continue;
       await this.db.execute(createDatasetTable(dataset.datasetCode, dataset.fields));
       const rows = await this.db.execute(
-        'SELECT COLUMN_NAME AS name FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?',
+        'SELECT COLUMN_NAME AS name, DATA_TYPE AS type FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?',
         [dataset.datasetCode],
       );
-      const existing = new Set(rows.map((row) => String(row.name ?? row.NAME ?? '').toLowerCase()));
+      const existing = new Map(rows.map((row) => [String(row.name).toLowerCase(), String(row.type)]));
+      const retype = retypeColumns(dataset.datasetCode, dataset.fields, existing);
+      if (retype) await this.db.execute(retype);
       const alter = addColumns(dataset.datasetCode, dataset.fields, existing);
       if (alter) {
         try {

@@ -208,7 +208,7 @@ describeWithMariaDb('the MySQL mirror', () => {
     );
   }, 300_000);
 
-  it('adds the column of a field added, in place, and keeps the rows it holds', async () => {
+  it('adds the column of a field added in place, widens an integer field become a number, and keeps the rows', async () => {
     const session = await freshSession();
     const tables = new MirrorTables(session);
     await tables.prepare([DATASET]);
@@ -222,6 +222,17 @@ describeWithMariaDb('the MySQL mirror', () => {
     expect(await session.execute('SELECT id, a, note, revision FROM things ORDER BY id')).toEqual([
       { id: 'x', a: 'kept', note: null, revision: 1 },
       { id: 'y', a: 'new', note: 'hello', revision: 1 },
+    ]);
+    // An integer field become a number (docs/interface.md §17): its column takes fractions from then on.
+    const widened = {
+      datasetCode: 'things',
+      fields: grown.fields.map((f) => (f.name === 'n' ? { ...f, type: 'number' as const } : f)),
+    };
+    await tables.prepare([widened]);
+    await tables.apply(widened, [{ id: 'y', revision: 2, item: { a: 'new', n: 2.5, note: 'hello' } }]);
+    expect(await session.execute('SELECT id, n FROM things ORDER BY id')).toEqual([
+      { id: 'x', n: 1 },
+      { id: 'y', n: 2.5 },
     ]);
   });
 });
