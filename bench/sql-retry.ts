@@ -2,7 +2,7 @@
  * Custom SQL when a dataset's load outlives the query's time limit (docs/interface.md §20): the aggregate of
  * `npm run bench -- sql` with the default limit (5 s) over records read from the records table (dynalite), as a
  * fresh container runs it. Three ways, side by side in one run:
- * - "one call with time enough": the reference, a single cold load (limit 25 s);
+ * - "one call with time enough": the reference, a single cold load (limit 180 s, run last);
  * - "background": the service as it is: a call that cannot finish answers 2001 with Retry-After and the progress,
  *   the load goes on, and the caller retries after Retry-After until the answer;
  * - "stopped at the limit": a cache whose load stops with the query (its background limit set to the query's),
@@ -29,6 +29,7 @@ import { fields, loadBulk, rendered, syntheticOrders } from './sql';
 const LIMIT_MS = 5_000;
 const MAX_CALLS = 40;
 const STOPPED_CALLS = 3;
+const REFERENCE_LIMIT_MS = 180_000;
 
 interface Call {
   units: number;
@@ -81,8 +82,6 @@ export async function run(): Promise<void> {
   };
 
   try {
-    const single = await call(new DatasetCache(), 25_000);
-
     const background = new DatasetCache();
     const calls: Call[] = [];
     const from = performance.now();
@@ -99,6 +98,9 @@ export async function run(): Promise<void> {
     const stopped: Call[] = [];
     for (let i = 0; i < STOPPED_CALLS; i += 1) stopped.push(await call(stoppedCache, LIMIT_MS));
 
+    // The reference last, so that no load of it runs beside the others: time enough for any machine.
+    const single = await call(new DatasetCache(), REFERENCE_LIMIT_MS);
+
     const sum = (list: Call[]) => list.reduce((total, c) => total + c.units, 0);
     const fmt = (units: number) => String(Math.round(units * 10) / 10);
     const answered = calls.at(-1)?.answer === 'rows';
@@ -110,11 +112,12 @@ export async function run(): Promise<void> {
       'machine, the three in one run. "Background" is the service as it is: a call whose load cannot finish within',
       'the limit answers 2001 with `Retry-After` and the progress, the load goes on, and the caller retries after',
       '`Retry-After`; "stopped at the limit" is how loads ran before: stopped with the query, every call 2001 and',
-      'its reads thrown away (a cache whose background limit is the query’s).',
+      'its reads thrown away (a cache whose background limit is the query’s). Loading the rows into the SQL worker',
+      'goes on the same way when it outlives its own limit (5 s): the retry finds them loaded.',
       '',
       '| way | calls | answered | read units in all | read units per call | seconds to the answer |',
       '|---|---:|---|---:|---|---:|',
-      `| one call with time enough (25 s) | 1 | ${single.answer === 'rows' ? 'yes' : 'no'} | ${fmt(single.units)} | ${fmt(single.units)} | ${(single.ms / 1000).toFixed(1)} |`,
+      `| one call with time enough (180 s) | 1 | ${single.answer === 'rows' ? 'yes' : 'no'} | ${fmt(single.units)} | ${fmt(single.units)} | ${(single.ms / 1000).toFixed(1)} |`,
       `| background, retried after \`Retry-After\` | ${calls.length} | ${answered ? 'yes' : 'no'} | ${fmt(sum(calls))} | ${calls.map((c) => fmt(c.units)).join(', ')} | ${answered ? (answeredAfter / 1000).toFixed(1) : '–'} |`,
       `| stopped at the limit (before) | ${stopped.length} | ${stopped.some((c) => c.answer === 'rows') ? 'yes' : 'no'} | ${fmt(sum(stopped))} | ${stopped.map((c) => fmt(c.units)).join(', ')} | never |`,
       '',

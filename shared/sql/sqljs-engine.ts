@@ -78,6 +78,9 @@ export function memoryLimitMessage(limitMb: number): string {
 
 const READ_KEYWORDS = new Set(['SELECT', 'WITH', 'VALUES']);
 
+/** The least time a worker has to answer a message that sends tables by their keys alone (ms). */
+const KEYS_ONLY_LIMIT_MS = 5_000;
+
 interface WorkerTable {
   name: string;
   key?: string;
@@ -88,6 +91,7 @@ interface WorkerTable {
 type WorkerReply =
   | { id: number; type: 'need-rows' }
   | { id: number; type: 'started' }
+  | { id: number; type: 'loaded' }
   | { id: number; type: 'result'; rows: ResultRow[] }
   | { id: number; type: 'error'; kind: 'statement' | 'write' | 'memory' | 'internal'; message: string };
 
@@ -220,8 +224,12 @@ export class SqlJsEngine implements QueryEngine {
         job.resolve(result);
       },
       (error: unknown) => {
-        release();
+        // A load the worker goes on with keeps the thread (and the lane) until it ends: the lane's next query
+        // waits for it there and finds the tables loaded.
+        const loading = slot.thread.loading;
+        if (!loading) release();
         job.reject(error);
+        if (loading) void loading.then(release);
       },
     );
   }
@@ -254,6 +262,8 @@ class EngineThread {
   private nextId = 1;
   /** Due `idleMs` after the last query ended; cleared while one runs. */
   private idleTimer: NodeJS.Timeout | undefined;
+  /** Settles when a load the worker goes on with after its query answered 2001 has ended (none: no such load). */
+  loading: Promise<void> | undefined;
 
   constructor(
     private readonly maxCachedRows: number,
@@ -319,8 +329,16 @@ class EngineThread {
   ): Promise<{ type: 'need-rows' } | { type: 'result'; rows: ResultRow[] }> {
     const worker = this.ensureWorker();
     const id = this.nextId++;
+    // Set when the load outlives its limit: the worker, done loading, keeps the tables and skips the statement.
+    const cancel = new Int32Array(new SharedArrayBuffer(4));
+    const rows = countRows(message);
+    // A message of table keys alone is answered at once (the worker has the tables, or asks for them): its limit only
+    // guards against a worker that does not answer, generous on a busy machine.
+    const keysOnlyMs = rows === 0 ? Math.max(this.loadTimeoutMs, KEYS_ONLY_LIMIT_MS) : undefined;
     return new Promise((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
+      /** Ends the load the worker goes on with, once the caller has had its 2001. */
+      let loaded: (() => void) | undefined;
       const finish = () => {
         clearTimeout(timer);
         worker.off('message', onMessage);
@@ -339,6 +357,13 @@ class EngineThread {
       };
       const onMessage = (reply: WorkerReply) => {
         if (reply.id !== id) return;
+        if (loaded) {
+          // The caller has its answer. A statement the worker started before it saw the flag is stopped.
+          finish();
+          if (reply.type === 'started') this.discard(worker);
+          loaded();
+          return;
+        }
         if (reply.type === 'started') {
           limit(
             limits.ms,
@@ -352,23 +377,51 @@ class EngineThread {
           this.discard(worker);
           reject(new SqlStatementError(memoryLimitMessage(this.memoryLimitMb)));
         } else if (reply.type === 'error') reject(toError(reply.kind, reply.message));
-        else resolve(reply);
+        // 'loaded' comes only after the flag was set, which `loaded` has handled above.
+        else if (reply.type !== 'loaded') resolve(reply);
       };
-      const onFailure = (cause: unknown) =>
+      const onFailure = (cause: unknown) => {
+        if (loaded) {
+          finish();
+          this.discard(worker);
+          loaded();
+          return;
+        }
         stop(
           (cause as { code?: string } | undefined)?.code === 'ERR_WORKER_OUT_OF_MEMORY'
             ? new SqlStatementError(memoryLimitMessage(this.memoryLimitMb))
             : new InternalError('the SQL worker stopped unexpectedly', { cause }),
         );
-      limit(
-        this.loadTimeoutMs,
-        () => new QueryTimeoutError(`loading the query's data took longer than ${this.loadTimeoutMs} ms`),
-      );
+      };
+      // A load past its limit goes on in the worker (a synchronous WASM loop, on a thread of its own): the query
+      // answers 2001 now, and the lane's next query finds the tables loaded instead of loading them again.
+      timer = setTimeout(() => {
+        // Tables sent by their keys alone take no loading: a worker that has not answered is stopped.
+        if (rows === 0) {
+          stop(new QueryTimeoutError(`the SQL engine did not take the query within ${keysOnlyMs} ms`));
+          return;
+        }
+        Atomics.store(cancel, 0, 1);
+        this.loading = new Promise<void>((done) => {
+          loaded = () => {
+            this.loading = undefined;
+            done();
+          };
+        });
+        const seconds = Math.max(1, Math.ceil(this.loadTimeoutMs / 1000));
+        reject(
+          new QueryTimeoutError(
+            `loading the query's data into the engine (${rows.toLocaleString('en-US')} rows) took longer than ` +
+              `${this.loadTimeoutMs} ms; it goes on: retry in ${seconds} s`,
+            seconds,
+          ),
+        );
+      }, keysOnlyMs ?? this.loadTimeoutMs);
       worker.on('message', onMessage);
       worker.on('error', onFailure);
       worker.on('exit', onFailure);
       worker.ref();
-      worker.postMessage({ id, ...message });
+      worker.postMessage({ id, ...message, cancel: cancel.buffer });
     });
   }
 
@@ -398,6 +451,12 @@ class EngineThread {
     if (this.worker === worker) this.worker = undefined;
     void worker.terminate();
   }
+}
+
+/** The rows a message carries to the worker (none when it sends the tables' keys alone). */
+function countRows(message: object): number {
+  const tables = (message as { tables?: { rows?: readonly unknown[] }[] }).tables ?? [];
+  return tables.reduce((sum, table) => sum + (table.rows?.length ?? 0), 0);
 }
 
 function withRows(message: { tables: WorkerTable[] }, tables: readonly EngineTable[]): object {

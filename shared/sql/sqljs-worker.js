@@ -6,8 +6,10 @@
  * and this one must start the same way under jest, under tsx and next to a single-file Lambda bundle.
  * sql.js and its .wasm are found through the paths in `workerData`, so the worker needs no node_modules.
  *
- * Messages in:  { id, tables: [{ name, key?, columns, rows? }], sql, params, readOnly, maxRows? }
+ * Messages in:  { id, tables: [{ name, key?, columns, rows? }], sql, params, readOnly, maxRows?, cancel }
+ *               (`cancel`: a SharedArrayBuffer whose first Int32 the engine sets to 1 when it stops waiting)
  * Messages out: { id, type: 'need-rows' }   the tables are not loaded here; send them again with rows
+ *               { id, type: 'loaded' }      loaded, but the engine stopped waiting: the statement is not run
  *               { id, type: 'started' }     tables ready, the statement starts now (its time limit starts)
  *               { id, type: 'result', rows }
  *               { id, type: 'error', kind: 'statement' | 'write' | 'memory' | 'internal', message }
@@ -78,6 +80,13 @@ function handle(SQL, message) {
     if (database && temporary) database.close();
     const memory = error instanceof Error && error.message.startsWith(OUT_OF_MEMORY);
     port.postMessage({ id, type: 'error', kind: memory ? 'memory' : 'internal', message: describe(error) });
+    return;
+  }
+  // The engine gave up waiting for this load (its query answered 2001): the tables stay loaded for the next query,
+  // and the statement is not run.
+  if (message.cancel && Atomics.load(new Int32Array(message.cancel), 0) === 1) {
+    if (temporary) database.close();
+    port.postMessage({ id, type: 'loaded' });
     return;
   }
   port.postMessage({ id, type: 'started' });
