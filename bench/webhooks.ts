@@ -5,7 +5,9 @@
  * - create p50/p99 with no subscription (a dataset no webhook receives) and with a subscription whose receiver is
  *   healthy (204), hangs (never answers: each attempt waits its 15 s) or fails (500, retried after about 5 s),
  *   side by side: the modes take turns in rounds, so the machine's load falls on each alike;
- * - delivery lag p50/p99: from the change to the healthy receiver's answer (the delivery's own `lagMs`);
+ * - delivery lag p50/p99: from the change to the healthy receiver's answer (the delivery's own `lagMs`), of one
+ *   subscription on its own, then beside two others on datasets of their own whose receivers hang and answer 500,
+ *   in the same run (receivers are isolated: contract §22);
  * - the capacity each write now costs beside the record's: the event's write units as the change log's writer
  *   counts them from ReturnConsumedCapacity (`changeEventWriteUnits`), for a small record and one of ~3 KB, and
  *   a delivery's own writes (its counter). The local store leaves index writes out of what it reports; the feed
@@ -13,7 +15,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -32,7 +34,10 @@ type Mode = (typeof MODES)[number];
 const ROUNDS = 6;
 const PER_TURN = 60;
 const LARGE_CREATES = 30;
-const LAG_CREATES = 200;
+/** Creates per dataset for the delivery lag, and the time between them (one of each dataset beside the others). */
+const LAG_CREATES = 150;
+const LAG_GAP_MS = 40;
+const DATASETS = ['orders', 'plain', 'stalled', 'refused'];
 
 const pct = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -42,9 +47,30 @@ const ms = (value: number) => value.toFixed(1);
 
 export async function run(): Promise<void> {
   let mode: Mode = 'healthy';
+  /** The stalled subscription's attempts held open, and whether its receiver now answers 410 (the run is over). */
+  const stalledOpen = new Set<ServerResponse>();
+  let stalledGone = false;
+  let stalledAttempts = 0;
+  let stalledMostOpen = 0;
   const receiver = createServer((request, response) => {
     request.resume();
     request.on('end', () => {
+      if (request.url === '/stalled') {
+        if (stalledGone) {
+          response.writeHead(410).end();
+          return;
+        }
+        // Never answers: each attempt waits its 15 s.
+        stalledAttempts += 1;
+        stalledOpen.add(response);
+        stalledMostOpen = Math.max(stalledMostOpen, stalledOpen.size);
+        response.on('close', () => stalledOpen.delete(response));
+        return;
+      }
+      if (request.url === '/refused') {
+        response.writeHead(500).end();
+        return;
+      }
       if (mode === 'hanging') return; // the delivery gives up after its 15 s
       response.writeHead(mode === 'failing' ? 500 : 204).end();
     });
@@ -65,25 +91,22 @@ export async function run(): Promise<void> {
           accessKey: APP.accessKey,
           signingSecret: APP.secret,
           quota: { perMinute: 100000, perHour: 1000000, perDay: 10000000, concurrent: 10 },
-          grants: [
-            { datasetCode: 'orders', operations: ['read', 'create'] },
-            { datasetCode: 'plain', operations: ['read', 'create'] },
-          ],
+          grants: DATASETS.map((datasetCode) => ({ datasetCode, operations: ['read', 'create'] })),
         },
       ],
-      datasets: [
-        { appCode: APP.appCode, datasetCode: 'orders', fields },
-        { appCode: APP.appCode, datasetCode: 'plain', fields },
-      ],
+      datasets: DATASETS.map((datasetCode) => ({ appCode: APP.appCode, datasetCode, fields })),
+      // `bench` on orders (its receiver's mode changes by turns), and two that never succeed, on datasets of their own.
       webhooks: [
-        {
-          id: 'bench',
-          appCode: APP.appCode,
-          url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
-          datasets: ['orders'],
-          secret: `whsec_${randomBytes(32).toString('base64')}`,
-        },
-      ],
+        ['bench', 'orders', 'hook'],
+        ['stalled', 'stalled', 'stalled'],
+        ['refused', 'refused', 'refused'],
+      ].map(([id, datasetCode, where]) => ({
+        id,
+        appCode: APP.appCode,
+        url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/${where}`,
+        datasets: [datasetCode],
+        secret: `whsec_${randomBytes(32).toString('base64')}`,
+      })),
     }),
   );
   const lines: Record<string, unknown>[] = [];
@@ -126,6 +149,34 @@ export async function run(): Promise<void> {
     await server.changesSettled();
     lines.length = 0;
 
+    // Delivery lag to the healthy subscription, on its own, then beside a subscription whose receiver hangs and one
+    // whose receiver answers 500, in the same run: one create of each dataset every 40 ms.
+    const aloneEvents = new Set<string>();
+    for (let i = 0; i < LAG_CREATES; i += 1) {
+      aloneEvents.add((await create('orders', { customer: `alone-${i}` })).eventId);
+      await new Promise((resolve) => setTimeout(resolve, LAG_GAP_MS));
+    }
+    await server.changesSettled();
+    const besideEvents = new Set<string>();
+    for (let i = 0; i < LAG_CREATES; i += 1) {
+      await create('stalled', { customer: `stalled-${i}` });
+      await create('refused', { customer: `refused-${i}` });
+      besideEvents.add((await create('orders', { customer: `beside-${i}` })).eventId);
+      await new Promise((resolve) => setTimeout(resolve, LAG_GAP_MS));
+    }
+    const lastBesideAt = Date.now();
+    while (lagOf(besideEvents).length < besideEvents.size && Date.now() - lastBesideAt < 60_000) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const aloneLagMs = lagOf(aloneEvents);
+    const besideLagMs = lagOf(besideEvents);
+    // The stalled receiver answers 410 from now on (its subscription is disabled, the rest of its events parked),
+    // so that the rest of the run does not wait for its attempts.
+    stalledGone = true;
+    for (const response of stalledOpen) response.destroy();
+    await server.changesSettled();
+    lines.length = 0;
+
     const timings: Record<Mode, number[]> = { none: [], healthy: [], hanging: [], failing: [] };
     const healthyTurnEvents = new Set<string>();
     let n = 0;
@@ -145,17 +196,6 @@ export async function run(): Promise<void> {
     const smallEvents = smallBatches.reduce((sum, l) => sum + Number(l.changeEventsLogged), 0);
     const createUnits = lines.filter((l) => l.operation === 'create').map((l) => Number(l.writeUnits));
 
-    // Delivery lag on its own: the receiver healthy, every earlier delivery made (the hanging and failing turns'
-    // events retried and delivered), then creates 20 ms apart.
-    mode = 'healthy';
-    await server.changesSettled();
-    const quietEvents = new Set<string>();
-    for (let i = 0; i < LAG_CREATES; i += 1) {
-      quietEvents.add((await create('orders', { customer: `lag-${i}` })).eventId);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    await server.changesSettled();
-    const lagMs = lagOf(quietEvents);
     const mixedLagMs = lagOf(healthyTurnEvents);
 
     // A record of about 3 KB (random text: it compresses little), then its event's units.
@@ -199,13 +239,20 @@ Load average when the run started: ${load.map((v) => v.toFixed(1)).join(', ')} o
 |---|---:|---:|---:|
 ${rows.join('\n')}
 
-Delivery lag to a healthy receiver, from the change to its 2xx answer (the delivery's \`webhookLagMs\`):
+Delivery lag to a healthy receiver, from the change to its 2xx answer (the delivery's \`webhookLagMs\`), measured
+before the rounds above, in the same run:
 
-- on its own (${lagMs.length} creates 20 ms apart, nothing else waiting): p50 ${ms(pct(lagMs, 0.5))} ms, p99 ${ms(pct(lagMs, 0.99))} ms;
-- during the rounds above (${mixedLagMs.length} events of the healthy turns, while the hanging and failing turns'
-  deliveries still held the local consumer's 16 delivery slots): p50 ${ms(pct(mixedLagMs, 0.5))} ms, p99
-  ${ms(pct(mixedLagMs, 0.99))} ms. One subscription's hanging receiver delays its own other events by up to its
-  15 s timeout per slot; it never delays the API (the table above).
+| the healthy subscription's ${LAG_CREATES} creates, ${LAG_GAP_MS} ms apart | delivered | p50 ms | p99 ms |
+|---|---:|---:|---:|
+| on its own | ${aloneLagMs.length} of ${aloneEvents.size} | ${ms(pct(aloneLagMs, 0.5))} | ${ms(pct(aloneLagMs, 0.99))} |
+| beside a subscription whose receiver hangs and one whose receiver answers 500 (${LAG_CREATES} creates each, interleaved) | ${besideLagMs.length} of ${besideEvents.size} | ${ms(pct(besideLagMs, 0.5))} | ${ms(pct(besideLagMs, 0.99))} |
+
+Each subscription has its own share of the deliveries in flight (8): the hanging receiver was sent
+${stalledAttempts} attempts meanwhile, at most ${stalledMostOpen} open at once, each held for its 15 s, and delayed
+only its own subscription's events. During the rounds above, the \`bench\` subscription's own receiver took turns
+hanging and failing: its healthy turns' ${mixedLagMs.length} events waited behind its own earlier events (p50
+${ms(pct(mixedLagMs, 0.5))} ms, p99 ${ms(pct(mixedLagMs, 0.99))} ms), since a subscription's share is its own to fill.
+A receiver never delays the API (the table above).
 
 Capacity, counted from ReturnConsumedCapacity (the change log writer's \`changeEventWriteUnits\`, the request log's
 \`writeUnits\`):
