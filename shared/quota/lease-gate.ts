@@ -6,8 +6,9 @@
  * at its limit.
  *
  * Nothing is written when a request ends: its holder keeps the slot for the next one, and the lease lapses on
- * its own at most 2 s after the holder's last request ended. Only when nearly every slot is held does a request
- * give its slot back as it ends (one write), so that slots idle in environments never keep busy ones waiting. A request that outlasts what its lease covers
+ * its own at most 2 s after the holder's last request ended. Only when nearly every slot is held, and its
+ * environment's own traffic is too sparse to reuse the slot before the lease runs out, does a request give its
+ * slot back as it ends (one write), so that slots idle in environments never keep busy ones waiting. A request that outlasts what its lease covers
  * renews it while it runs; if the renewal cannot be written, the request stops at its next store call (3001)
  * rather than run on a slot it no longer holds.
  */
@@ -24,6 +25,7 @@ import {
   leaseCovers,
   observeRequest,
   planWrite,
+  sparse,
   usableBlock,
 } from './lease-holder';
 import { RENEW_TIMER_LEAD_MS, usableUntil } from './leases';
@@ -77,7 +79,7 @@ export class LeaseGate implements QuotaGate {
   ) {}
 
   async admit(request: AdmitRequest): Promise<QuotaDecision> {
-    const holder = this.pool.acquire();
+    const holder = this.pool.acquire(request.appCode, request.now);
     try {
       const holding = holder.holding(request.appCode);
       const refused = await this.take(holder, holding, request);
@@ -175,9 +177,12 @@ class HeldSlot implements Grant {
 
   /** Resolves when the request may use the store: its lease covers now, renewed if need be; else 3001. */
   async guard(): Promise<void> {
-    if (this.covered()) return;
-    if (this.renewing) await this.renewing;
-    else await this.renew();
+    // A slow store may answer a renewal after what it renewed has run out again: renew once more, as long as the
+    // lease is still this holder's.
+    for (let attempt = 0; attempt < MAX_ATTEMPTS && this.holding.lease !== undefined; attempt += 1) {
+      if (this.covered()) return;
+      await this.renew();
+    }
     if (!this.covered()) {
       throw new InternalError('the request lost its place in the quota: its slot lease could not be renewed');
     }
@@ -190,8 +195,10 @@ class HeldSlot implements Grant {
     if (this.timer !== undefined) this.timers.clear(this.timer);
     if (this.renewing) await this.renewing;
     const lease = this.holding.lease;
-    if (lease !== undefined && slotsContended(this.holding.image, this.request.quota, this.clock())) {
-      // Nearly every slot is held: an idle environment must not keep one, so it gives it back now.
+    const contended = slotsContended(this.holding.image, this.request.quota, this.clock());
+    if (lease !== undefined && contended && sparse(this.holding)) {
+      // Nearly every slot is held and this environment's next request is not expected before its lease stops
+      // covering one: it must not keep a slot idle, so it gives it back now.
       delete this.holding.lease;
       const { appCode, capacity } = this.request;
       await this.writer.release(appCode, this.holder.id, lease, capacity);
@@ -243,8 +250,9 @@ class HeldSlot implements Grant {
 }
 
 /**
- * Whether the slots are nearly all held, as the holder last saw them: then a slot is given back when its request
- * ends (one write, as before leases), so that environments idling on slots never starve busy ones.
+ * Whether the slots are nearly all held, as the holder last saw them: then a sparse environment gives its slot
+ * back when its request ends (one write, as before leases), so that environments idling on slots never starve
+ * busy ones.
  */
 function slotsContended(image: QuotaImage | undefined, quota: Quota, now: number): boolean {
   return liveLeaseCount(image, now) >= quota.concurrent - Math.max(1, Math.floor(quota.concurrent / 5));

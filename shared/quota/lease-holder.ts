@@ -47,11 +47,18 @@ export class LeaseHolder {
   }
 }
 
-/** The holders of one process: a request takes the one that went idle last (the warmest), or a new one. */
+/**
+ * The holders of one process: a request takes the idle one that went idle last among those holding a live lease
+ * for its application, else the one that went idle last (the warmest), else a new one.
+ */
 export class HolderPool {
   private readonly idle: LeaseHolder[] = [];
 
-  acquire(): LeaseHolder {
+  acquire(appCode: string, now: number): LeaseHolder {
+    for (let k = this.idle.length - 1; k >= 0; k -= 1) {
+      const holder = this.idle[k] as LeaseHolder;
+      if (leaseCovers(holder.holding(appCode), now)) return this.idle.splice(k, 1)[0] as LeaseHolder;
+    }
     return this.idle.pop() ?? new LeaseHolder();
   }
 
@@ -78,6 +85,14 @@ export function usableBlock(holding: Holding, now: number): TokenBlock | undefin
   const block = holding.block;
   const minute = windowAt('minute', now);
   return block && block.minute === minute.attribute && now < minute.end - CLOCK_SKEW_MS ? block : undefined;
+}
+
+/**
+ * Whether the holder's own traffic is too sparse to come back before its lease stops covering a request: then,
+ * when slots are contended, it gives its slot back as its request ends rather than hold it idle.
+ */
+export function sparse(holding: Holding): boolean {
+  return holding.interval === undefined || holding.interval > SLOT_LEASE_MS - CLOCK_SKEW_MS - RENEW_LEAD_MS;
 }
 
 /** Whether a request may start on the holder's lease without renewing it. */

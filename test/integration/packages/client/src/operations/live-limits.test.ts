@@ -158,6 +158,9 @@ describe('retry on a real 4001', () => {
   });
 
   it('gives up with RateLimitedError carrying the service message when the limit holds', async () => {
+    // This process's environment keeps its own slot up to 2 s after its last request: let it lapse first, so
+    // that the one slot is the other holder's alone.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
     await occupySlot(Date.now() + 30_000);
     const client = createClient({ baseUrl: harness.url, ...SINGLE, retry: { maxAttempts: 1 } });
     const error = await client.getList('orders').catch((e: unknown) => e);
