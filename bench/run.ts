@@ -28,6 +28,7 @@ const BENCHMARKS: Record<string, string> = {
   webhooks: './webhooks',
   reindex: './reindex',
   storage: './storage',
+  'after-load': './after-load',
 };
 
 interface BenchmarkModule {

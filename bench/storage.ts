@@ -1,13 +1,14 @@
 /**
- * What the records table holds per record as a dataset's history grows (`npm run bench -- storage`): the scale
- * benchmark's `orders` (`customer`, `amount`, `status` indexed, a `note`), BENCH_STORAGE_RECORDS records (default 200)
- * created in batches of 100, then updated 10 times each and then 100 times each (`status` and `amount` change), on a
- * driven clock through the real operations, with the fold beside the writes (`runFold`, as the fold queue runs it)
- * after each round of updates. After 10 and after 100 updates per record it counts the table's items and their bytes
- * (DynamoDB's item size rule), first as the writes left them (every change item still there: what the service kept
- * before change items were removed), then once the folds' passes have deleted what no reader needs (the claims past
- * `COMPACTION_LAG_MS` and the folds' heads). Index entries (GSIs) are not items of the table and are left out.
- * Events (the change log's table) are the retention window: one per create or update of the last 30 days.
+ * What the records table holds per record as a dataset's history grows (`npm run bench -- storage`): two datasets of
+ * the scale benchmark's `orders` fields (`customer`, `amount`, `status` indexed, a `note`), BENCH_STORAGE_RECORDS
+ * records each (default 30), created in batches of 100, then updated 10 times each and then 100 times each (`status`
+ * and `amount` change), side by side on a driven clock through the real operations, with the fold beside the writes
+ * after each round of updates: for `orders` as it runs now (`runFold`, which deletes the change items no reader needs
+ * any more), for `history` the same folds without the deletions (as before). After 10 and after 100 updates per
+ * record, once the last claims are past `COMPACTION_LAG_MS` and two passes have run, it counts each dataset's items
+ * (its records and its meta partition) and their bytes (DynamoDB's item size rule). Index entries (GSIs) are not items
+ * of the table and are left out; events (the change log's table) are the retention window: one per create or update
+ * of the last 30 days.
  */
 import { cpus, loadavg } from 'node:os';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
@@ -25,13 +26,14 @@ import { updateOperation } from '../shared/operations/update';
 import { COMPACTION_LAG_MS, COMPACTION_WAIT_MS } from '../shared/storage/change-compaction';
 import { DatasetBookkeeping } from '../shared/storage/dataset-bookkeeping';
 import { IdempotencyStore } from '../shared/storage/idempotency-store';
+import { countSlotKey, indexLayout } from '../shared/storage/index-attributes';
 import { IndexBuildStore } from '../shared/storage/index-build-store';
 import { ListReader } from '../shared/storage/list-reader';
 import { RecordBatchStore } from '../shared/storage/record-batch-store';
 import { SETTLE_MS } from '../shared/storage/record-counter';
 import { RecordStore } from '../shared/storage/record-store';
 import { ensureTables, localTableNames } from '../shared/storage/table-setup';
-import { CHECK_SLACK_MS } from '../shared/storage/value-counter';
+import { CHECK_SLACK_MS, foldDatasetTotals } from '../shared/storage/value-counter';
 import { itemSize } from './index-writes';
 import { writeSection } from './report';
 
@@ -50,7 +52,7 @@ interface Held {
 }
 
 export async function run(): Promise<void> {
-  const size = Number(process.env.BENCH_STORAGE_RECORDS ?? 200);
+  const size = Number(process.env.BENCH_STORAGE_RECORDS ?? 30);
   const load = loadavg()[0] as number;
   const dynamo = await startEmbeddedDynamo();
   const names = localTableNames('bench-storage');
@@ -72,36 +74,58 @@ export async function run(): Promise<void> {
         name: 'bench',
         accessKey: 'ak-bench-storage-01',
         signingSecret: 'sk-bench-storage-secret',
-        grants: [{ datasetCode: 'orders', operations: ['read', 'create', 'update'] }],
+        grants: ['orders', 'history'].map((datasetCode) => ({ datasetCode, operations: ['read', 'create', 'update'] })),
       },
     ],
-    datasets: [{ appCode: 'bench', datasetCode: 'orders', name: 'orders', fields: FIELDS }],
+    datasets: ['orders', 'history'].map((datasetCode) => ({
+      appCode: 'bench',
+      datasetCode,
+      name: datasetCode,
+      fields: FIELDS,
+    })),
   } as CatalogConfig);
-  const dataset = catalog.dataset('orders') as Dataset;
   const application = catalog.application('bench') as Application;
-  const grant = application.grants.get('orders') as GrantConfig;
   let clock = Date.now();
-  const context = (operation: 'batch-create' | 'update'): DataOperationContext => ({
-    requestId: `bench-${clock}`,
-    operation,
-    caller: applicationCaller(application),
-    catalog,
-    dataset,
-    grant,
-    view: grantView(grant, dataset),
-    ports,
-    telemetry: { capacity: new CapacityMeter(), metric: () => {}, detail: () => {} },
-    now: () => clock,
-  });
+  const context = (datasetCode: string, operation: 'batch-create' | 'update'): DataOperationContext => {
+    const dataset = catalog.dataset(datasetCode) as Dataset;
+    const grant = application.grants.get(datasetCode) as GrantConfig;
+    return {
+      requestId: `bench-${clock}`,
+      operation,
+      caller: applicationCaller(application),
+      catalog,
+      dataset,
+      grant,
+      view: grantView(grant, dataset),
+      ports,
+      telemetry: { capacity: new CapacityMeter(), metric: () => {}, detail: () => {} },
+      now: () => clock,
+    };
+  };
+  // `orders`: the fold beside the writes as it runs now, deleting what no reader needs; `history`: the same folds
+  // without the deletions, as before.
   const foldPorts = { catalog: async () => catalog, bookkeeping: ports.bookkeeping, now: () => clock };
-  const fold = () => runFold('orders', foldPorts, new CapacityMeter());
+  const historySlots = [...indexLayout(catalog.dataset('history') as Dataset).values()].map(countSlotKey);
+  const fold = async (datasetCode: string): Promise<boolean> =>
+    datasetCode === 'orders'
+      ? (await runFold('orders', foldPorts, new CapacityMeter())).left
+      : (
+          await foldDatasetTotals(ports.bookkeeping, {
+            datasetCode,
+            slots: historySlots,
+            now: clock,
+            meter: new CapacityMeter(),
+            until: Number.POSITIVE_INFINITY,
+          })
+        ).left;
 
-  const held = async (): Promise<Held> => {
+  const held = async (datasetCode: string): Promise<Held> => {
     const found: Held = { items: 0, bytes: 0, changeItems: 0 };
     let start: Record<string, unknown> | undefined;
     do {
       const page = await client.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start }));
       for (const item of page.Items ?? []) {
+        if (!String(item['@pk']).endsWith(`ds#${datasetCode}`)) continue;
         found.items += 1;
         found.bytes += itemSize(item);
         if (String(item['@sk']).startsWith('change')) found.changeItems += 1;
@@ -111,58 +135,70 @@ export async function run(): Promise<void> {
     return found;
   };
 
-  const ids: string[] = [];
-  for (let first = 0; first < size; first += 100) {
-    clock += 10;
-    const paramList = Array.from({ length: Math.min(100, size - first) }, (_, k) => ({
-      customer: `C${String((first + k) % 50).padStart(4, '0')}`,
-      amount: first + k,
-      status: 'new',
-      note: `order ${first + k}`,
-    }));
-    const created = (await batchCreateOperation.run(context('batch-create'), { paramList })) as string[];
-    ids.push(...created);
+  const ids = new Map<string, string[]>();
+  for (const datasetCode of ['orders', 'history']) {
+    const created: string[] = [];
+    for (let first = 0; first < size; first += 100) {
+      clock += 10;
+      const paramList = Array.from({ length: Math.min(100, size - first) }, (_, k) => ({
+        customer: `C${String((first + k) % 50).padStart(4, '0')}`,
+        amount: first + k,
+        status: 'new',
+        note: `order ${first + k}`,
+      }));
+      created.push(
+        ...((await batchCreateOperation.run(context(datasetCode, 'batch-create'), { paramList })) as string[]),
+      );
+    }
+    ids.set(datasetCode, created);
   }
 
   let updates = 0;
-  const rows: { label: string; kept: Held; removed: Held; seconds: number }[] = [];
+  const rows: { label: string; history: Held; kept: Held; seconds: number }[] = [];
   for (const target of [10, 100]) {
     const started = performance.now();
     while (updates < target) {
-      for (const [i, id] of ids.entries()) {
-        clock += 5;
-        const paramMap = { id, status: STATUSES[(updates + i) % 4], amount: (updates * 7 + i) % size };
-        await updateOperation.run(context('update'), { paramMap });
+      for (const datasetCode of ['orders', 'history']) {
+        for (const [i, id] of (ids.get(datasetCode) as string[]).entries()) {
+          clock += 5;
+          const paramMap = { id, status: STATUSES[(updates + i) % 4], amount: (updates * 7 + i) % size };
+          await updateOperation.run(context(datasetCode, 'update'), { paramMap });
+        }
       }
       updates += 1;
-      // The fold beside the writes, once this round's claims have settled (as the fold queue runs it).
+      // The folds beside the writes, once this round's claims have settled (as the fold queue runs them).
       clock += SETTLE_MS + CHECK_SLACK_MS + 1_000;
-      while ((await fold()).left) clock += 1_000;
+      for (const datasetCode of ['orders', 'history']) while (await fold(datasetCode)) clock += 1_000;
     }
     const seconds = (performance.now() - started) / 1000;
-    const kept = await held();
     // The passes that come once the last claims are past the lag: one proposes, the next deletes.
     clock += COMPACTION_LAG_MS;
-    await fold();
+    await fold('orders');
     clock += COMPACTION_WAIT_MS;
-    await fold();
-    rows.push({ label: `${target} updates per record`, kept, removed: await held(), seconds });
+    await fold('orders');
+    rows.push({
+      label: `${target} updates per record`,
+      history: await held('history'),
+      kept: await held('orders'),
+      seconds,
+    });
   }
   await dynamo.close();
 
   const per = (n: number) => (n / size).toFixed(2);
   const lines = [
-    `${size} records (orders: 3 indexed fields and a note), created in batches of 100, then updated on a driven clock;`,
-    'records table only (GSI entries apart), items and bytes per record:',
+    `${size} records in each of two datasets (orders' fields: 3 indexed and a note), created in batches of 100, then updated`,
+    'on a driven clock, side by side in one run; records table only (GSI entries apart), items and bytes per record,',
+    'change items in all:',
     '',
-    '| history | items kept before | bytes kept before | items now | bytes now | change items before → now |',
-    '|---|---:|---:|---:|---:|---|',
+    '| history | kept as before: items | bytes | change items | kept now: items | bytes | change items |',
+    '|---|---:|---:|---:|---:|---:|---:|',
     ...rows.map(
-      ({ label, kept, removed }) =>
-        `| ${label} | ${per(kept.items)} | ${per(kept.bytes)} | ${per(removed.items)} | ${per(removed.bytes)} | ${kept.changeItems} → ${removed.changeItems} |`,
+      ({ label, history, kept }) =>
+        `| ${label} | ${per(history.items)} | ${per(history.bytes)} | ${history.changeItems} | ${per(kept.items)} | ${per(kept.bytes)} | ${kept.changeItems} |`,
     ),
     '',
-    `Updates: ${rows.map((r) => `${r.label.split(' ')[0]} per record in ${r.seconds.toFixed(0)} s`).join(', ')}.`,
+    `Updates of both datasets: ${rows.map((r) => `${r.label.split(' ')[0]} per record in ${r.seconds.toFixed(0)} s`).join(', ')}.`,
     `Machine: ${cpus().length} cores, load ${load.toFixed(2)} at the start (shared).`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);

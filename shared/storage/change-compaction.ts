@@ -210,7 +210,9 @@ function pastPrefix(prefix: string): string {
 /**
  * One pass: take the proposal waiting when its time has come (the mark first, then the deletes), delete what is due,
  * and propose the next horizon when none waits. Says when a pass should run again: at once when the deletes were
- * cut, when the proposal's wait ends, or when the oldest claim kept is past the lag.
+ * cut, when the wait of the proposal it made ends, or when the oldest claim kept is past the lag; a pass that finds a
+ * proposal not due yet asks for nothing (the one that made it did), so folds under steady writes add about two a
+ * minute.
  */
 export async function compactChanges(store: ChangeCompaction, request: CompactionRequest): Promise<CompactionOutcome> {
   const { datasetCode, now, meter } = request;
@@ -227,7 +229,8 @@ export async function compactChanges(store: ChangeCompaction, request: Compactio
     ? await store.deleteThrough(datasetCode, through, COMPACTION_PASS_ITEMS, meter)
     : { deleted: 0, more: false };
   if (more) return { deleted, againAt: now + 1_000 };
-  if (waiting) return { deleted, againAt: (waiting.nextAt ?? now) + COMPACTION_WAIT_MS };
+  // The pass that made the proposal waiting asked for the pass that takes it.
+  if (waiting) return { deleted };
 
   const oldest = await store.firstAfter(datasetCode, through, meter);
   if (oldest === undefined || request.totalsFrom === null) return { deleted };
