@@ -66,16 +66,18 @@ describe('an update that changes nothing', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('etag')).toBe('"1"');
     expect(res.body.data).toEqual(created.body.data);
-    // One consistent read of the record; the two writes are the quota's (admission and release).
-    expect(lastLine('update')).toMatchObject({ readUnits: 1, writeUnits: 2 });
+    // Written without a read first, refused because it changes nothing: besides the quota's two writes, the change
+    // item claimed and withdrawn, the refused write, and one consistent read to answer the record as it is.
+    expect(lastLine('update')).toMatchObject({ readUnits: 1, writeUnits: 5 });
     expect((await harness.getOne('typed', id)).body.data.gmt_modified).toBe(created.body.data.gmt_modified);
   });
 
-  it('costs one read unit more than before: the read, then its change item and the conditional write', async () => {
+  it('costs no read when it changes something: its change item, the conditional write, its revision', async () => {
     const created = await harness.create('notes', { title: 'metered' });
     await harness.update('notes', { id: created.body.data.id, title: 'metered again' });
-    // Besides the quota's two writes: the change item (claimed first, one unit) and the record's write.
-    expect(lastLine('update')).toMatchObject({ readUnits: 1, writeUnits: 4 });
+    // Besides the quota's two writes: the change item (claimed first, one unit), the record's write, and the
+    // revision the write gave written into the change item.
+    expect(lastLine('update')).toMatchObject({ readUnits: 0, writeUnits: 5 });
   });
 });
 
