@@ -181,6 +181,7 @@ export async function startLocalServer(options: LocalServerOptions = {}): Promis
     ...(options.dynamodb ? { AWS_REGION: options.dynamodb.region } : {}),
     STAGE: 'local',
     CORS_ALLOW_ORIGIN: '*',
+    SOLE_WRITER: 'true',
   });
   const terminalLog = options.textLog ? createTerminalLog(options.textLog) : undefined;
   if (terminalLog) setLogSink(terminalLog.logSink);

@@ -115,12 +115,32 @@ export const batchCreateResultSchema = z
   .describe('The ids of the new records, in the order of paramList');
 
 export const updateParamsSchema = z
-  .object({ id: recordIdSchema })
+  .object({
+    id: z.union([
+      recordIdSchema,
+      z
+        .array(recordIdSchema)
+        .min(1)
+        .max(1000)
+        .describe('A batch update: 1 to 1000 ids (or one text of comma-separated ids), changed all or nothing'),
+    ]),
+  })
   .catchall(z.unknown())
   .meta({
-    description: 'id plus only the fields to change; null clears an optional field',
-    examples: [{ id: '01JD5Y0RZ6W8Q4N3V2M1K0H9G8', status: 'paid' }],
+    description:
+      'id plus only the fields to change; null clears an optional field. With a list of ids, every record changes or none does',
+    examples: [
+      { id: '01JD5Y0RZ6W8Q4N3V2M1K0H9G8', status: 'paid' },
+      { id: ['01JD5Y0RZ6W8Q4N3V2M1K0H9G8', '01JD5Y0RZ6W8Q4N3V2M1K0H9G9'], status: 'paid' },
+    ],
   });
+
+export const batchUpdateResultSchema = z
+  .object({
+    ids: z.array(recordIdSchema).describe('The ids, in the order sent'),
+    total: z.number().int().describe('How many records the batch listed'),
+  })
+  .describe('A batch update: every listed record now holds the change');
 
 const envelopeCodes = {
   // codeSchema is a zod/mini schema (body-schemas.ts): metadata is added as a check.
@@ -466,9 +486,9 @@ export const OPERATION_SCHEMAS = {
   },
   update: {
     request: updateRequestSchema,
-    data: dataRecordSchema,
+    data: z.union([dataRecordSchema, batchUpdateResultSchema]),
     errorCodes: [...DATA_CODES, 2002],
-    summary: 'Partial update of one record: only the fields sent change',
+    summary: 'Partial update of one record, or of 1 to 1000 records all or nothing: only the fields sent change',
   },
   'execute-sql': {
     request: executeSqlRequestSchema,

@@ -53,6 +53,11 @@ export interface Environment {
   /** CloudWatch metric namespace of the request log. */
   metricNamespace: string;
   stage: string;
+  /**
+   * This process is the only one that writes the store (`SOLE_WRITER=true`, set by `npm start`): work an earlier
+   * process left unfinished (a batch update, docs/batch-update.md) has no writer left and is finished at once.
+   */
+  soleWriter: boolean;
   /** Read units one get-list may spend before it answers 2001 (`LIST_READ_BUDGET`; the store's default without it). */
   listReadBudget?: number;
   /** Browser callers (pre-generated tokens): the origin allowed to read responses, e.g. `*` or `https://app.example.com`. */
@@ -117,6 +122,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
     keyStore,
     metricNamespace: optional(env, 'METRIC_NAMESPACE') ?? 'DataAccessService',
     stage: optional(env, 'STAGE') ?? 'local',
+    soleWriter: optional(env, 'SOLE_WRITER') === 'true',
     awsCredentialsConfigured: endpointTarget(env).credentialsConfigured,
     tracing:
       optional(env, 'AWS_LAMBDA_FUNCTION_NAME') !== undefined && optional(env, 'AWS_XRAY_DAEMON_ADDRESS') !== undefined,

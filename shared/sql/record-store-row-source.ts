@@ -203,7 +203,8 @@ function datasetChange(claim: StoredClaim): DatasetChange {
     case 'create':
       return { ...base, ids: [claim.id], revision: 1, created: 1 };
     case 'update':
-      return { ...base, ids: [claim.id], revision: claim.revision, created: 0 };
+      // A direct update whose writer has not said its revision yet: its record is read again until it settles.
+      return { ...base, ids: [claim.id], revision: claim.revision ?? Number.MAX_SAFE_INTEGER, created: 0 };
     case 'batch': {
       const ids = claim.landed ? claim.ids.filter((id) => claim.landed?.has(id)) : claim.ids;
       return { ...base, ids, revision: 1, created: ids.length };

@@ -8,8 +8,9 @@
  * Layout, in the dataset's meta partition:
  * - `change#<position>`: the claim. A create `{k: 'c', v}` (its record id is the position, or `id` when a
  *   retry had to take a fresh position); an update `{k: 'u', id, r (the new revision), p (the position of the
- *   write it replaces, when the record had one), b, a}` with the count keys before and after of the slots it
- *   changes; a batch `{k: 'b', ids (id runs), n}`, and `m` (id runs) once its writer or a check found that only
+ *   keyed write it replaces, when the record had one), b, a}` with the count keys before and after of the slots
+ *   it changes, or a direct update `{k: 'u', id, d: 1, b: {}, a: {}}` (no read before it: no `p`, and `r` only
+ *   once its writer learnt it from the write); a batch `{k: 'b', ids (id runs), n}`, and `m` (id runs) once its writer or a check found that only
  *   these records were written.
  * - `change-slot#<slot>#<position>`: a batch's values in one slot, one per record in id order: the distinct
  *   count keys `d` (JSON text) and, per record, the index of its key in `d` (`r`, fixed-width base-64 digits).
@@ -34,6 +35,7 @@ import {
 import { decodeTime, ulid } from 'ulid';
 import type { CapacityMeter } from '../observability/capacity-meter';
 import { writeInBatches } from './batch-items';
+import { conditionalWrite } from './conditional-write';
 import { countOfRuns, idRuns, idsOfRuns } from './id-blocks';
 import {
   CHANGE_PREFIX,
@@ -59,13 +61,19 @@ export type ChangeClaim =
   | {
       kind: 'update';
       id: string;
-      /** The revision the write gives the record. */
-      revision: number;
-      /** The position of the change item of the record's previous write (its `@cpos`), when it had one. */
+      /**
+       * The revision the write gives the record, as far as it is known when the claim is made: a keyed update's
+       * is at least this (direct updates may come between its read and its write), a direct update's is not
+       * known (absent). The writer writes the true one into the claim once its write told it (`settleRevision`).
+       */
+      revision?: number;
+      /** The position of the change item of the record's previous keyed write (its `@cpos`), when it had one. */
       previous?: string;
       /** The slots the update changes, before and after. */
       before: SlotValues;
       after: SlotValues;
+      /** A direct update: written without a read, it moves no index key and is no link of the `@cpos` chain. */
+      direct?: true;
     }
   | {
       kind: 'batch';
@@ -83,10 +91,12 @@ export type StoredClaim =
       time: number;
       kind: 'update';
       id: string;
-      revision: number;
+      /** Absent while a direct update's revision is not known (its writer had not written it yet, or died). */
+      revision?: number;
       previous?: string;
       before: SlotValues;
       after: SlotValues;
+      direct?: true;
     }
   | { position: string; time: number; kind: 'batch'; ids: string[]; landed?: ReadonlySet<string> };
 
@@ -135,6 +145,23 @@ export class ChangeItems {
       this.table,
       positions.map((position) => ({ DeleteRequest: { Key: datasetChangeKey(datasetCode, position) } })),
       meter,
+    );
+  }
+
+  /** Write the revision an update's write gave its record into its claim (when the claim did not know it). */
+  async settleRevision(datasetCode: string, position: string, revision: number, meter: CapacityMeter): Promise<void> {
+    await conditionalWrite(meter, () =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: datasetChangeKey(datasetCode, position),
+          UpdateExpression: 'SET #r = :r',
+          ConditionExpression: 'attribute_exists(#sk)',
+          ExpressionAttributeNames: { '#r': 'r', '#sk': RecordAttr.sortKey },
+          ExpressionAttributeValues: { ':r': revision },
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      ),
     );
   }
 
@@ -416,10 +443,11 @@ function claimAttributes(position: string, claim: ChangeClaim): Record<string, u
       return {
         k: 'u',
         id: claim.id,
-        r: claim.revision,
+        ...(claim.revision === undefined ? {} : { r: claim.revision }),
         ...(claim.previous === undefined ? {} : { p: claim.previous }),
         b: { ...claim.before },
         a: { ...claim.after },
+        ...(claim.direct ? { d: 1 } : {}),
       };
     case 'batch':
       return { k: 'b', ids: idRuns(claim.ids), n: claim.ids.length };
@@ -444,10 +472,11 @@ function readClaim(position: string, item: Record<string, unknown>): StoredClaim
         time,
         kind: 'update',
         id: item.id as string,
-        revision: item.r as number,
+        ...(typeof item.r === 'number' ? { revision: item.r } : {}),
         ...(typeof item.p === 'string' ? { previous: item.p } : {}),
         before: (item.b as SlotValues | undefined) ?? {},
         after: (item.a as SlotValues | undefined) ?? {},
+        ...(item.d === 1 ? { direct: true as const } : {}),
       };
     case 'b':
       return {

@@ -119,6 +119,13 @@ export function lowerCaseAttribute(field: string): string {
   return RecordAttr.lowerCasePrefix + field;
 }
 
+/** Whether changes set or clear a field that an index this write keeps is built on (its key moves with it). */
+export function movesIndexKeys(dataset: Dataset, changes: RecordChanges): boolean {
+  return maintainedIndexes(dataset).some(
+    (slot) => changes.set[slot.field] !== undefined || changes.remove.includes(slot.field),
+  );
+}
+
 /**
  * Add the derived attributes to a create's or an update's changes: "the attributes a write must set". For a create, `changes.set` holds every
  * non-null field; for an update only the fields sent (the others keep their attributes).

@@ -54,6 +54,17 @@ export function bulkGroupKey(datasetCode: string, entryKey: string): Record<stri
 
 /** Prefix of the sort keys of change items (`change#<position>`, change-items.ts), in the dataset's meta partition. */
 export const CHANGE_PREFIX = 'change#';
+/** Prefix of a batch update's intent (`batch-update#<batch id>`, operations/batch-update.ts). */
+export const BATCH_UPDATE_PREFIX = 'batch-update#';
+
+/** The key of a batch update's intent item. */
+export function batchUpdateKey(datasetCode: string, batchId: string): Record<string, string> {
+  return {
+    [RecordAttr.partitionKey]: datasetMetaPartitionKey(datasetCode),
+    [RecordAttr.sortKey]: `${BATCH_UPDATE_PREFIX}${batchId}`,
+  };
+}
+
 /** Prefix of a batch change item's values in one index slot (`change-slot#<slot>#<position>`). */
 export const CHANGE_SLOT_PREFIX = 'change-slot#';
 

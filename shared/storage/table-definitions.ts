@@ -70,8 +70,18 @@ export const RecordAttr = {
   /** On a bookkeeping item: the least and greatest record id of the group. */
   bulkFirstId: '@lo',
   bulkLastId: '@hi',
-  /** On a record: the position of the change item its latest write claimed (change-items.ts). */
+  /**
+   * On a record: the position of the change item its latest keyed write claimed (change-items.ts): a create, a
+   * batch, or an update that reads first (one that may move an index key). A direct update leaves it as it is.
+   */
   changePosition: '@cpos',
+  /** On a record: the position of the change item its latest direct update claimed (operations/update.ts). */
+  directPosition: '@dpos',
+  /**
+   * On a record: the batch update that holds it (its batch id) from before its commit point until its change is
+   * written (storage/batch-update-store.ts); no other write lands on a record while it is held.
+   */
+  batchLock: '@lock',
 } as const;
 
 /** The sort key attribute of generic index `n` (1-based): an ordered encoding of one field's value and the id. */

@@ -43,7 +43,9 @@
  *    of its group are read, consistently, and the claim says which exist); an update (or a create that had to
  *    take a fresh position) when a later claim names it as the write it replaced (that writer read the record
  *    with this position) or the record's `@cpos` is still its position, read consistently, and else re-reading
- *    the claims after that read shows whether a later write replaced it. Claims not written are withdrawn, then
+ *    the claims after that read shows whether a later write replaced it. A direct update (one written without a
+ *    read, which never sets an index key: operations/update.ts) moves no count key, so it is left as it is.
+ *    Claims not written are withdrawn, then
  *    the checked position moves forward (conditionally, never back). So a claim whose writer died counts for
  *    at most `SETTLE_MS + CHECK_SLACK_MS`.
  * 3. A fold moves checked claims into the pages (beside the writes; a list only folds claims left
@@ -623,6 +625,8 @@ export async function checkClaims(
       if (entry?.open) {
         await bookkeeping.settleBulkGroup(datasetCode, { ...group, count: found.size, done: false }, meter);
       }
+    } else if (claim.kind === 'update' && claim.direct) {
+      // It moves no count key: whether it happened changes no total, and custom SQL reads its record again.
     } else if (!replaced.has(claim.position)) {
       byRecord.push(claim);
     }
@@ -636,7 +640,7 @@ export async function checkClaims(
     const unsure: typeof byRecord = [];
     for (const claim of byRecord) {
       const record = positions.get(claim.id);
-      const revision = claim.kind === 'update' ? claim.revision : 1;
+      const revision = claim.kind === 'update' ? (claim.revision ?? 1) : 1;
       if (!record || record.revision < revision) withdrawn.add(claim.position);
       else if (record.position !== claim.position) unsure.push(claim);
     }

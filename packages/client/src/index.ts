@@ -193,6 +193,12 @@ export interface ChangeFeed extends AsyncIterable<ChangeEvent> {
   readonly cursor: string | undefined;
 }
 
+/** What a batch update answers: the ids in the order sent, and how many records the batch listed. */
+export interface BatchUpdateResult {
+  ids: string[];
+  total: number;
+}
+
 export interface DataAccessClient {
   /** One page of the change feed (docs/interface.md §18): events of the datasets the caller may read. */
   changesPage(params?: ChangesParams, options?: CallOptions & { datasetCode?: string }): Promise<ChangesPage>;
@@ -228,6 +234,16 @@ export interface DataAccessClient {
     changes: Partial<F>,
     options?: CallOptions,
   ): Promise<RecordOf<F>>;
+  /**
+   * Batch update: the same changes on 1 to 1000 records, all or nothing (docs/interface.md §21); answers the ids in
+   * the order given and their number.
+   */
+  update<F extends object = Record<string, unknown>>(
+    datasetCode: string,
+    ids: readonly (string | number)[],
+    changes: Partial<F>,
+    options?: CallOptions,
+  ): Promise<BatchUpdateResult>;
   /** 1 to 1000 new records; answers their ids in the order given. Nothing is written when any is refused. */
   batchCreate<F extends object = Record<string, unknown>>(
     datasetCode: string,

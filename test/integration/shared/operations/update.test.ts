@@ -66,20 +66,22 @@ describe('an update that changes nothing', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('etag')).toBe('"1"');
     expect(res.body.data).toEqual(created.body.data);
-    // One consistent read of the record; no write but the quota's admission (one, or none when the environment
-    // held a token and a live slot).
+    // Written without a read first, refused because it changes nothing: the change item claimed and withdrawn, the
+    // refused write and one consistent read to answer the record as it is, besides the quota's admission (one write,
+    // or none when the environment held a token and a live slot).
     expect(lastLine('update')).toMatchObject({ readUnits: 1 });
-    expect([0, 1]).toContain(lastLine('update')?.writeUnits);
+    expect([3, 4]).toContain(lastLine('update')?.writeUnits);
     expect((await harness.getOne('typed', id)).body.data.gmt_modified).toBe(created.body.data.gmt_modified);
   });
 
-  it('costs one read unit more than before: the read, then its change item and the conditional write', async () => {
+  it('costs no read when it changes something: its change item, the conditional write, its revision', async () => {
     const created = await harness.create('notes', { title: 'metered' });
     await harness.update('notes', { id: created.body.data.id, title: 'metered again' });
-    // The change item (claimed first, one unit) and the record's write, besides the quota's admission (one write,
-    // or none when the environment held a token and a live slot).
-    expect(lastLine('update')).toMatchObject({ readUnits: 1 });
-    expect([2, 3]).toContain(lastLine('update')?.writeUnits);
+    // The change item (claimed first, one unit), the record's write, and the revision the write gave written into
+    // the change item, besides the quota's admission (one write, or none when the environment held a token and a
+    // live slot).
+    expect(lastLine('update')).toMatchObject({ readUnits: 0 });
+    expect([3, 4]).toContain(lastLine('update')?.writeUnits);
   });
 });
 
