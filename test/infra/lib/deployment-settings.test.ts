@@ -75,9 +75,9 @@ describe('production data survives mistakes', () => {
 
   it('keeps logs 180 days by default, and retains them when the stack goes', () => {
     const groups = Object.values(stateless.findResources('AWS::Logs::LogGroup'));
-    // Ten operation functions, the API's access log, the catalog deployment's function and provider, the change
+    // Eleven operation functions, the API's access log, the catalog deployment's function and provider, the change
     // log's stream, delivery and fold functions, and the index builds' function and state machine.
-    expect(groups.length).toBe(18);
+    expect(groups.length).toBe(19);
     for (const group of groups) {
       expect(group.Properties.RetentionInDays).toBe(180);
       expect(group.DeletionPolicy).toBe('Retain');
@@ -95,7 +95,7 @@ describe('production alarms reach someone', () => {
   it('gives every alarm the e-mail topic as its alarm and OK action', () => {
     const topicId = logicalIdOf(stateless, 'AWS::SNS::Topic', '/AlarmTopic/');
     const alarms = Object.values(stateless.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(13);
+    expect(alarms).toHaveLength(14);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
       expect(alarm.Properties.OKActions).toEqual([{ Ref: topicId }]);
@@ -178,15 +178,15 @@ describe('edge protection in production', () => {
     const others = Object.values(stateless.findResources('AWS::Lambda::Function')).filter(
       (fn) => !String(fn.Properties.Description ?? '').includes('(execute-sql)'),
     );
-    // The nine other operation functions, the catalog deployment's two, the change log's three (stream, delivery,
+    // The ten other operation functions, the catalog deployment's two, the change log's three (stream, delivery,
     // fold) and the index builds' one.
-    expect(others.length).toBe(15);
+    expect(others.length).toBe(16);
     for (const fn of others) expect(fn.Properties.ReservedConcurrentExecutions).toBeUndefined();
   });
 
   it('allows no cross-origin request unless an origin is configured', () => {
-    // Eight signed POSTs, their eight /client/ twins, GET loginUserInfo and GET bff endpoint: no OPTIONS preflight.
-    stateless.resourceCountIs('AWS::ApiGateway::Method', 18);
+    // Nine signed POSTs, their nine /client/ twins, GET loginUserInfo and GET bff endpoint: no OPTIONS preflight.
+    stateless.resourceCountIs('AWS::ApiGateway::Method', 20);
     for (const fn of Object.values(stateless.findResources('AWS::Lambda::Function'))) {
       expect(fn.Properties.Environment?.Variables?.CORS_ALLOW_ORIGIN).toBeUndefined();
     }
@@ -247,7 +247,7 @@ describe('customer-managed key', () => {
     expect(imported).toBeDefined();
     const keyImport = { 'Fn::ImportValue': imported };
     const groups = Object.values(withKey.statelessTemplate.findResources('AWS::Logs::LogGroup'));
-    expect(groups).toHaveLength(18);
+    expect(groups).toHaveLength(19);
     for (const group of groups) expect(group.Properties.KmsKeyId).toEqual(keyImport);
     withKey.statelessTemplate.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: keyImport });
     withKey.statelessTemplate.hasResourceProperties('AWS::IAM::Policy', {
