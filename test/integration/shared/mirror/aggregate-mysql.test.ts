@@ -12,6 +12,9 @@ import { describeWithMariaDb } from '../../../support/mysql-compat/with-mariadb'
 import { FIXTURES_DIR } from '../../../support/paths';
 import { type AppCredentials, ServiceHarness } from '../../../support/service-harness';
 
+/** Nina, a user of the narrow application (sdk-calls-config): its grant, the north region only. */
+const NINA_KEY = 'dasu_sdk-calls-nina-0000000000000000000000';
+
 describeWithMariaDb('aggregate on MySQL (MariaDB)', () => {
   let mariadb: MariaDb;
   let harness: ServiceHarness;
@@ -92,6 +95,22 @@ describeWithMariaDb('aggregate on MySQL (MariaDB)', () => {
     expect((await data({ ...count, groupBy: ['region'] })).tableData).toEqual([
       { region: 'north', n: 26 },
       { region: 'south', n: 14 },
+    ]);
+  });
+
+  it("is served on the client-key path with the user's grant", async () => {
+    const response = await fetch(`${harness.url}/client/data/aggregate`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-User-AK': NINA_KEY },
+      body: JSON.stringify({
+        appCode: NARROW.appCode,
+        datasetCode: 'orders',
+        paramMap: { aggregate: [{ type: 'COUNT', alias: 'n' }], groupBy: ['region'] },
+      }),
+    });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { data: { tableData: unknown } }).data.tableData).toEqual([
+      { region: 'north', n: 26 },
     ]);
   });
 
