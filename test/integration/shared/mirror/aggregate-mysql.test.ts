@@ -136,6 +136,23 @@ describeWithMariaDb('aggregate on MySQL (MariaDB)', () => {
     ]);
   });
 
+  it('stops a statement at its 5 s limit on the server (2001), and the next aggregate runs', async () => {
+    // A write lock held on the mirror table keeps the statement waiting, as a long one would run.
+    await mariadb.connection.query('LOCK TABLES mirror.orders WRITE');
+    const started = Date.now();
+    try {
+      expectFailure(
+        await aggregate({ aggregate: [{ type: 'COUNT', alias: 'n' }] }, NARROW),
+        2001,
+        /ran longer than its limit of 5000 ms/,
+      );
+    } finally {
+      await mariadb.connection.query('UNLOCK TABLES');
+    }
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect((await data({ aggregate: [{ type: 'COUNT', alias: 'n' }] }, NARROW)).tableData).toEqual([{ n: 26 }]);
+  }, 30_000);
+
   it('counts a write made just before it, a create and an update alike', async () => {
     const totals = {
       aggregate: [
