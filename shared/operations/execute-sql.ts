@@ -17,13 +17,13 @@ import type { Operation, OperationContext } from '../operation/operation';
 import { formatTimestamp } from '../records/timestamps';
 import { DatasetCache, type DatasetRowSource, type DatasetView } from '../sql/dataset-cache';
 import { type MirrorQueryEngine, registeredMirrorEngine } from '../sql/mirror-engine';
-import { mirrorSource } from '../sql/mirror-scope';
 import { type QueryEngine, type ResultRow, type SqlParamValue, SqlStatementError } from '../sql/query-engine';
 import { checkQueryParams } from '../sql/query-params';
 import { RecordStoreRowSource } from '../sql/record-store-row-source';
 import { SqlJsEngine } from '../sql/sqljs-engine';
 import type { RenderedQuery } from '../sql-dialect/dialect';
 import { type SqlDialect, sqlDialect } from '../sql-dialect/dialect-loader';
+import { runOnMirror } from './mirror-statement';
 
 /** A query's time limit when its configuration sets none. */
 export const DEFAULT_QUERY_TIMEOUT_MS = 5_000;
@@ -37,8 +37,6 @@ export const EXECUTE_SQL_REQUEST_LIMIT_MS = 27_000;
 export const ENGINE_LOAD_LIMIT_MS = 5_000;
 /** Most rows an answer carries; a larger result fails the statement rather than being cut off. */
 export const MAX_RESULT_ROWS = 10_000;
-/** Most bytes of rows an answer from MySQL carries (docs/interface.md §7's 10 MB, less the envelope's room). */
-export const MAX_RESULT_BYTES = 10 * 1024 * 1024 - 4 * 1024;
 
 export type ExecuteSqlAnswer =
   | { execSuccess: true; execResult: ResultRow[] }
@@ -72,7 +70,7 @@ export function createExecuteSqlOperation(dependencies: ExecuteSqlDependencies):
           throw new InvalidParameterError(`parameter '${name}' must be 0 or more (it is a LIMIT)`);
       }
       const mirror = dependencies.mirror?.();
-      if (mirror) return runOnMirror(mirror, context, query, params, dialect);
+      if (mirror) return runQueryOnMirror(mirror, context, query, params, dialect);
       let rendered: RenderedQuery;
       try {
         rendered = renderForCaller(dialect, catalog, caller, query, context.now());
@@ -129,7 +127,7 @@ export function createExecuteSqlOperation(dependencies: ExecuteSqlDependencies):
  * The query on MySQL itself (docs/interface.md §20): checked and narrowed to the caller by the dialect, then run as
  * written, its parameters bound by the driver, its time limit the query's own (waiting for the mirror included).
  */
-async function runOnMirror(
+async function runQueryOnMirror(
   mirror: MirrorQueryEngine,
   context: OperationContext,
   query: QueryConfig,
@@ -138,37 +136,24 @@ async function runOnMirror(
 ): Promise<ExecuteSqlAnswer> {
   const { caller, catalog } = context;
   const startedAt = context.now();
-  let statement: ReturnType<SqlDialect['renderMysqlQuery']>;
-  try {
-    statement = dialect.renderMysqlQuery(query, renderOptions(dialect, catalog, caller, startedAt), (code) => {
-      const dataset = catalog.dataset(code);
-      const view = dataset && readableTable(caller, dataset);
-      if (!dataset || !view)
-        throw new AccessDeniedError(`application '${caller.application.appCode}' may not read dataset '${code}'`);
-      return mirrorSource(mirror.database, view, dataset);
-    });
-  } catch (error) {
-    if (error instanceof dialect.UnknownNameError) return { execSuccess: false, execError: error.message };
-    throw error;
-  }
-  // A query that lists its datasets may read only those, each readable (1006 otherwise), as on the embedded engine.
-  datasetViews(catalog, caller, query, statement.tables);
   const timeoutMs = query.timeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS;
   const started = Date.now();
   try {
-    const result = await mirror.run({
-      sql: statement.sql,
-      values: statement.params.map((name) => params[name] ?? null),
-      datasets: statement.tables,
-      timeZone: catalog.config.timeZone ?? 'UTC',
+    const rows = await runOnMirror(mirror, context, dialect, {
+      query,
+      params,
+      options: renderOptions(dialect, catalog, caller, startedAt),
+      // A query that lists its datasets may read only those, each readable (1006 otherwise), as on the embedded
+      // engine.
+      check: (tables) => datasetViews(catalog, caller, query, tables),
       startedAt,
-      timeoutMs: Math.max(1, Math.min(timeoutMs, EXECUTE_SQL_REQUEST_LIMIT_MS - (context.now() - startedAt))),
+      timeoutMs: Math.min(timeoutMs, EXECUTE_SQL_REQUEST_LIMIT_MS - (context.now() - startedAt)),
       statedLimitMs: timeoutMs,
-      maxBytes: MAX_RESULT_BYTES,
     });
-    return { execSuccess: true, execResult: result.rows };
+    return { execSuccess: true, execResult: rows };
   } catch (error) {
-    if (error instanceof SqlStatementError) return { execSuccess: false, execError: error.message };
+    if (error instanceof dialect.UnknownNameError || error instanceof SqlStatementError)
+      return { execSuccess: false, execError: error.message };
     throw error;
   } finally {
     context.telemetry.metric('sqlDurationMs', Date.now() - started);
