@@ -118,7 +118,8 @@ describe('batch create', () => {
     expect(line).toMatchObject({ operation: 'batch-create', appCode: 'app-loader', datasetCode: 'orders' });
     // Each record's own write unit (the embedded store leaves index writes out); per batch, its change item (the
     // item naming the records, one per index build with their values: a unit per KB each), the record count's
-    // bulk group (begun, then done) and the quota's admit and release.
+    // bulk group (begun, then done) and the quota's admission (one write, or none when the environment held a token
+    // and a live slot).
     const changeItems = await changeItemsOf(res.body.data[0]);
     expect(changeItems.map((item) => item[RecordAttr.sortKey])).toEqual([
       expect.stringMatching(/^change#/),
@@ -128,7 +129,7 @@ describe('batch create', () => {
     ]);
     const changeUnits = changeItems.reduce((sum, item) => sum + Math.ceil(itemSize(item) / 1024), 0);
     expect(changeUnits).toBeLessThan(40);
-    expect(line?.writeUnits).toBe(999 + changeUnits + 2 + 2);
+    expect([999 + changeUnits + 2, 999 + changeUnits + 2 + 1]).toContain(line?.writeUnits);
 
     const last = await harness.getList(
       'orders',
