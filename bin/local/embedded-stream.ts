@@ -8,8 +8,12 @@
  *   has none: they are one atomic write, which a `kill -9` cannot split (LevelDB replays or drops a batch whole);
  * - a given item's records are in the order its changes were made (the item's lock orders them, and sequence
  *   numbers only grow);
+ * - a reader never passes a record still to land: writes of different items take their sequence numbers in one
+ *   order but may land in another (LevelDB runs batches on several threads), so a read stops short of the oldest
+ *   sequence number whose batch has not landed. Without that, a reader that read a later record first would move
+ *   its checkpoint past the earlier one, which would land behind it and never be read: a lost event;
  * - records persist with the store (`--data-dir`), so what the process had not read when it stopped is read when
- *   it starts again.
+ *   it starts again; and their numbering goes on where it was, also when every record had been read and trimmed.
  *
  * It is read through the port of the stream poller (shared/changes/stream-poller.ts), as one shard per table.
  * It reaches into dynalite's store (the `dynalite/db` module's `create` and `getItemDb`), which the pinned version
@@ -25,6 +29,7 @@ interface LevelIterator {
 }
 interface LevelStore {
   get(key: string): Promise<unknown>;
+  put(key: string, value: unknown): Promise<void>;
   batch(operations: { type: 'put' | 'del'; key: string; value?: unknown }[]): Promise<void>;
   iterator(options: { gt?: string; lt?: string; limit?: number; reverse?: boolean }): LevelIterator;
   clear(range: { gt: string; lte: string }): Promise<void>;
@@ -49,10 +54,22 @@ function journalPrefix(table: string): string {
   return `stream-${table}~`;
 }
 
+/**
+ * Where the last sequence number a trim forgot is kept: a trim through a table's last record leaves its journal
+ * empty, and a store reopened then must go on numbering after it, not from 1 (the reader's checkpoint is past those
+ * numbers, so it would skip every record until the numbers passed it again). No table name holds a `!`, so this
+ * key is never inside a journal's range.
+ */
+function trimmedKey(table: string): string {
+  return `stream!${table}`;
+}
+
 /** The stream of the streamed tables of one dynalite store. */
 export class EmbeddedStream {
   private readonly changed = new EventEmitter();
   private sequence = 0n;
+  /** Sequence numbers taken whose batch has not landed, ascending (they are taken in that order). */
+  private readonly landing = new Set<bigint>();
   private ready: Promise<void>;
   private readonly hooked = new WeakSet<object>();
   /** Per table, the last record trimmed by this process (the next trim starts after it). */
@@ -96,6 +113,8 @@ export class EmbeddedStream {
         const value = BigInt(last[0].slice(prefix.length));
         if (value > this.sequence) this.sequence = value;
       }
+      const trimmed = await this.store.db.get(trimmedKey(table));
+      if (typeof trimmed === 'string' && BigInt(trimmed) > this.sequence) this.sequence = BigInt(trimmed);
     }
   }
 
@@ -118,9 +137,12 @@ export class EmbeddedStream {
     await this.ready;
     const before = (await this.store.db.get(itemKey)) as Record<string, unknown> | undefined;
     if (before === undefined && after === undefined) return;
-    this.sequence += 1n;
-    const sequenceNumber = this.sequence.toString().padStart(SEQUENCE_DIGITS, '0');
     const keys = await this.keysOf(table, (after ?? before) as Record<string, unknown>);
+    // Taken after the last await before the batch, and marked landing in the same turn (see `read`).
+    this.sequence += 1n;
+    const sequence = this.sequence;
+    this.landing.add(sequence);
+    const sequenceNumber = sequence.toString().padStart(SEQUENCE_DIGITS, '0');
     const record: ItemChangeRecord & { dynamodb: { ApproximateCreationDateTime: number } } = {
       eventName: before === undefined ? 'INSERT' : after === undefined ? 'REMOVE' : 'MODIFY',
       dynamodb: {
@@ -131,10 +153,15 @@ export class EmbeddedStream {
         ApproximateCreationDateTime: Math.floor(Date.now() / 1000),
       },
     };
-    await this.store.db.batch([
-      after === undefined ? { type: 'del', key: itemKey } : { type: 'put', key: itemKey, value: after },
-      { type: 'put', key: `${journalPrefix(table)}${sequenceNumber}`, value: record },
-    ]);
+    try {
+      await this.store.db.batch([
+        after === undefined ? { type: 'del', key: itemKey } : { type: 'put', key: itemKey, value: after },
+        { type: 'put', key: `${journalPrefix(table)}${sequenceNumber}`, value: record },
+      ]);
+    } finally {
+      // Landed, or failed and never will: either way no reader need wait for it.
+      this.landing.delete(sequence);
+    }
     this.changed.emit(table);
   }
 
@@ -155,8 +182,11 @@ export class EmbeddedStream {
   private async read(table: string, after: string | undefined, limit: number): Promise<ItemChangeRecord[]> {
     await this.ready;
     const prefix = journalPrefix(table);
+    // Every record before the oldest one still landing has landed (or never will): read no further than that.
+    const [oldest] = this.landing;
+    const before = oldest === undefined ? '~' : oldest.toString().padStart(SEQUENCE_DIGITS, '0');
     const entries = await this.store.db
-      .iterator({ gt: after === undefined ? prefix : `${prefix}${after}`, lt: `${prefix}~`, limit })
+      .iterator({ gt: after === undefined ? prefix : `${prefix}${after}`, lt: `${prefix}${before}`, limit })
       .all();
     return entries.map(([, value]) => value as ItemChangeRecord);
   }
@@ -170,6 +200,8 @@ export class EmbeddedStream {
   private async trim(table: string, through: string): Promise<void> {
     const prefix = journalPrefix(table);
     const from = this.trimmedThrough.get(table);
+    // Kept before the records go: numbering goes on after `through` whenever the store is opened again.
+    await this.store.db.put(trimmedKey(table), through);
     await this.store.db.clear({ gt: from === undefined ? prefix : `${prefix}${from}`, lte: `${prefix}${through}` });
     this.trimmedThrough.set(table, through);
   }
