@@ -71,8 +71,10 @@ it('before the load settles, a list counts its change items: exact, at the cost 
   expect(clock() - start).toBeLessThan(SETTLE_MS);
   const res = await newOnes();
   expect(res.body.data.paging.totalCount).toBe(2000);
-  // 2 WU for the quota window, 1 for the slot's head, made by its first list.
-  expect(lastList()).toEqual({ readUnits: 9.5, writeUnits: 3 });
+  // 1 WU for the slot's head, made by its first list, and the quota's admission (one write, or none when the
+  // environment held a token and a live slot).
+  expect(lastList().readUnits).toBe(9.5);
+  expect([1, 2]).toContain(lastList().writeUnits);
   expect(harness.logLines.filter((l) => l.operation === 'value-fold')).toEqual([]);
 });
 
@@ -94,7 +96,8 @@ it('once it has settled, the fold beside the writes has folded it: the list read
   expect(range.body.data.tableData.map((r: { price: number }) => r.price)).toEqual([1000, 1001, 1002, 1003, 1004]);
   // The page of price keys and the records read with it fill 5 or 6 read units, as their random ids fall.
   expect(lastList().readUnits).toBeLessThanOrEqual(6);
-  expect(lastList().writeUnits).toBe(2);
+  // The quota's admission alone: one write, or none when the environment held a token and a live slot.
+  expect([0, 1]).toContain(lastList().writeUnits);
 }, 120_000);
 
 it('once folded, a range over 3,000 distinct values counts its inside pages from their sums: a few read units', async () => {
@@ -125,5 +128,6 @@ it('a write after the load is folded on its own once it settles, and the total s
   const folds = harness.logLines.filter((l) => l.operation === 'value-fold').slice(before);
   expect(folds.map((l) => l.valueFoldRecords)).toEqual([1]);
   expect((await newOnes()).body.data.paging.totalCount).toBe(2001);
-  expect(lastList()).toEqual({ readUnits: 5, writeUnits: 2 });
+  expect(lastList().readUnits).toBe(5);
+  expect([0, 1]).toContain(lastList().writeUnits);
 }, 60_000);
