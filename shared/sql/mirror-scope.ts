@@ -12,7 +12,7 @@ import { type ReadableTable, rowFilterScope } from '../access/permissions';
 import type { Dataset } from '../catalog/catalog';
 import type { StoredValue } from '../records/field-values';
 import type { Condition, Filter } from '../records/list-query';
-import { quoteName } from '../sql-dialect/mysql-render';
+import { quoteName } from './mysql-names';
 
 /** The SELECT of the rows and columns of `view` (its dataset's mirror table in `database`). */
 export function mirrorSource(database: string, view: ReadableTable, dataset: Dataset): string {

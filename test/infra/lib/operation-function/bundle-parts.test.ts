@@ -8,8 +8,11 @@ import { operationRoutes } from '../../../../shared/contract/client-routes';
 import { type BuiltBundle, buildFunctionBundle, importChain } from '../../../support/function-bundles';
 import { REPO_ROOT } from '../../../support/paths';
 
-/** The budget the cold-start bench measures against: 300 KB of 1,024 bytes, without the AWS SDK. */
-const BUDGET_BYTES = 300 * 1024;
+/**
+ * The budget the cold-start bench measures against: 320 KB of 1,024 bytes, without the AWS SDK (300 KB until the
+ * quota's leases, batch update, change compaction and custom SQL on MySQL came; docs/performance.md, "Cold start").
+ */
+const BUDGET_BYTES = 320 * 1024;
 
 const OPERATIONS = operationRoutes().map((route) => route.functionFile);
 const bundles = new Map<string, BuiltBundle>();
@@ -34,7 +37,7 @@ describe('operation bundles', () => {
     expect(dialect).toEqual(['shared/sql-dialect/dialect-loader.ts']);
   });
 
-  it.each(OPERATIONS)('%s is within the 300 KB budget', (operation) => {
+  it.each(OPERATIONS)('%s is within the 320 KB budget', (operation) => {
     expect(bundleOf(operation).code.byteLength).toBeLessThanOrEqual(BUDGET_BYTES);
   });
 });
