@@ -86,6 +86,9 @@ export class CountStore {
     const entries: CountEntry[] = [];
     let weight = 0;
     let startKey: Position | undefined;
+    // A checkpoint through '' (a dataset counted from its creation) covers no entry; DynamoDB refuses an empty string
+    // in a key condition, so it is read as no checkpoint key at all.
+    if (afterKey === '') afterKey = undefined;
     do {
       const result = await this.client.send(
         new QueryCommand({
