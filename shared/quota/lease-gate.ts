@@ -178,8 +178,10 @@ class HeldSlot implements Grant {
   /** Resolves when the request may use the store: its lease covers now, renewed if need be; else 3001. */
   async guard(): Promise<void> {
     // A slow store may answer a renewal after what it renewed has run out again: renew once more, as long as the
-    // lease is still this holder's.
-    for (let attempt = 0; attempt < MAX_ATTEMPTS && this.holding.lease !== undefined; attempt += 1) {
+    // lease is still this holder's and the request still runs. A call still waiting when its request has ended
+    // (abandoned by the handler) renews nothing: a lease is renewed only while a request runs, or an idle
+    // environment would keep its slot past the 2 s bound.
+    for (let attempt = 0; attempt < MAX_ATTEMPTS && this.holding.lease !== undefined && !this.ended; attempt += 1) {
       if (this.covered()) return;
       await this.renew();
     }
