@@ -9,11 +9,10 @@
  * its own at most 2 s after the holder's last request ended. Only when nearly every slot is held, and its
  * environment's own traffic is too sparse to reuse the slot before the lease runs out, does a request give its
  * slot back as it ends (one write), so that slots idle in environments never keep busy ones waiting. A request that outlasts what its lease covers
- * renews it while it runs; if the renewal cannot be written, the request stops at its next store call (3001)
- * rather than run on a slot it no longer holds.
+ * renews it while it runs; a lease that lapsed meanwhile is taken again if a slot is free. Only when neither
+ * can be written does the request stop at its next store call (3001) rather than run on a slot it does not hold.
  */
 import type { Quota } from '../catalog/catalog';
-import { InternalError } from '../contract/errors';
 import type { CapacityMeter } from '../observability/capacity-meter';
 import type { AdmitRequest, Grant, QuotaDecision, QuotaGate } from './admission';
 import {
@@ -37,6 +36,7 @@ import {
   slotRefusal,
   windowRefusal,
 } from './quota-image';
+import { SlotLost } from './slot-guard';
 
 /** What the gate needs of the store: one conditional write on an application's quota item. */
 export interface QuotaWriter {
@@ -175,19 +175,21 @@ class HeldSlot implements Grant {
     return this.covered();
   }
 
-  /** Resolves when the request may use the store: its lease covers now, renewed if need be; else 3001. */
+  /** Resolves when the request may use the store: its lease covers now, renewed or taken again; else `SlotLost`. */
   async guard(): Promise<void> {
     // A slow store may answer a renewal after what it renewed has run out again: renew once more, as long as the
     // lease is still this holder's and the request still runs. A call still waiting when its request has ended
     // (abandoned by the handler) renews nothing: a lease is renewed only while a request runs, or an idle
     // environment would keep its slot past the 2 s bound.
-    for (let attempt = 0; attempt < MAX_ATTEMPTS && this.holding.lease !== undefined && !this.ended; attempt += 1) {
+    // A lease that lapsed before its renewal ran (the environment's event loop held up past the renewal's lead)
+    // may have been taken back by another environment: the request then takes a free slot again, by the same
+    // conditional write as an admission, and goes on only if one is free.
+    for (let attempt = 0; attempt < MAX_ATTEMPTS && !this.ended; attempt += 1) {
       if (this.covered()) return;
       await this.renew();
+      if (this.holding.lease === undefined && slotsFull(this.holding.image, this.request.quota, this.clock())) break;
     }
-    if (!this.covered()) {
-      throw new InternalError('the request lost its place in the quota: its slot lease could not be renewed');
-    }
+    if (!this.covered()) throw new SlotLost(this.request.quota.concurrent);
   }
 
   /** The request has ended: the holder keeps its slot until the lease lapses, and serves the next request. */
@@ -234,7 +236,7 @@ class HeldSlot implements Grant {
 
   private async sendRenewal(): Promise<void> {
     const { appCode, quota, capacity } = this.request;
-    if (this.holding.lease === undefined) return;
+    // With no lease (it lapsed and was taken back), the write takes a free slot again, if there is one.
     const now = this.clock();
     const write = planWrite(this.holder.id, this.holding, quota, now, 0);
     dropReturned(this.holding, write);
@@ -258,6 +260,11 @@ class HeldSlot implements Grant {
  */
 function slotsContended(image: QuotaImage | undefined, quota: Quota, now: number): boolean {
   return liveLeaseCount(image, now) >= quota.concurrent - Math.max(1, Math.floor(quota.concurrent / 5));
+}
+
+/** Whether every slot is held by a live lease, as the holder last saw them: no slot to take again. */
+function slotsFull(image: QuotaImage | undefined, quota: Quota, now: number): boolean {
+  return liveLeaseCount(image, now) >= quota.concurrent;
 }
 
 /** Tokens a write gives back are dropped before it is sent: whatever becomes of the write, never given twice. */

@@ -6,12 +6,12 @@
  */
 import middy from '@middy/core';
 import { Catalog } from '../../../../shared/catalog/catalog';
-import { InternalError } from '../../../../shared/contract/errors';
 import { routeFor } from '../../../../shared/contract/routes';
 import { type ApiEvent, type ApiResult, RequestOutcome, type ServiceContext } from '../../../../shared/http/request';
 import type { AdmitRequest, Grant, QuotaDecision, QuotaGate } from '../../../../shared/quota/admission';
 import { enforceQuota } from '../../../../shared/quota/quota-middleware';
 import type { WindowUsage } from '../../../../shared/quota/rate-limit';
+import { SlotLost } from '../../../../shared/quota/slot-guard';
 
 /** 2023-11-14 22:13:20 UTC: the minute window ends 40 s later. */
 const NOW = 1_700_000_000_000;
@@ -31,13 +31,14 @@ const usage = (used: number): WindowUsage[] => [
 class ScriptedGrant implements Grant {
   ended = 0;
   guarded = 0;
-  constructor(private readonly renewable = true) {}
+  /** @param renewals how many of the request's store calls find the lease renewed; the next ones find it lost */
+  constructor(private readonly renewals = Number.POSITIVE_INFINITY) {}
   covers(): boolean {
     return false;
   }
   async guard(): Promise<void> {
     this.guarded += 1;
-    if (!this.renewable) throw new InternalError('the request lost its place in the quota');
+    if (this.guarded > this.renewals) throw new SlotLost(5);
   }
   async end(): Promise<void> {
     this.ended += 1;
@@ -58,8 +59,9 @@ let outcome: RequestOutcome;
 /** Whether the operation started, and how many slots had ended when it did. */
 let operation: { started: boolean; endedWhileRunning: number };
 let grant = new ScriptedGrant();
-/** A port the operation calls once: it records that the call reached it. */
+/** A port the operation calls `reads` times: it records the calls that reached it. */
 let portCalls = 0;
+let reads = 1;
 const ports = {
   records: {
     read: async () => {
@@ -83,7 +85,9 @@ function withQuota(gate: ScriptedGate, authenticated = true, besideOperation = f
     .handler(async (_event, context) => {
       const answer = async (given: typeof ports) => {
         operation = { started: true, endedWhileRunning: grant.ended };
-        return { statusCode: 200, body: await given.records.read() };
+        let body = '';
+        for (let k = 0; k < reads; k += 1) body = await given.records.read();
+        return { statusCode: 200, body };
       };
       const admission = quota.admissionOf(context.request);
       return admission ? admission.run(ports, besideOperation, answer) : answer(ports);
@@ -96,6 +100,7 @@ const call = (handler: ReturnType<typeof withQuota>) =>
 beforeEach(() => {
   grant = new ScriptedGrant();
   portCalls = 0;
+  reads = 1;
 });
 
 describe('the quota step, in process', () => {
@@ -146,16 +151,28 @@ describe('the quota step, in process', () => {
     });
   });
 
-  it('stops the operation at its store call with 3001 when its slot lease could not be renewed', async () => {
-    grant = new ScriptedGrant(false);
+  it('refuses with 4001 and Retry-After: 1 when the slot is lost before the request called the store', async () => {
+    grant = new ScriptedGrant(0);
+    const gate = new ScriptedGate(() => ({ admitted: true, grant, usage: usage(1) }));
+    await expect(call(withQuota(gate))).rejects.toMatchObject({
+      code: 4001,
+      retryAfterSeconds: 1,
+      message:
+        'the request could not keep its place among the 5 requests in flight allowed; nothing was read or written: ' +
+        'retry after 1 s',
+    });
+    expect([operation.started, portCalls, grant.ended]).toEqual([true, 0, 1]);
+  });
+
+  it('stops the operation at its next store call with 3001 when the slot is lost after one reached the store', async () => {
+    grant = new ScriptedGrant(1);
+    reads = 2;
     const gate = new ScriptedGate(() => ({ admitted: true, grant, usage: usage(1) }));
     await expect(call(withQuota(gate))).rejects.toMatchObject({
       code: 3001,
-      message: 'the request lost its place in the quota',
+      message: 'the request lost its place in the quota: its slot lease could not be renewed',
     });
-    expect(operation.started).toBe(true);
-    expect(portCalls).toBe(0);
-    expect(grant.ended).toBe(1);
+    expect([operation.started, portCalls, grant.ended]).toEqual([true, 1, 1]);
   });
 
   it('runs a read beside the decision: it starts before the refusal is known, and the refusal answers', async () => {
