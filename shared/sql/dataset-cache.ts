@@ -357,6 +357,7 @@ export class DatasetCache {
     views: readonly DatasetView[],
     feed: DatasetChangeFeed,
     deadline: LoadDeadline | undefined,
+    replanned = false,
   ): Promise<EngineTable[]> {
     const slots = views.map((view) => {
       const viewKey = viewKeyOf(view);
@@ -402,6 +403,11 @@ export class DatasetCache {
         if (plans[i]?.reload && this.entries.get(slot.viewKey)?.table === slot.entry?.table) this.forget(slot.viewKey);
       }
       throw error;
+    }
+    // A load of one of these views that finished while this query was deciding (it looked before the copy was
+    // stored) has stored its copy: the query decides again from that copy rather than load the dataset twice.
+    if (!replanned && slots.some((slot) => !slot.entry && this.entries.get(slot.viewKey)?.feed)) {
+      return this.tablesByChanges(views, feed, deadline, true);
     }
     const remaining = this.rowBudget - used;
     const loads: BackgroundLoad[] = [];

@@ -112,11 +112,16 @@ afterAll(async () => {
 
 it('answers 2001 with Retry-After and the progress while the load goes on, then the answer; one load paid in all', async () => {
   const from = harness.logLines.length;
-  // Three calls at once: each answers 2001 within its own 50 ms, and one load runs for them all.
+  // Three calls at once: each answers 2001 within its own 50 ms, and one load runs for them all. (A process busy
+  // elsewhere may run a call's timer only after the load is done: that call answers the statement's own 2001.)
   const first = await Promise.all([query('by-kind'), query('by-kind'), query('by-kind')]);
+  const loading = first.filter((res) => !/^the query ran longer than its limit of 50 ms/.test(res.body.errorMsg));
+  expect(loading.length).toBeGreaterThanOrEqual(1);
   for (const res of first) {
     expect(res.status).toBe(504);
     expect(res.body).toMatchObject({ success: false, errorCode: 2001 });
+  }
+  for (const res of loading) {
     expect(res.body.errorMsg).toMatch(
       /^loading events: [\d,]+ of 4,000 rows; retry in \d+ s \(the load goes on meanwhile, and a retry does not read again what it has read\)$/,
     );
@@ -126,7 +131,7 @@ it('answers 2001 with Retry-After and the progress while the load goes on, then 
   }
 
   // Retries, as a client honouring Retry-After makes them (at most 2 s apart here), until the answer comes.
-  let answer = first[0];
+  let answer = loading[0];
   for (let attempt = 0; attempt < 60 && answer?.status !== 200; attempt += 1) {
     await pause(Math.min(2_000, 1_000 * Number(answer?.headers.get('retry-after') ?? 1)));
     answer = await query('by-kind');
@@ -143,7 +148,5 @@ it('answers 2001 with Retry-After and the progress while the load goes on, then 
   // The calls together paid one load (each call also reads the dataset's count and the recent changes: a unit or
   // two), not one per call.
   expect(sum(waited)).toBeGreaterThanOrEqual(oneLoad * 0.9);
-  // Known defect: in a full test run the calls have paid two loads (298 RU against one load's ~146), alone one; at
-  // most two loads here, never one per call, until the second load is traced.
-  expect(sum(waited)).toBeLessThanOrEqual(oneLoad * 2.2 + 2 * waited.length);
+  expect(sum(waited)).toBeLessThanOrEqual(oneLoad * 1.1 + 2 * waited.length);
 }, 180_000);

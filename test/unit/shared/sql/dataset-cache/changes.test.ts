@@ -61,6 +61,8 @@ class FeedSource implements DatasetRowSource {
   private sequence = 0;
   /** Set to make the next load wait until it is resolved. */
   holdLoad?: Promise<void>;
+  /** Called as a count is read, before it answers. */
+  onCount?: () => Promise<void>;
   readonly changes: DatasetChangeFeed;
 
   constructor(readonly rows: Map<string, DatasetRecord>) {
@@ -119,6 +121,7 @@ class FeedSource implements DatasetRowSource {
       },
       countRecords: async (_code, atMost) => {
         this.counts.push(atMost);
+        await this.onCount?.();
         await this.turn();
         charge(this.countUnits);
         return this.rows.size;
@@ -694,6 +697,28 @@ describe('DatasetCache with a change feed', () => {
     expect(source.loads).toHaveLength(1);
     expect(source.units).toBe(5);
     await cache.tables([view], source, limit);
+    expect(source.units).toBe(5);
+  });
+
+  it('catches up from a load that finished while a retry was deciding, instead of loading a second time', async () => {
+    const clock = 1_000;
+    const source = new FeedSource(dataset(5));
+    let release = () => {};
+    source.holdLoad = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const cache = new DatasetCache({ now: () => clock });
+    const limit = { loadLimit: { ms: 50, message: 'too slow' } };
+    await expect(cache.tables([view], source, limit)).rejects.toMatchObject({ code: 2001, retryAfterSeconds: 1 });
+    // The retry finds no copy yet; while it counts the dataset, the load finishes and stores its copy.
+    source.onCount = async () => {
+      source.onCount = undefined;
+      release();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    };
+    const [table] = await cache.tables([view], source, limit);
+    expect(table?.rows).toHaveLength(5);
+    expect(source.loads).toHaveLength(1);
     expect(source.units).toBe(5);
   });
 
