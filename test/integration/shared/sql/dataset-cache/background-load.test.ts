@@ -115,7 +115,9 @@ it('answers 2001 with Retry-After and the progress while the load goes on, then 
   // Three calls at once: each answers 2001 within its own 50 ms, and one load runs for them all. (A process busy
   // elsewhere may run a call's timer only after the load is done: that call answers the statement's own 2001.)
   const first = await Promise.all([query('by-kind'), query('by-kind'), query('by-kind')]);
-  const loading = first.filter((res) => !/^the query ran longer than its limit of 50 ms/.test(res.body.errorMsg));
+  const loading = first.filter(
+    (res) => !/^the query ran longer than its limit of 50 ms/.test(String(res.body.errorMsg)),
+  );
   expect(loading.length).toBeGreaterThanOrEqual(1);
   for (const res of first) {
     expect(res.status).toBe(504);
