@@ -77,7 +77,12 @@ export async function run(): Promise<void> {
     const before = lines.length;
     const old = written?.id === undefined ? undefined : await readRecord(written.datasetCode, written.id);
     const value = await action();
-    const line = lines.slice(before).at(-1) ?? {};
+    // The request's own log line (a hook's lines may come after it).
+    const line =
+      lines
+        .slice(before)
+        .filter((logged) => logged.readUnits !== undefined)
+        .at(-1) ?? {};
     const createdId = (value as { data?: { id?: unknown } } | undefined)?.data?.id;
     const next = written ? await readRecord(written.datasetCode, written.id ?? createdId) : undefined;
     results.push({
@@ -178,8 +183,9 @@ export async function run(): Promise<void> {
     '## Capacity per operation',
     '',
     'Measured by `npm run bench -- capacity` through the local service with the demo configuration (records of a',
-    'few hundred bytes). Read and write units come from the request log (`readUnits`, `writeUnits`); every',
-    'authenticated request includes the quota (a write to admit it, one to release its in-flight slot).',
+    'few hundred bytes). Read and write units come from the request log (`readUnits`, `writeUnits`), the quota',
+    "included: a request's environment writes the quota item only when its slot lease or its block of tokens needs",
+    'it (docs/limits.md), so one request in a row of them may carry a write the others do not.',
     '**Index writes are computed, not measured**: the local store maintains the indexes but leaves their writes',
     'out of the consumed capacity it reports, while DynamoDB bills each index entry put or deleted (⌈size/1 KB⌉',
     'units). The benchmark reads the written record before and after the request and applies those rules with the',
