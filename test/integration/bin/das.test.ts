@@ -65,6 +65,13 @@ describe('help and usage errors', () => {
   });
 });
 
+/** Writes `records` as a JSON file in the scratch directory; answers its path. */
+function writeRecords(name: string, records: unknown[]): string {
+  const file = path.join(scratch, name);
+  writeFileSync(file, JSON.stringify(records));
+  return file;
+}
+
 describe('das config validate', () => {
   it('accepts a valid file and lists every problem of a wrong one, by path, with exit code 1', async () => {
     const broken = path.join(scratch, 'broken.json');
@@ -345,6 +352,51 @@ describe('das call', () => {
     expect(JSON.parse(second.stdout).data).toMatchObject({ id: ids[1], s: 'second of the file', i: 2 });
     const again = await das([...args, '--idempotency-key', 'cli-load-1']);
     expect(JSON.parse(again.stdout).data).toEqual(ids);
+  });
+
+  it('update with an array of ids changes them all and prints their ids and total', async () => {
+    const created = await das([
+      'call',
+      'batch-create',
+      '--url',
+      harness.url,
+      '--dataset',
+      'typed',
+      ...KEYS,
+      '--file',
+      writeRecords('to-update.json', [
+        { s: 'one', i: 1 },
+        { s: 'two', i: 2 },
+      ]),
+    ]);
+    const ids = JSON.parse(created.stdout).data as string[];
+    const run = await das([
+      'call',
+      'update',
+      '--url',
+      harness.url,
+      '--dataset',
+      'typed',
+      ...KEYS,
+      '--json',
+      JSON.stringify({ id: [ids[1], ids[0]], s: 'changed together' }),
+    ]);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ success: true, data: { ids: [ids[1], ids[0]], total: 2 } });
+    for (const id of ids) {
+      const read = await das([
+        'call',
+        'get-one',
+        '--url',
+        harness.url,
+        '--dataset',
+        'typed',
+        ...KEYS,
+        '--param',
+        `id=${id}`,
+      ]);
+      expect(JSON.parse(read.stdout).data.s).toBe('changed together');
+    }
   });
 
   it('batch-create without a readable array file is a usage error (exit code 2)', async () => {
