@@ -4,7 +4,7 @@
  * value is lost; one the store cannot take in time is refused cleanly (4001 with Retry-After), never timed out.
  */
 import path from 'node:path';
-import { type AppCredentials, ServiceHarness } from '../../../../support/service-harness';
+import { type AppCredentials, type CallResult, ServiceHarness } from '../../../../support/service-harness';
 
 const BUSY: AppCredentials = { appCode: 'app-busy', accessKey: 'ak-busy-00000001', secret: 'sk-busy-secret' };
 const SETTLE_MS = 500;
@@ -29,24 +29,36 @@ async function allEvents(): Promise<Record<string, unknown>[]> {
   }
 }
 
-it('applies 300 concurrent updates of one record, each with its own field, revision and event', async () => {
-  const created = await harness.create('wide', { status: 'new', region: 'EU' }, { app: BUSY });
-  expect(created.status).toBe(200);
-  const id = created.body.data.id as string;
-  // An update refused cleanly (4001: the store could not take it in time) is sent again after its Retry-After.
-  const send = (i: number) => harness.update('wide', { id, [`c${i + 1}`]: `value ${i + 1}` }, { app: BUSY });
-  const answers = await Promise.all(Array.from({ length: 300 }, (_, i) => send(i)));
+/**
+ * Sends every update at once; one refused cleanly (4001 with `Retry-After: 1`: the store could not take it in time)
+ * is sent again after its Retry-After, as a client honouring it does. Any other refusal fails the test.
+ */
+async function sentUntilApplied(sends: (() => Promise<CallResult>)[]): Promise<CallResult[]> {
+  const answers = await Promise.all(sends.map((send) => send()));
   for (let round = 0; round < 10 && answers.some((answer) => answer.status !== 200); round++) {
     const refused = answers.flatMap((answer, i) => (answer.status === 200 ? [] : [i]));
     for (const i of refused) {
       expect([answers[i]?.body.errorCode, answers[i]?.headers.get('retry-after')]).toEqual([4001, '1']);
     }
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    const again = await Promise.all(refused.map(send));
+    const again = await Promise.all(refused.map((i) => (sends[i] as () => Promise<CallResult>)()));
     refused.forEach((i, k) => {
-      answers[i] = again[k] as (typeof answers)[number];
+      answers[i] = again[k] as CallResult;
     });
   }
+  return answers;
+}
+
+it('applies 300 concurrent updates of one record, each with its own field, revision and event', async () => {
+  const created = await harness.create('wide', { status: 'new', region: 'EU' }, { app: BUSY });
+  expect(created.status).toBe(200);
+  const id = created.body.data.id as string;
+  const answers = await sentUntilApplied(
+    Array.from(
+      { length: 300 },
+      (_, i) => () => harness.update('wide', { id, [`c${i + 1}`]: `value ${i + 1}` }, { app: BUSY }),
+    ),
+  );
   expect(answers.map((answer) => answer.status)).toEqual(Array(300).fill(200));
   const revisions = answers.map((answer) => Number(JSON.parse(answer.headers.get('etag') as string)));
   expect([...revisions].sort((a, b) => a - b)).toEqual(Array.from({ length: 300 }, (_, i) => i + 2));
@@ -69,9 +81,11 @@ it('lets updates of an indexed field land among direct updates of the same recor
   const created = await harness.create('wide', { status: 'new', region: 'EU' }, { app: BUSY });
   const id = created.body.data.id as string;
   const statuses = ['paid', 'shipped', 'new', 'paid', 'shipped', 'paid', 'new', 'shipped', 'paid', 'shipped'];
-  const answers = await Promise.all([
-    ...Array.from({ length: 60 }, (_, i) => harness.update('wide', { id, [`c${i + 1}`]: 'x' }, { app: BUSY })),
-    ...statuses.map((status, i) => harness.update('wide', { id, status, [`c${200 + i}`]: status }, { app: BUSY })),
+  const answers = await sentUntilApplied([
+    ...Array.from({ length: 60 }, (_, i) => () => harness.update('wide', { id, [`c${i + 1}`]: 'x' }, { app: BUSY })),
+    ...statuses.map(
+      (status, i) => () => harness.update('wide', { id, status, [`c${200 + i}`]: status }, { app: BUSY }),
+    ),
   ]);
   expect(answers.map((answer) => answer.status)).toEqual(Array(70).fill(200));
   const revisions = answers.map((answer) => Number(JSON.parse(answer.headers.get('etag') as string)));
