@@ -223,6 +223,7 @@ export class StatelessStack extends Stack {
       logRemovalPolicy,
       ...(encryptionKey ? { encryptionKey } : {}),
       ...(topic ? { alarmAction: new SnsAction(topic) } : {}),
+      subscriptionIds: (props.config.webhooks ?? []).map((webhook) => webhook.id),
     });
     this.dashboard = new ServiceDashboard(this, 'Dashboard', {
       ...sources,
