@@ -224,6 +224,7 @@ export class StatelessStack extends Stack {
       ...(encryptionKey ? { encryptionKey } : {}),
       ...(topic ? { alarmAction: new SnsAction(topic) } : {}),
       subscriptionIds: (props.config.webhooks ?? []).map((webhook) => webhook.id),
+      subscriptionConcurrency: settings.webhookConcurrency,
     });
     this.dashboard = new ServiceDashboard(this, 'Dashboard', {
       ...sources,

@@ -169,3 +169,19 @@ describe('more subscriptions than queues', () => {
     expect(chosen).toEqual(long.slice(0, 36));
   });
 });
+
+describe('webhookConcurrency', () => {
+  it("sets every delivery queue's mapping's maximum concurrency", () => {
+    const config = parseConfig({
+      ...TEST_CONFIG,
+      webhooks: [{ id: 'crm', appCode: 'app-reports', url: 'https://crm.example.com/hooks', datasets: ['orders'] }],
+    });
+    const template = buildService({ config, context: { webhookConcurrency: '12' } }).statelessTemplate;
+    const mappings = Object.values(
+      template.findResources('AWS::Lambda::EventSourceMapping', {
+        Properties: { ScalingConfig: Match.anyValue() },
+      }) as Resources,
+    ).map((m) => m.Properties.ScalingConfig);
+    expect(mappings).toEqual([{ MaximumConcurrency: 12 }, { MaximumConcurrency: 12 }]);
+  });
+});
