@@ -1,10 +1,10 @@
 /**
  * Which SQS queue carries a subscription's deliveries in a deployment (docs/interface.md §18, docs/deploying.md
- * "Webhooks: one queue per subscription"). Every subscription the deployed configuration names has a FIFO queue of
+ * "Change log and webhooks"). Every subscription the deployed configuration names (up to 40) has a FIFO queue of
  * its own, each read by its own event source mapping with its own maximum concurrency: a receiver that hangs holds
  * only its own queue's pollers, so another subscription's deliveries never wait behind it. A subscription with no
- * queue of its own (one the configuration named after the functions were deployed, while a deploy is under way) goes
- * to the shared overflow queue, the stage's `…-deliveries.fifo`.
+ * queue of its own (past the first 40, or one a deploy adds, until the stream function is updated) goes to the
+ * shared overflow queue, the stage's `…-deliveries.fifo`.
  *
  * Queue names follow from the stage and the subscription id alone, so the writer, the delivery function and
  * `das webhooks replay` find a queue without a lookup table: the writer is told only which subscriptions have one
