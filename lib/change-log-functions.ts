@@ -6,11 +6,13 @@
  *   the oldest record kept, with partial batch responses (the first item change not logged, and all after it, come
  *   again), bisection of a failing batch, and an on-failure destination (an SQS queue, watched by an alarm) for a
  *   batch that still fails when its records are about to leave the stream: nothing is dropped unseen;
- * - the stream function logs events in the events table and queues one message per subscription and event on an
- *   SQS FIFO queue, grouped per subscription and record (per-record order, records in parallel);
- * - the delivery function sends them; a failed attempt waits on the queue itself (its visibility set to the retry
- *   schedule's wait, at most SQS's 12 hours a step); a message given up on goes to the parked queue, which is also
- *   the delivery queue's dead-letter queue;
+ * - the stream function logs events in the events table and queues one message per subscription and event on the
+ *   subscription's own SQS FIFO queue (the shared overflow queue for one without), grouped per subscription and
+ *   record (per-record order, records in parallel);
+ * - the delivery function sends them, fed by one event source mapping per queue, each with a maximum concurrency of
+ *   its own: a receiver that hangs holds only its own subscription's pollers (changes/delivery-routes.ts); a failed
+ *   attempt waits on the queue itself (its visibility set to the retry schedule's wait, at most SQS's 12 hours a
+ *   step); a message given up on goes to the parked queue, which is also every delivery queue's dead-letter queue;
  * - each subscription's signing secret is in Secrets Manager (created by the stateful stack);
  * - the stream function also asks for folds of per-value totals (shared/changes/value-folds.ts): one message per
  *   dataset whose change items a batch holds, on a standard SQS queue with a delivery delay until they have settled;
@@ -18,8 +20,16 @@
  * - alarms on parked events, on the stream's iterator age (delivery lag), on failed stream batches and on folds
  *   given up on.
  */
-import { ArnFormat, Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, type IAlarmAction, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { Annotations, ArnFormat, Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib';
+import {
+  Alarm,
+  ComparisonOperator,
+  type IAlarmAction,
+  type IMetric,
+  MathExpression,
+  Metric,
+  TreatMissingData,
+} from 'aws-cdk-lib/aws-cloudwatch';
 import { type ITable, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
@@ -29,7 +39,11 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { deliveryQueueNameFor } from '../shared/changes/sqs-deliveries';
+import {
+  deliveryQueueNameFor,
+  encodeSubscriptionQueues,
+  subscriptionQueueNameFor,
+} from '../shared/changes/delivery-routes';
 import { COUNT_INDEX, FEED_INDEX } from '../shared/storage/table-definitions';
 import { acknowledge } from './nag-acknowledgements';
 import { FUNCTION_BUNDLING } from './operation-function';
@@ -44,6 +58,33 @@ export interface ChangeLogFunctionsProps {
   logRemovalPolicy: RemovalPolicy;
   encryptionKey?: IKey;
   alarmAction?: IAlarmAction;
+  /** The configuration's webhook subscriptions, in its order: each gets a delivery queue of its own. */
+  subscriptionIds: readonly string[];
+  /** Deliveries of one subscription in flight at once: its queue's event source mapping's maximum concurrency. */
+  subscriptionConcurrency?: number;
+}
+
+/** A subscription's (and the overflow queue's) share of the delivery function: concurrent batches of its queue. */
+export const DEFAULT_SUBSCRIPTION_CONCURRENCY = 5;
+/**
+ * At most this many subscriptions get a queue of their own (three resources each: the queue, its policy and its
+ * event source mapping, in a stack CloudFormation caps at 500); later ones in the configuration share the overflow.
+ */
+export const MAX_SUBSCRIPTION_QUEUES = 40;
+/**
+ * The longest `WEBHOOK_QUEUES` may be: Lambda allows 4 KB of environment in all, and the stream function's other
+ * variables take about 1 KB.
+ */
+const MAX_SUBSCRIPTION_LIST = 2_400;
+
+/** The subscriptions that get a queue of their own: the configuration's first ones, as many as the limits allow. */
+export function subscriptionsWithQueues(subscriptionIds: readonly string[]): string[] {
+  const chosen: string[] = [];
+  for (const id of subscriptionIds.slice(0, MAX_SUBSCRIPTION_QUEUES)) {
+    if (encodeSubscriptionQueues([...chosen, id]).length > MAX_SUBSCRIPTION_LIST) break;
+    chosen.push(id);
+  }
+  return chosen;
 }
 
 /** SQS keeps a message at most 14 days: longer than the retry schedule's ~4 days, so no wait outlives its message. */
@@ -72,7 +113,10 @@ export type ChangeLogMetric =
 export class ChangeLogFunctions extends Construct {
   readonly streamFunction: NodejsFunction;
   readonly deliveryFunction: NodejsFunction;
+  /** The shared overflow queue: subscriptions without a queue of their own (and replays of them). */
   readonly deliveryQueue: Queue;
+  /** Each subscription's own delivery queue, by subscription id. */
+  readonly subscriptionQueues = new Map<string, Queue>();
   readonly parkedQueue: Queue;
   readonly streamFailures: Queue;
   readonly foldFunction: NodejsFunction;
@@ -95,17 +139,32 @@ export class ChangeLogFunctions extends Construct {
       enforceSSL: true,
       ...encryption,
     });
-    this.deliveryQueue = new Queue(this, 'Deliveries', {
-      // Named: `das webhooks replay --stage` finds the queue by it.
-      queueName: deliveryQueueNameFor(props.stage),
-      fifo: true,
-      retentionPeriod: QUEUE_RETENTION,
-      // Lambda's guidance: six times the function's timeout, so a message is not handed out twice while in hand.
-      visibilityTimeout: Duration.seconds(DELIVERY_TIMEOUT.toSeconds() * 6),
-      deadLetterQueue: { queue: this.parkedQueue, maxReceiveCount: MAX_RECEIVES },
-      enforceSSL: true,
-      ...encryption,
-    });
+    const deliveryQueue = (id: string, queueName: string) =>
+      new Queue(this, id, {
+        // Named: the stream function and `das webhooks replay --stage` find each queue by it (delivery-routes.ts).
+        queueName,
+        fifo: true,
+        retentionPeriod: QUEUE_RETENTION,
+        // Lambda's guidance: six times the function's timeout, so a message is not handed out twice while in hand.
+        visibilityTimeout: Duration.seconds(DELIVERY_TIMEOUT.toSeconds() * 6),
+        // One dead-letter queue for all: nothing reads it on the delivery path, so sharing it delays no one.
+        deadLetterQueue: { queue: this.parkedQueue, maxReceiveCount: MAX_RECEIVES },
+        enforceSSL: true,
+        ...encryption,
+      });
+    this.deliveryQueue = deliveryQueue('Deliveries', deliveryQueueNameFor(props.stage));
+    const own = subscriptionsWithQueues(props.subscriptionIds);
+    for (const id of own) {
+      this.subscriptionQueues.set(id, deliveryQueue(`Deliveries-${id}`, subscriptionQueueNameFor(props.stage, id)));
+    }
+    const shared = props.subscriptionIds.filter((id) => !own.includes(id));
+    if (shared.length > 0) {
+      Annotations.of(this).addWarning(
+        `${shared.length} webhook subscription(s) share the overflow delivery queue (${shared.join(', ')}): at most ` +
+          `${MAX_SUBSCRIPTION_QUEUES} get a queue of their own. A receiver of theirs that hangs delays the others ` +
+          'among them (docs/deploying.md, "Change log and webhooks").',
+      );
+    }
     this.streamFailures = new Queue(this, 'StreamFailures', {
       retentionPeriod: QUEUE_RETENTION,
       enforceSSL: true,
@@ -232,6 +291,12 @@ export class ChangeLogFunctions extends Construct {
       new PolicyStatement({ actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'], resources: [eventsArn] }),
     );
     this.deliveryQueue.grantSendMessages(writer.role);
+    for (const queue of this.subscriptionQueues.values()) {
+      queue.grantSendMessages(writer.role);
+      // The writer puts a subscription's deliveries on its queue once that queue exists.
+      writer.fn.node.addDependency(queue);
+    }
+    writer.fn.addEnvironment('WEBHOOK_QUEUES', encodeSubscriptionQueues(own));
     this.foldQueue.grantSendMessages(writer.role);
     const records: ITable = Table.fromTableAttributes(this, 'RecordsStream', {
       tableName: resources.tables.records.tableName,
@@ -280,9 +345,14 @@ export class ChangeLogFunctions extends Construct {
       );
     }
     this.parkedQueue.grantSendMessages(sender.role);
-    this.deliveryFunction.addEventSource(
-      new SqsEventSource(this.deliveryQueue, { batchSize: 10, reportBatchItemFailures: true }),
-    );
+    // One mapping per queue, each with its own maximum concurrency: a receiver that hangs holds its queue's
+    // pollers only, and no subscription takes more of the account's concurrency than its share.
+    const maxConcurrency = props.subscriptionConcurrency ?? DEFAULT_SUBSCRIPTION_CONCURRENCY;
+    for (const queue of [this.deliveryQueue, ...this.subscriptionQueues.values()]) {
+      this.deliveryFunction.addEventSource(
+        new SqsEventSource(queue, { batchSize: 10, reportBatchItemFailures: true, maxConcurrency }),
+      );
+    }
 
     // The folds of per-value totals: the dataset's change items and count pages in the records table, its
     // configuration in the catalog (granted to every function above); a fold that leaves work asks for itself again.
@@ -353,18 +423,36 @@ export class ChangeLogFunctions extends Construct {
     );
   }
 
+  /** The oldest undelivered message's age over every delivery queue. */
+  private oldestDeliveryAge(): IMetric {
+    const queues = [this.deliveryQueue, ...this.subscriptionQueues.values()];
+    const ages = Object.fromEntries(
+      queues.map((queue, index) => [
+        `q${index}`,
+        queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period: Duration.minutes(5) }),
+      ]),
+    );
+    if (queues.length === 1) return ages.q0 as Metric;
+    return new MathExpression({
+      expression: `MAX([${Object.keys(ages).join(', ')}])`,
+      usingMetrics: ages,
+      label: 'oldest undelivered (any queue)',
+      period: Duration.minutes(5),
+    });
+  }
+
   /**
    * The dashboard's metrics of webhooks (deliveries, failures, parked events, the oldest undelivered event's age,
    * the change log's lag) and of folds of per-value totals (records folded, folds waiting, folds given up on).
    */
-  metrics(namespace: string): Record<ChangeLogMetric, Metric> {
+  metrics(namespace: string): Record<ChangeLogMetric, IMetric> {
     const emf = (metricName: string, statistic = 'Sum') =>
       new Metric({ namespace, metricName, statistic, period: Duration.minutes(5) });
     return {
       deliveries: emf('webhookDeliveries'),
       failures: emf('webhookFailures'),
       parked: this.parkedQueue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum' }),
-      oldestAge: this.deliveryQueue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum' }),
+      oldestAge: this.oldestDeliveryAge(),
       lag: this.streamFunction.metric('IteratorAge', { statistic: 'Maximum' }),
       folded: emf('valueFoldRecords'),
       foldsWaiting: this.foldQueue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum' }),

@@ -69,6 +69,11 @@ export interface DeploymentSettings {
   indexBuildConcurrency: number;
   /** The most segments one dataset is split into (`indexBuildMaxSegments`, default 64). */
   indexBuildMaxSegments: number;
+  /**
+   * Batches of one subscription's webhook deliveries the delivery function runs at once (`webhookConcurrency`,
+   * 2 to 1,000, default 5): its queue's event source mapping's maximum concurrency.
+   */
+  webhookConcurrency: number;
 }
 
 export const DEFAULT_STAGE = 'dev';
@@ -248,7 +253,13 @@ export function readDeploymentSettings(node: Node): DeploymentSettings {
     indexBuildWritesPerSecond: positiveInteger(node, 'indexBuildWritesPerSecond', 250, problems),
     indexBuildConcurrency: positiveInteger(node, 'indexBuildConcurrency', 8, problems),
     indexBuildMaxSegments: positiveInteger(node, 'indexBuildMaxSegments', 64, problems),
+    webhookConcurrency: positiveInteger(node, 'webhookConcurrency', 5, problems),
   };
+  if (settings.webhookConcurrency < 2 || settings.webhookConcurrency > 1000) {
+    problems.push(
+      `webhookConcurrency: an event source mapping's maximum concurrency is 2 to 1000, not ${settings.webhookConcurrency}`,
+    );
+  }
   if (settings.wafRateLimitPer5Minutes < 10) {
     problems.push('wafRateLimitPer5Minutes: WAF counts from 10 requests per 5 minutes upwards');
   }

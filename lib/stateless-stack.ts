@@ -223,6 +223,8 @@ export class StatelessStack extends Stack {
       logRemovalPolicy,
       ...(encryptionKey ? { encryptionKey } : {}),
       ...(topic ? { alarmAction: new SnsAction(topic) } : {}),
+      subscriptionIds: (props.config.webhooks ?? []).map((webhook) => webhook.id),
+      subscriptionConcurrency: settings.webhookConcurrency,
     });
     this.dashboard = new ServiceDashboard(this, 'Dashboard', {
       ...sources,

@@ -11,8 +11,9 @@ import { createDocumentClient, endpointClientConfig } from '../../shared/aws/dyn
 import { Catalog } from '../../shared/catalog/catalog';
 import { readDeployedCatalog } from '../../shared/catalog-store/catalog-store';
 import type { DeliveryQueue } from '../../shared/changes/delivery-queue';
+import { deliveryQueueNameFor, subscriptionQueueNameFor } from '../../shared/changes/delivery-routes';
 import { StoredDeliveryQueue } from '../../shared/changes/local-deliveries';
-import { deliveryQueueNameFor, SqsDeliveryQueue } from '../../shared/changes/sqs-deliveries';
+import { SqsDeliveryQueue } from '../../shared/changes/sqs-deliveries';
 import {
   replayWebhook,
   type SubscriptionStatus,
@@ -49,8 +50,8 @@ interface Target {
   catalog: Catalog;
   events: EventStore;
   state: WebhookStateStore;
-  /** The queue a replay puts deliveries on. */
-  queue(): Promise<DeliveryQueue>;
+  /** The queue a replay puts a subscription's deliveries on. */
+  queue(subscriptionId: string): Promise<DeliveryQueue>;
 }
 
 export async function runWebhooks(args: string[], io: CommandIo): Promise<void> {
@@ -98,7 +99,7 @@ export async function runWebhooks(args: string[], io: CommandIo): Promise<void> 
       values.id,
       since,
       now,
-      { events: target.events, state: target.state, queue: await target.queue() },
+      { events: target.events, state: target.state, queue: await target.queue(values.id) },
       new CapacityMeter(),
     );
   } catch (error) {
@@ -136,15 +137,14 @@ export function parseSince(text: string, now: number): number {
 async function connect(stage: string | undefined, now: number): Promise<Target> {
   let client: DynamoDBClient;
   let tables: { catalog: string; events: string };
-  let queue: () => Promise<DeliveryQueue>;
+  let queue: (subscriptionId: string) => Promise<DeliveryQueue>;
   if (stage !== undefined) {
     client = new DynamoDBClient({ maxAttempts: 3 });
     tables = { catalog: tableNameFor(stage, CATALOG_TABLE), events: tableNameFor(stage, EVENTS_TABLE) };
-    queue = async () => {
+    queue = async (subscriptionId) => {
       const sqs = new SQSClient({ maxAttempts: 3 });
-      const found = await sqs.send(new GetQueueUrlCommand({ QueueName: deliveryQueueNameFor(stage) }));
-      if (!found.QueueUrl) throw new CommandFailure(`das webhooks: no delivery queue in stage '${stage}'`);
-      return new SqsDeliveryQueue(sqs, found.QueueUrl, `replay-${now}`);
+      const url = await deploymentQueueUrl(sqs, stage, subscriptionId);
+      return new SqsDeliveryQueue(sqs, () => url, `replay-${now}`);
     };
   } else {
     const store = readLocalStore();
@@ -166,6 +166,32 @@ async function connect(stage: string | undefined, now: number): Promise<Target> 
     state: new WebhookStateStore(documents, tables.events),
     queue,
   };
+}
+
+/**
+ * The queue a deployment delivers a subscription's events on: its own, the one the stream function puts them on
+ * (changes/delivery-routes.ts), or the stage's overflow queue for a subscription deployed without one.
+ */
+export async function deploymentQueueUrl(sqs: SQSClient, stage: string, subscriptionId: string): Promise<string> {
+  try {
+    const own = await sqs.send(new GetQueueUrlCommand({ QueueName: subscriptionQueueNameFor(stage, subscriptionId) }));
+    if (own.QueueUrl) return own.QueueUrl;
+  } catch (error) {
+    if (!isMissingQueue(error)) throw error;
+  }
+  try {
+    const overflow = await sqs.send(new GetQueueUrlCommand({ QueueName: deliveryQueueNameFor(stage) }));
+    if (overflow.QueueUrl) return overflow.QueueUrl;
+  } catch (error) {
+    if (!isMissingQueue(error)) throw error;
+  }
+  throw new CommandFailure(`das webhooks: no delivery queue in stage '${stage}'`);
+}
+
+/** SQS's answer for a queue name it does not know (JSON protocol, and the query protocol's older name). */
+function isMissingQueue(error: unknown): boolean {
+  const name = error instanceof Error ? error.name : '';
+  return name === 'QueueDoesNotExist' || name === 'AWS.SimpleQueueService.NonExistentQueue';
 }
 
 /** Milliseconds as a person reads an age: 42s, 7m 3s, 5h 12m, 3d 4h. */

@@ -2,8 +2,8 @@
  * The queue between the change log and the webhook deliveries (docs/interface.md §18), as a port: the change
  * log puts one message per subscription and event on it; the deliveries take them, a record's messages in the
  * order they were put (its revisions), different records independently. In a deployment it is an SQS FIFO queue
- * with one message group per subscription and record (changes/sqs-delivery-queue.ts); in a local run, its twin
- * in the events table (changes/local-deliveries.ts).
+ * per subscription (changes/delivery-routes.ts) with one message group per subscription and record
+ * (changes/sqs-deliveries.ts); in a local run, its twin in the events table (changes/local-deliveries.ts).
  */
 import { createHash } from 'node:crypto';
 

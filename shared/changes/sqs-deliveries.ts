@@ -1,5 +1,6 @@
 /**
- * The webhook deliveries' queue in a deployment: an SQS FIFO queue (why SQS: docs/deploying.md, "Webhooks").
+ * The webhook deliveries' queues in a deployment: SQS FIFO queues, one per subscription and a shared overflow queue
+ * (delivery-routes.ts; why SQS: docs/deploying.md, "Webhooks").
  *
  * - Each message's group is its subscription and record (`deliveryGroupOf`): SQS hands out a group's messages one
  *   at a time, in order, and only once the one before is deleted, so a record's events reach a subscription in
@@ -28,22 +29,25 @@ import {
   deliveryGroupOf,
   encodeDeliveryMessage,
 } from './delivery-queue';
+import { queueNameOfArn, queueUrlNamed } from './delivery-routes';
 import { type DeliveryOutcome, type DeliveryPorts, deliver, reportOutcome } from './webhook-delivery';
-
-/** The delivery queue's name in a deployed stage (`das webhooks replay --stage` looks its URL up by it). */
-export function deliveryQueueNameFor(stage: string): string {
-  return `data-access-service-${stage}-deliveries.fifo`;
-}
+import { DELIVERY_TIMEOUT_MS } from './webhook-transport';
 
 /** SQS's longest visibility timeout: a longer wait is taken in steps of this. */
 export const MAX_VISIBILITY_SECONDS = 12 * 60 * 60;
+/**
+ * The time a delivery may take at most: the receiver's 15 s, and the change log's and the queue's calls around it.
+ * None is started with less than this left before the function's timeout.
+ */
+export const DELIVERY_RESERVE_MS = DELIVERY_TIMEOUT_MS + 10_000;
 /** SendMessageBatch's most messages per call. */
 const SEND_BATCH = 10;
 
 export class SqsDeliveryQueue implements DeliveryQueue {
   constructor(
     private readonly client: SQSClient,
-    private readonly queueUrl: string,
+    /** The queue a subscription's deliveries go to (DeliveryRoutes.urlOf, or one queue for a replay). */
+    private readonly queueUrlOf: (subscriptionId: string) => string,
     /**
      * Set for a replay (`das webhooks replay`): part of each deduplication id, so a replay is not taken for the
      * change log queueing the same event again within SQS's five minutes.
@@ -52,11 +56,21 @@ export class SqsDeliveryQueue implements DeliveryQueue {
   ) {}
 
   async enqueue(messages: readonly DeliveryMessage[]): Promise<void> {
+    // Each queue's messages in the order given (a record's revisions); the queues one after the other.
+    const byQueue = new Map<string, DeliveryMessage[]>();
+    for (const message of messages) {
+      const url = this.queueUrlOf(message.subscriptionId);
+      byQueue.set(url, [...(byQueue.get(url) ?? []), message]);
+    }
+    for (const [url, queued] of byQueue) await this.send(url, queued);
+  }
+
+  private async send(queueUrl: string, messages: readonly DeliveryMessage[]): Promise<void> {
     for (let start = 0; start < messages.length; start += SEND_BATCH) {
       const batch = messages.slice(start, start + SEND_BATCH);
       const result = await this.client.send(
         new SendMessageBatchCommand({
-          QueueUrl: this.queueUrl,
+          QueueUrl: queueUrl,
           Entries: batch.map((message, index) => ({
             Id: String(index),
             MessageBody: encodeDeliveryMessage(message),
@@ -76,8 +90,17 @@ export class SqsDeliveryQueue implements DeliveryQueue {
 
 export interface SqsDeliveryOptions {
   client: SQSClient;
-  /** The delivery queue the batch came from (visibility changes go to it). */
+  /**
+   * A delivery queue of the deployment (the overflow queue): a record's own queue, where its visibility changes go,
+   * is the one its `eventSourceARN` names, in the same account and region; this one for a record without it.
+   */
   queueUrl: string;
+  /**
+   * How long the function may still run (Lambda's `getRemainingTimeInMillis`): a delivery is started only while it
+   * can finish, receiver's timeout included, before the function's own timeout; the rest of the batch is left on
+   * the queue for the next invocation.
+   */
+  remainingMs?: () => number;
   /** Where parked events go. */
   parkedQueueUrl: string;
   ports: DeliveryPorts;
@@ -96,6 +119,11 @@ export async function deliverSqsBatch(event: SQSEvent, options: SqsDeliveryOptio
   await Promise.all(
     [...groups.values()].map(async (records) => {
       for (const [index, record] of records.entries()) {
+        if (options.remainingMs && options.remainingMs() < DELIVERY_RESERVE_MS) {
+          // Too late to wait for a receiver: this one and the group's later ones come again, in order.
+          failed.push(...records.slice(index).map((r) => r.messageId));
+          return;
+        }
         if (!(await deliverRecord(record, options))) {
           // This one waits for its next attempt; the group's later messages wait behind it.
           failed.push(...records.slice(index).map((r) => r.messageId));
@@ -105,6 +133,13 @@ export async function deliverSqsBatch(event: SQSEvent, options: SqsDeliveryOptio
     }),
   );
   return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
+}
+
+/** The queue a record came from. */
+function sourceQueueUrl(record: SQSRecord, options: SqsDeliveryOptions): string {
+  return record.eventSourceARN
+    ? queueUrlNamed(queueNameOfArn(record.eventSourceARN), options.queueUrl)
+    : options.queueUrl;
 }
 
 /** Deliver one message; true when it may be deleted from the queue. */
@@ -136,7 +171,7 @@ async function deliverRecord(record: SQSRecord, options: SqsDeliveryOptions): Pr
   if (outcome.kind === 'retry') {
     await options.client.send(
       new ChangeMessageVisibilityCommand({
-        QueueUrl: options.queueUrl,
+        QueueUrl: sourceQueueUrl(record, options),
         ReceiptHandle: record.receiptHandle,
         VisibilityTimeout: Math.min(MAX_VISIBILITY_SECONDS, Math.max(1, Math.ceil(outcome.afterMs / 1000))),
       }),

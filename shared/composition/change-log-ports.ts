@@ -1,10 +1,10 @@
 /**
  * The composition root of the deployment's change log functions (docs/interface.md §18): the stream function, fed
  * by Lambda's DynamoDB Streams event source on the records table, the delivery function, fed by the SQS FIFO
- * delivery queue, and the fold function of per-value totals, fed by the fold queue (changes/value-folds.ts). Their ports are built once per container, from the environment, and the batches are handed to
+ * delivery queues (one per subscription, and the overflow queue: changes/delivery-routes.ts), and the fold function of per-value totals, fed by the fold queue (changes/value-folds.ts). Their ports are built once per container, from the environment, and the batches are handed to
  * the same code `npm start` runs (changes/change-stream.ts, changes/sqs-deliveries.ts).
  */
-import type { DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { monotonicFactory } from 'ulid';
 import { dynamoDocumentClient } from '../aws/dynamodb';
 import { secretsManagerClient } from '../aws/secrets-manager';
@@ -12,6 +12,7 @@ import { sqsClient } from '../aws/sqs';
 import { CachedCatalogProvider } from '../catalog/catalog-provider';
 import { readDeployedCatalog } from '../catalog-store/catalog-store';
 import { type ChangeLogPorts, type ItemChangeRecord, logItemChanges } from '../changes/change-stream';
+import { DeliveryRoutes } from '../changes/delivery-routes';
 import { retrySchedule } from '../changes/retry-schedule';
 import { deliverSqsBatch, SqsDeliveryQueue } from '../changes/sqs-deliveries';
 import { foldSqsBatch, SqsFoldQueue } from '../changes/sqs-value-folds';
@@ -59,10 +60,15 @@ function changeLogPorts(): ChangeLogPorts {
   const env = environment();
   const { catalog, events, folds } = sharedPorts();
   const nextPosition = monotonicFactory();
+  const routes = new DeliveryRoutes(
+    required(env, 'deliveryQueueUrl', 'DELIVERY_QUEUE_URL'),
+    env.stage,
+    env.subscriptionQueues,
+  );
   writer = {
     catalog: () => catalog.current(),
     events,
-    deliveries: new SqsDeliveryQueue(sqsClient(), required(env, 'deliveryQueueUrl', 'DELIVERY_QUEUE_URL')),
+    deliveries: new SqsDeliveryQueue(sqsClient(), (subscriptionId) => routes.urlOf(subscriptionId)),
     folds,
     nextPosition: () => nextPosition(),
     now: Date.now,
@@ -120,12 +126,16 @@ function deliveryPorts(): DeliveryPorts {
   return delivery;
 }
 
-/** The delivery function's batch of the delivery queue. */
-export function handleDeliveryBatch(event: SQSEvent): Promise<SQSBatchResponse> {
+/** The delivery function's batch of a delivery queue (a subscription's own, or the overflow queue). */
+export function handleDeliveryBatch(
+  event: SQSEvent,
+  context?: Pick<Context, 'getRemainingTimeInMillis'>,
+): Promise<SQSBatchResponse> {
   const env = environment();
   return deliverSqsBatch(event, {
     client: sqsClient(),
     queueUrl: required(env, 'deliveryQueueUrl', 'DELIVERY_QUEUE_URL'),
+    ...(context ? { remainingMs: () => context.getRemainingTimeInMillis() } : {}),
     parkedQueueUrl: required(env, 'parkedQueueUrl', 'PARKED_QUEUE_URL'),
     ports: deliveryPorts(),
     metricNamespace: env.metricNamespace,

@@ -25,6 +25,11 @@ export interface Environment {
   changeSettleMs?: number;
   /** The webhook deliveries' SQS FIFO queue (the change log's writer and the deliveries, in a deployment). */
   deliveryQueueUrl?: string;
+  /**
+   * The subscriptions with a delivery queue of their own (`WEBHOOK_QUEUES`, comma-separated ids;
+   * changes/delivery-routes.ts); the others' deliveries go to `deliveryQueueUrl`, the overflow queue.
+   */
+  subscriptionQueues: readonly string[];
   /** Where deliveries given up on (parked) go. */
   parkedQueueUrl?: string;
   /** The SQS queue of folds of per-value totals (the change log's writer puts, the fold function takes). */
@@ -123,6 +128,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
     metricNamespace: optional(env, 'METRIC_NAMESPACE') ?? 'DataAccessService',
     stage: optional(env, 'STAGE') ?? 'local',
     soleWriter: optional(env, 'SOLE_WRITER') === 'true',
+    subscriptionQueues: (optional(env, 'WEBHOOK_QUEUES') ?? '').split(',').filter((id) => id !== ''),
     awsCredentialsConfigured: endpointTarget(env).credentialsConfigured,
     tracing:
       optional(env, 'AWS_LAMBDA_FUNCTION_NAME') !== undefined && optional(env, 'AWS_XRAY_DAEMON_ADDRESS') !== undefined,

@@ -29,6 +29,7 @@ describe('deployment settings from context', () => {
       indexBuildWritesPerSecond: 250,
       indexBuildConcurrency: 8,
       indexBuildMaxSegments: 64,
+      webhookConcurrency: 5,
     });
   });
 
@@ -89,6 +90,7 @@ describe('deployment settings from context', () => {
         indexBuildWritesPerSecond: '500',
         indexBuildConcurrency: '4',
         indexBuildMaxSegments: '16',
+        webhookConcurrency: '20',
       }),
     ).toEqual({
       stage: 'prod',
@@ -114,6 +116,7 @@ describe('deployment settings from context', () => {
       indexBuildWritesPerSecond: 500,
       indexBuildConcurrency: 4,
       indexBuildMaxSegments: 16,
+      webhookConcurrency: 20,
     });
   });
 
@@ -147,6 +150,14 @@ describe('deployment settings from context', () => {
         "  throttleRateLimit: must be a positive integer, not 'fast'",
       ].join('\n'),
     );
+  });
+
+  it('refuses a webhook concurrency Lambda does not take for an event source mapping', () => {
+    expect(() => settingsFrom({ webhookConcurrency: '1' })).toThrow(
+      "webhookConcurrency: an event source mapping's maximum concurrency is 2 to 1000, not 1",
+    );
+    expect(() => settingsFrom({ webhookConcurrency: '1001' })).toThrow('not 1001');
+    expect(settingsFrom({ webhookConcurrency: '2' }).webhookConcurrency).toBe(2);
   });
 
   it('reads provisioned concurrency from an object in cdk.json too, and none as none', () => {

@@ -59,7 +59,8 @@ describe('the change log in a deployment', () => {
       FunctionResponseTypes: ['ReportBatchItemFailures'],
       EventSourceArn: Match.anyValue(),
     });
-    stateless.resourcePropertiesCountIs('AWS::SQS::Queue', { FifoQueue: true }, 2);
+    // The overflow queue, the one subscription's own queue, and the parked queue.
+    stateless.resourcePropertiesCountIs('AWS::SQS::Queue', { FifoQueue: true }, 3);
   });
 
   it('generates each subscription a secret in the secret store, which only the delivery function reads', () => {

@@ -1,7 +1,7 @@
 /**
  * The deployment's stream function (functions/change-stream.ts) as Lambda calls it, over a real store (dynalite)
  * with SQS mocked at the SDK client: each record change of the batch becomes one event in the change log and one
- * delivery per subscription; when one cannot be finished (here SQS refuses its delivery), the batch response names
+ * delivery per subscription, on the subscription's own queue (the overflow queue for one without); when one cannot be finished (here SQS refuses its delivery), the batch response names
  * that first change, so it and everything after it are handed out again, and what was logged stays logged once.
  * A batch holding change items of writes asks the fold queue for a fold of their dataset once they have settled.
  */
@@ -27,12 +27,17 @@ import { firstRevisionAttributes } from '../../../shared/storage/record-revision
 import { ensureTables, localTableNames } from '../../../shared/storage/table-setup';
 
 const QUEUE = 'https://sqs.eu-west-1.amazonaws.com/1/data-access-service-test-deliveries.fifo';
+/** The queue of its own `crm` has (WEBHOOK_QUEUES); `audit` has none and goes to the overflow queue. */
+const CRM_QUEUE = 'https://sqs.eu-west-1.amazonaws.com/1/data-access-service-test-deliveries-crm.fifo';
 const FOLD_QUEUE = 'https://sqs.eu-west-1.amazonaws.com/1/data-access-service-test-folds';
 const IDS = ['01JD5Y0RZ6W8Q4N3V2M1K0AAAA', '01JD5Y0RZ6W8Q4N3V2M1K0BBBB', '01JD5Y0RZ6W8Q4N3V2M1K0CCCC'];
 const config: CatalogConfig = {
   applications: [{ appCode: 'app-a', grants: [{ datasetCode: 'orders', operations: ['read', 'create'] }] }],
   datasets: [{ appCode: 'app-a', datasetCode: 'orders', fields: [{ name: 'customer', type: 'string' }] }],
-  webhooks: [{ id: 'crm', appCode: 'app-a', url: 'https://crm.example.com/hooks', datasets: ['orders'] }],
+  webhooks: [
+    { id: 'crm', appCode: 'app-a', url: 'https://crm.example.com/hooks', datasets: ['orders'] },
+    { id: 'audit', appCode: 'app-a', url: 'https://audit.example.com/hooks', datasets: ['orders'] },
+  ],
 };
 
 const sqs = mockClient(SQSClient);
@@ -62,6 +67,8 @@ beforeAll(async () => {
     KEY_FILE: keyFile,
     DYNAMODB_ENDPOINT: dynamo.endpoint,
     DELIVERY_QUEUE_URL: QUEUE,
+    WEBHOOK_QUEUES: 'crm',
+    STAGE: 'test',
     FOLD_QUEUE_URL: FOLD_QUEUE,
     AWS_REGION: 'eu-west-1',
   });
@@ -114,6 +121,17 @@ it('reports the first change it could not finish; a second delivery of the batch
     .flatMap((c) => (c.args[0].input.Entries ?? []).map((e) => JSON.parse(e.MessageBody as string).id as string));
   // Each record's delivery went out at least once; the deduplication id makes SQS keep one of each.
   expect(new Set(queued)).toEqual(new Set(IDS));
+  // Each subscription's on its queue: crm's own, audit's the overflow queue.
+  const queues = new Set(
+    sqs
+      .commandCalls(SendMessageBatchCommand)
+      .flatMap((c) =>
+        (c.args[0].input.Entries ?? []).map(
+          (e) => `${JSON.parse(e.MessageBody as string).subscriptionId} ${c.args[0].input.QueueUrl}`,
+        ),
+      ),
+  );
+  expect(queues).toEqual(new Set([`crm ${CRM_QUEUE}`, `audit ${QUEUE}`]));
   const batchLines = lines.filter((l) => l.operation === 'change-log');
   // Logged, duplicates, changes handed out again: the three records' changes start together, so all three are
   // logged the first time; the refused one and the one after it come again.

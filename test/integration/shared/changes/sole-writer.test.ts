@@ -59,7 +59,7 @@ beforeAll(async () => {
   ports = {
     catalog: () => catalog.current(),
     events,
-    deliveries: new SqsDeliveryQueue(new SQSClient({ region: 'eu-west-1' }), QUEUE),
+    deliveries: new SqsDeliveryQueue(new SQSClient({ region: 'eu-west-1' }), () => QUEUE),
     folds: { schedule: async () => undefined },
     nextPosition: () => nextPosition(),
     now: Date.now,

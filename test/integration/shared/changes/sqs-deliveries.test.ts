@@ -129,10 +129,11 @@ function record(m: DeliveryMessage, receiveCount: number): SQSRecord {
   } as unknown as SQSRecord;
 }
 
-function deliver(records: SQSRecord[]) {
+function deliver(records: SQSRecord[], remainingMs?: () => number) {
   return deliverSqsBatch({ Records: records } as SQSEvent, {
     client: new SQSClient({ region: 'eu-west-1' }),
     queueUrl: QUEUE,
+    ...(remainingMs ? { remainingMs } : {}),
     parkedQueueUrl: PARKED,
     ports: {
       catalog: async () => catalog,
@@ -214,4 +215,30 @@ it('the last attempt failing parks the event: the parked queue and the subscript
     [FAILING, 1, 'the receiver answered 500 on the last of 10 attempts'],
   ]);
   expect(await state.attempt('crm', eventIdOf('orders', FAILING, 1), new CapacityMeter())).toBeUndefined();
+});
+
+it("sets a failed attempt's wait on the queue the message came from (a subscription's own)", async () => {
+  const own = { ...record(message(FAILING, 1), 1), eventSourceARN: 'arn:aws:sqs:eu-west-1:1:deliveries-crm.fifo' };
+  const answer = await deliver([own]);
+  expect(answer).toEqual({ batchItemFailures: [{ itemIdentifier: `msg-${FAILING}-1` }] });
+  expect(sqs.commandCalls(ChangeMessageVisibilityCommand).map((c) => c.args[0].input)).toEqual([
+    {
+      QueueUrl: 'https://sqs.eu-west-1.amazonaws.com/1/deliveries-crm.fifo',
+      ReceiptHandle: `rh-${FAILING}-1`,
+      VisibilityTimeout: 5,
+    },
+  ]);
+});
+
+it('starts no delivery that could outlast the function: too little time left leaves the batch on the queue', async () => {
+  // 24 s left: less than a receiver's 15 s and the calls around it.
+  const answer = await deliver([record(message(HEALTHY, 1), 1), record(message(FAILING, 1), 1)], () => 24_000);
+  expect(answer).toEqual({
+    batchItemFailures: [{ itemIdentifier: `msg-${HEALTHY}-1` }, { itemIdentifier: `msg-${FAILING}-1` }],
+  });
+  expect(posted).toEqual([]);
+  // With the time a delivery needs, the same batch is delivered.
+  const later = await deliver([record(message(HEALTHY, 1), 1)], () => 26_000);
+  expect(later).toEqual({ batchItemFailures: [] });
+  expect(posted).toEqual([`${HEALTHY}#1`]);
 });

@@ -1,8 +1,9 @@
 /**
  * `das webhooks status|replay --stage <stage>`: against a deployment, with DynamoDB and SQS mocked at the SDK
  * client (there is no AWS here). Status reads the stage's catalog table and each subscription's partition of its
- * events table; a replay reads the change log's feed index, queues the deliveries on the stage's delivery queue
- * (found by its name) with deduplication ids of their own, and forgets the parked events it queued again.
+ * events table; a replay reads the change log's feed index, queues the deliveries on the subscription's delivery
+ * queue (found by its name; the stage's overflow queue for a subscription without one) with deduplication ids of
+ * their own, and forgets the parked events it queued again.
  */
 import { gzipSync } from 'node:zlib';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -10,7 +11,8 @@ import { GetQueueUrlCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { ulid } from 'ulid';
-import { runWebhooks } from '../../../../bin/cli/webhooks-command';
+import { deploymentQueueUrl, runWebhooks } from '../../../../bin/cli/webhooks-command';
+import { CommandFailure } from '../../../../packages/client/src/cli/cli-io';
 import { createDocumentClient } from '../../../../shared/aws/dynamodb';
 import type { CatalogConfig } from '../../../../shared/catalog/schema';
 import { eventIdOf } from '../../../../shared/changes/change-events';
@@ -146,19 +148,20 @@ it('replay: the window’s events go on the stage’s delivery queue, and what w
   });
   dynamo.on(DeleteCommand).resolves({});
   sqs
-    .on(GetQueueUrlCommand)
-    .resolves({ QueueUrl: 'https://sqs.eu-west-1.amazonaws.com/1/data-access-service-prod-deliveries.fifo' });
+    .on(GetQueueUrlCommand, { QueueName: 'data-access-service-prod-deliveries-crm.fifo' })
+    .resolves({ QueueUrl: 'https://sqs.eu-west-1.amazonaws.com/1/data-access-service-prod-deliveries-crm.fifo' });
   sqs.on(SendMessageBatchCommand).resolves({ Successful: [], Failed: [] });
 
   const run = await das(['webhooks', 'replay', '--id', 'crm', '--since', '1h', '--stage', 'prod', '--json']);
 
   expect([run.code, run.err]).toEqual([0, '']);
   expect(JSON.parse(run.out)).toEqual({ id: 'crm', since: expect.any(String), queued: 1, unparked: 1 });
-  expect(sqs.commandCalls(GetQueueUrlCommand)[0]?.args[0].input).toEqual({
-    QueueName: 'data-access-service-prod-deliveries.fifo',
-  });
+  // The subscription's own queue, the one the stream function puts its deliveries on.
+  expect(sqs.commandCalls(GetQueueUrlCommand).map((call) => call.args[0].input)).toEqual([
+    { QueueName: 'data-access-service-prod-deliveries-crm.fifo' },
+  ]);
   const sent = sqs.commandCalls(SendMessageBatchCommand)[0]?.args[0].input;
-  expect(sent?.QueueUrl).toBe('https://sqs.eu-west-1.amazonaws.com/1/data-access-service-prod-deliveries.fifo');
+  expect(sent?.QueueUrl).toBe('https://sqs.eu-west-1.amazonaws.com/1/data-access-service-prod-deliveries-crm.fifo');
   expect(sent?.Entries).toHaveLength(1);
   const entry = sent?.Entries?.[0];
   expect(JSON.parse(entry?.MessageBody ?? '')).toEqual(message);
@@ -169,4 +172,21 @@ it('replay: the window’s events go on the stage’s delivery queue, and what w
   expect(dynamo.commandCalls(DeleteCommand).map((call) => call.args[0].input.Key)).toEqual([
     { '@pk': 'hook#crm', '@sk': `parked#${position}#${eventId}` },
   ]);
+});
+
+it('replay: a subscription deployed without a queue of its own is replayed on the overflow queue', async () => {
+  const missing = () => Object.assign(new Error('The specified queue does not exist.'), { name: 'QueueDoesNotExist' });
+  sqs.on(GetQueueUrlCommand, { QueueName: 'data-access-service-prod-deliveries-late.fifo' }).rejects(missing());
+  sqs
+    .on(GetQueueUrlCommand, { QueueName: 'data-access-service-prod-deliveries.fifo' })
+    .resolves({ QueueUrl: 'https://sqs.eu-west-1.amazonaws.com/1/data-access-service-prod-deliveries.fifo' });
+  await expect(deploymentQueueUrl(new SQSClient({}), 'prod', 'late')).resolves.toBe(
+    'https://sqs.eu-west-1.amazonaws.com/1/data-access-service-prod-deliveries.fifo',
+  );
+
+  sqs.reset();
+  sqs.on(GetQueueUrlCommand).rejects(missing());
+  await expect(deploymentQueueUrl(new SQSClient({}), 'gone', 'late')).rejects.toThrow(
+    new CommandFailure("das webhooks: no delivery queue in stage 'gone'"),
+  );
 });
