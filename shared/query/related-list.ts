@@ -33,6 +33,7 @@ import {
   storedValueOf,
 } from '../records/list-query';
 import type { RecordItem } from '../records/record-codec';
+import { isEvaluable } from '../storage/filter-expression';
 import type { ListResult } from './list-executor';
 import type { RelatedRecords, RelatedScope } from './related-records';
 
@@ -96,6 +97,9 @@ export async function listWithRelations(query: ListQuery, run: RelatedListRun): 
     } else joined.push(part);
   }
   const nameable = new Set(run.nameable);
+  // The conditions on this dataset's own fields, before the ids of related conditions join them.
+  const own = [...local];
+  const served: Filter[] = [];
 
   for (const [name, parts] of byRelation) {
     const scope = run.scopes.get(name) as RelatedScope;
@@ -119,7 +123,14 @@ export async function listWithRelations(query: ListQuery, run: RelatedListRun): 
     const link = run.dataset.fieldsByName.get(scope.relation.field);
     const ids = matched.items.map((item) => storedValueOf(item, ID_FIELD) as string);
     local.push({ op: 'in', field: { name: scope.relation.field, type: link?.type ?? 'string' }, values: ids });
+    served.push(...parts);
     nameable.add(scope.relation.field);
+  }
+  // Up to 100 ids per relation beside the caller's own conditions may make a filter the store cannot evaluate in
+  // one read: the related conditions are then joined in memory instead.
+  if (served.length > 0 && !isEvaluable(allOf(MATCH_ALL, ...local))) {
+    local.splice(0, local.length, ...own);
+    joined.push(...served);
   }
 
   const sortedByRelation = relationsOf(query.sort.map((key) => key.field.name)).size > 0;

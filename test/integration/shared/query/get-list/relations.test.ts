@@ -120,6 +120,16 @@ describe('where', () => {
     expect(await items({ where, orderBy: [{ amount: 'asc' }] })).toEqual(['cup', 'pen', 'ink']);
   });
 
+  it('joins in memory when the related ids would make a filter the store cannot evaluate in one read', async () => {
+    // 590 values under $or: the store evaluates them alone, not with one more `customer_id IN (...)` beside them.
+    const values = Array.from({ length: 590 }, (_, i) => (i === 0 ? 'pen' : i === 1 ? 'box' : `v${i}`));
+    const parts = [];
+    for (let i = 0; i < values.length; i += 100) parts.push({ item: { $in: values.slice(i, i + 100) } });
+    const where = { $or: parts, 'customer.name': 'Ada' };
+    expect(await items({ where, orderBy: [{ amount: 'asc' }] })).toEqual(['pen', 'box']);
+    expect(await items({ where: { $or: parts }, orderBy: [{ amount: 'asc' }] })).toEqual(['pen', 'box']);
+  });
+
   it('answers an empty page when no related record matches', async () => {
     const data = await list({ where: { 'customer.name': 'Nobody' } });
     expect(data).toMatchObject({ tableData: [], paging: { totalCount: 0 } });
