@@ -5,7 +5,9 @@
  * nor usable in filters, sorts or `select` (1001, exactly as a field the dataset does not have).
  *
  * `select` narrows both `tableData` and `tableColumns`, so the columns always describe the data; `id` is
- * always returned.
+ * always returned. A dataset's relations add `<relation>.<field>` to `select`, `where` and the sort, through the
+ * caller's own grant on the related dataset (docs/interface.md §21: `related-scopes.ts`, `related-list.ts`,
+ * `related-selection.ts`).
  */
 import type { Dataset } from '../catalog/catalog';
 import { InvalidParameterError } from '../contract/errors';
