@@ -1,7 +1,7 @@
 /**
  * Cold start of each operation function as it deploys: the size of the bundle `cdk synth` produces (without the
  * AWS SDK, which the Node.js 22 runtime provides) and the time to load it (module initialisation, what Lambda's
- * Init phase spends on our code). Budget: 320 KB and 100 ms per function.
+ * Init phase spends on our code). Budget: 330 KB and 100 ms per function.
  *
  * - Size: the app is synthesized as deployed; each function is also built again here with esbuild's API and the
  *   same options (FUNCTION_BUNDLING, as aws-cdk-lib's NodejsFunction passes them to esbuild), which must give the
@@ -27,7 +27,7 @@ const ROOT = path.join(__dirname, '..');
 const OUTDIR = path.join(ROOT, 'cdk.out', 'bench-cold-start');
 const RUNS = 7;
 const SDK_PACKAGES = ['@aws-sdk/client-dynamodb', '@aws-sdk/lib-dynamodb', '@aws-sdk/client-secrets-manager'];
-const BUDGET_KB = 320;
+const BUDGET_KB = 330;
 const BUDGET_MS = 100;
 /** Parts listed in the composition table: the largest, by their largest share of any bundle. */
 const TOP_PARTS = 12;

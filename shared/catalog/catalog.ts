@@ -13,6 +13,7 @@ import type {
   FunctionConfig,
   GrantConfig,
   QueryConfig,
+  RelationConfig,
   WebhookConfig,
 } from './schema';
 import { DEFAULT_CHANGE_RETENTION_DAYS } from './schema';
@@ -34,6 +35,8 @@ export interface Dataset {
   name: string;
   fields: readonly FieldConfig[];
   fieldsByName: ReadonlyMap<string, FieldConfig>;
+  /** Its many-to-one links to other datasets, by name (docs/interface.md §21). */
+  relations: ReadonlyMap<string, RelationConfig>;
   /** Its indexes as the store has them: which the planner may use, which every write keeps up to date. */
   indexes: DatasetIndexes;
 }
@@ -147,6 +150,7 @@ export function toDataset(
     name: config.name ?? config.datasetCode,
     fields: config.fields,
     fieldsByName: new Map(config.fields.map((field) => [field.name, field])),
+    relations: new Map((config.relations ?? []).map((relation) => [relation.name, relation])),
     indexes: datasetIndexes(registry[config.datasetCode]),
   };
 }

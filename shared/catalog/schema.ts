@@ -17,6 +17,7 @@ import {
   isSystemField,
 } from '../contract/codes';
 import '../contract/zod-messages';
+import { checkRelations } from './relation-checks';
 import { checkUserReferences } from './user-checks';
 
 export const FIELD_TYPES = [
@@ -72,12 +73,24 @@ export const fieldSchema = strict(
   }),
 );
 
+/** A many-to-one link from `field` to the `id` of a record of `dataset` (docs/interface.md §21). */
+export const relationSchema = strict(
+  z.object({
+    name: fieldName.check(z.describe('The name get-list uses: select, where and orderBy take <name>.<field>')),
+    field: fieldName.check(z.describe('A string or text field of this dataset holding the related record id')),
+    dataset: code.check(z.describe('The related dataset')),
+  }),
+);
+
 export const datasetSchema = strict(
   z.object({
     appCode: code.check(z.describe('The owning application (owning grants nothing: access is through grants)')),
     datasetCode: code.check(z.describe('Unique in the deployment')),
     name: z.optional(z.string()),
     fields: z.array(fieldSchema).check(z.minLength(1)),
+    relations: z
+      .optional(z.array(relationSchema))
+      .check(z.describe('Many-to-one links to other datasets, read on get-list as <name>.<field>')),
   }),
 );
 
@@ -310,6 +323,7 @@ export const catalogConfigSchema = strict(
 
 export type FieldConfig = z.infer<typeof fieldSchema>;
 export type DatasetConfig = z.infer<typeof datasetSchema>;
+export type RelationConfig = z.infer<typeof relationSchema>;
 export type GrantConfig = z.infer<typeof grantSchema>;
 export type QuotaConfig = z.infer<typeof quotaSchema>;
 export type ApplicationConfig = z.infer<typeof applicationSchema>;
@@ -375,6 +389,14 @@ function tolerant(raw: unknown): CatalogConfig {
         type: field.type as FieldType,
         options: field.options === undefined ? undefined : strings(field.options),
       })),
+      relations:
+        dataset.relations === undefined
+          ? undefined
+          : objects(dataset.relations).map((relation) => ({
+              name: text(relation.name),
+              field: text(relation.field),
+              dataset: text(relation.dataset),
+            })),
     })),
     queries: objects(root.queries).map((query) => ({
       ...query,
@@ -438,6 +460,8 @@ function checkReferences(config: CatalogConfig, ctx: z.core.$RefinementCtx): voi
       problem(['datasets', i, 'fields'], `at most ${MAX_INDEXED_FIELDS} fields of a dataset can be indexed`);
     }
   });
+
+  checkRelations(config.datasets, problem);
 
   config.applications.forEach((app, i) => {
     const granted = new Set<string>();

@@ -38,7 +38,7 @@ export const dataRecordSchema = z
 
 export const sortEntrySchema = z
   .record(z.string(), z.enum(['asc', 'desc']))
-  .describe('One key, the field name, mapped to asc or desc');
+  .describe('One key, the field name (or <relation>.<field>), mapped to asc or desc');
 
 export const orderByEntrySchema = z
   .record(
@@ -77,9 +77,14 @@ export const getListParamsSchema = z
       .record(z.string(), z.unknown())
       .optional()
       .describe(
-        'Structured filter: $eq $ne $gt $gte (or $gteq) $lt $lte (or $lteq) $contain $startWith $endWith $in $notNull, $and, $or',
+        'Structured filter: $eq $ne $gt $gte (or $gteq) $lt $lte (or $lteq) $contain $startWith $endWith $in $notNull, $and, $or; a key may name a related field, <relation>.<field>',
       ),
-    select: z.array(z.string()).optional().describe('Field names that narrow tableData'),
+    select: z
+      .array(z.string())
+      .optional()
+      .describe(
+        'Field names that narrow tableData; <relation>.<field> adds a related field, nested under the relation name (null when there is no related record to show)',
+      ),
   })
   .catchall(z.unknown())
   .meta({

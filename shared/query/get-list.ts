@@ -5,22 +5,23 @@
  * nor usable in filters, sorts or `select` (1001, exactly as a field the dataset does not have).
  *
  * `select` narrows both `tableData` and `tableColumns`, so the columns always describe the data; `id` is
- * always returned.
+ * always returned. A dataset's relations add `<relation>.<field>` to `select`, `where` and the sort, through the
+ * caller's own grant on the related dataset (docs/interface.md §21: `related-scopes.ts`, `related-list.ts`,
+ * `related-selection.ts`).
  */
 import type { Dataset } from '../catalog/catalog';
 import { InvalidParameterError } from '../contract/errors';
 import { dataContext, type Operation } from '../operation/operation';
 import { readParamMap } from '../operation/param-map';
+import { type FieldAccess, relatedName } from '../records/filter-parser';
 import { allOf, filterFields, type ListQuery, MATCH_ALL } from '../records/list-query';
 import { type ApiRecord, toApiRecord } from '../records/record-codec';
-import { assertEvaluable } from '../storage/filter-expression';
-import { countSlotKey, exactTotalsIndexes, indexLayout } from '../storage/index-attributes';
-import { countSlotValues } from '../storage/value-counter';
-import { buildingIndexAdvice } from './building-indexes';
-import { executeListPlan, ListBudgetExceeded } from './list-executor';
 import { parseListParams } from './list-params';
-import { pageStartCache } from './page-start-cache';
-import { planListQuery } from './query-planner';
+import { type ListRunContext, runListQuery } from './list-run';
+import { listWithRelations, usesRelations } from './related-list';
+import { RelatedRecords } from './related-records';
+import { relatedScopes } from './related-scopes';
+import { nestedSelection } from './related-selection';
 
 export const MAX_PAGE_SIZE = 100;
 
@@ -67,60 +68,60 @@ export const getListOperation: Operation = {
   name: 'get-list',
   readsBesideAdmission: true,
   async run(context, body) {
-    const { dataset, view, ports, telemetry, catalog, now } = dataContext(context);
+    const { dataset, view, ports, telemetry, catalog, now, caller } = dataContext(context);
     const params = readParamMap(body, true);
     const paging = readPaging(params, catalog.defaultPageSize);
     // The access step has worked out what the grant shows: these fields, and the rows of its scope.
     const readable = view.readable;
-    const parsed = parseListParams(params, dataset, readable ? { readable } : {});
+    // Related fields (docs/interface.md §21) through the caller's own grants on the related datasets.
+    const related = dataset.relations.size > 0 ? relatedScopes(catalog, caller, dataset) : undefined;
+    const access: FieldAccess = { ...(readable ? { readable } : {}), ...(related ? { related: related.access } : {}) };
+    const parsed = parseListParams(params, dataset, access);
     const query: ListQuery = {
       filter: allOf(parsed.filter, view.rowScope ?? MATCH_ALL),
       sort: parsed.sort,
       offset: (paging.currentPage - 1) * paging.pageSize,
       limit: paging.pageSize,
     };
-    // A filter the store could not evaluate is refused before anything is read (docs/interface.md §7).
-    assertEvaluable(query.filter);
-    const layout = indexLayout(dataset);
-    // Only the complete indexes whose totals count every record answer from them; the others count their keys.
-    const exactTotals = exactTotalsIndexes(dataset);
-    const plan = planListQuery(query, layout);
-    const at = now();
-    const result = await executeListPlan(plan, query, {
-      store: ports.lists,
+    const run: ListRunContext = {
+      lists: ports.lists,
       bookkeeping: ports.bookkeeping,
-      datasetCode: dataset.datasetCode,
+      indexBuilds: ports.indexBuilds,
       meter: telemetry.capacity,
-      now: at,
-      readBudget: ports.lists.listReadBudget,
-      pageStarts: pageStartCache,
-      nameable: new Set([...filterFields(parsed.filter), ...parsed.sort.map((key) => key.field.name)]),
-      countPath: async (path) => {
-        const slot = layout.get(path.field);
-        if (!slot || !exactTotals.has(slot)) return undefined;
-        const counted = countSlotKey(slot);
-        return countSlotValues(ports.bookkeeping, {
-          datasetCode: dataset.datasetCode,
-          slot: counted,
-          requestId: context.requestId,
-          otherSlots: [...exactTotals].map(countSlotKey).filter((other) => other !== counted),
-          intervals: path.intervals,
-          now: at,
-          meter: telemetry.capacity,
-        });
-      },
-    }).catch(async (error: unknown) => {
-      // A field whose index is being built is named with how far the build has come (docs/interface.md §17).
-      if (!(error instanceof ListBudgetExceeded)) throw error;
-      throw await buildingIndexAdvice(error, dataset, ports.indexBuilds, telemetry.capacity);
-    });
-    const selected = parsed.select ? new Set(['id', ...parsed.select]) : undefined;
+      requestId: context.requestId,
+      now: now(),
+    };
+    const nameable = new Set([...filterFields(parsed.filter), ...parsed.sort.map((key) => key.field.name)]);
+    const records = new RelatedRecords(ports.lists, telemetry.capacity);
+    const result =
+      related && usesRelations(query)
+        ? await listWithRelations(query, {
+            dataset,
+            scopes: related.scopes,
+            records,
+            meter: telemetry.capacity,
+            readBudget: ports.lists.listReadBudget,
+            nameable,
+            list: (listed, listQuery, named, budget) => runListQuery(run, listed, listQuery, named, budget),
+          })
+        : await runListQuery(run, dataset, query, nameable);
+    const local = parsed.select?.filter((name) => !relatedName(name));
+    const selected = parsed.select ? new Set(['id', ...(local ?? [])]) : undefined;
     const narrow = (record: ApiRecord): ApiRecord =>
       selected ? Object.fromEntries(Object.entries(record).filter(([name]) => selected.has(name))) : record;
+    const nested = related
+      ? await nestedSelection(parsed.select ?? [], related.scopes, records, result.items)
+      : undefined;
     return {
       paging: { pageSize: paging.pageSize, totalCount: result.totalCount, currentPage: paging.currentPage },
-      tableData: result.items.map((item) => narrow(toApiRecord(dataset, item, readable))),
-      tableColumns: tableColumns(dataset, readable).filter((column) => !selected || selected.has(column.dataIndex)),
+      tableData: result.items.map((item) => {
+        const record = narrow(toApiRecord(dataset, item, readable));
+        return nested ? { ...record, ...nested.of(item) } : record;
+      }),
+      tableColumns: [
+        ...tableColumns(dataset, readable).filter((column) => !selected || selected.has(column.dataIndex)),
+        ...(nested?.columns ?? []),
+      ],
     };
   },
 };

@@ -22,7 +22,7 @@
 import type { Dataset } from '../catalog/catalog';
 import { filterKeyField } from '../catalog/schema';
 import { didYouMean } from '../contract/did-you-mean';
-import { InvalidParameterError } from '../contract/errors';
+import { AccessDeniedError, InvalidParameterError } from '../contract/errors';
 import { type StoredValue, toStoredValue } from './field-values';
 import {
   allOf,
@@ -79,9 +79,29 @@ const SUFFIXES: Record<Operator, readonly string[]> = {
   is_null: ['_is_null'],
 };
 
+/** A related dataset (docs/interface.md §21) as the caller sees it through its own grant on that dataset. */
+export interface RelatedAccess {
+  dataset: Dataset;
+  /** The fields its grant shows (undefined: all of them). */
+  readable?: ReadonlySet<string>;
+  /** Set when the caller may not read the related dataset: the message of the 1006 a use of it answers. */
+  denied?: string;
+}
+
 /** Who reads: the fields the grant makes visible (undefined: all of them). */
 export interface FieldAccess {
   readable?: ReadonlySet<string>;
+  /**
+   * The dataset's relations, by name, where related fields (`<relation>.<field>`) are accepted (get-list's
+   * `select`, `where` and sort); elsewhere a dotted name is an unknown field.
+   */
+  related?: ReadonlyMap<string, RelatedAccess>;
+}
+
+/** The two parts of a related field's name, `customer.name` → [`customer`, `name`]; undefined for a plain name. */
+export function relatedName(name: string): [relation: string, field: string] | undefined {
+  const dot = name.indexOf('.');
+  return dot < 0 ? undefined : [name.slice(0, dot), name.slice(dot + 1)];
 }
 
 /** Resolves field names against a dataset as one caller sees it, and coerces values as writes would store them. */
@@ -89,7 +109,7 @@ export class FieldResolver {
   private readonly known: ReadonlySet<string>;
   constructor(
     private readonly dataset: Dataset,
-    access: FieldAccess,
+    private readonly access: FieldAccess,
   ) {
     const readable = [...dataset.fieldsByName.keys()].filter((name) => !access.readable || access.readable.has(name));
     this.known = new Set([...readable, 'id', 'gmt_create', 'gmt_modified']);
@@ -101,6 +121,7 @@ export class FieldResolver {
 
   /** The field `name` names, or 1001 mentioning `key`, the same for a hidden field as for an unknown one. */
   resolve(name: string, key: string): FieldRef {
+    if (this.access.related && name.includes('.')) return this.resolveRelated(this.access.related, name, key).field;
     if (name === 'id') return ID_FIELD;
     if (name === 'gmt_create') return GMT_CREATE_FIELD;
     if (name === 'gmt_modified') return GMT_MODIFIED_FIELD;
@@ -111,6 +132,37 @@ export class FieldResolver {
       );
     }
     return { name, type: field.type };
+  }
+
+  /**
+   * A related field, `<relation>.<field>`, one level deep: the relation must be the dataset's, the caller must
+   * read its dataset, and the field must be one its grant there shows (a hidden one is unknown, as here).
+   */
+  private resolveRelated(
+    related: ReadonlyMap<string, RelatedAccess>,
+    name: string,
+    key: string,
+  ): { field: FieldRef; resolver: FieldResolver; base: string } {
+    const [relation, fieldName] = relatedName(name) as [string, string];
+    if (fieldName.includes('.')) {
+      throw new InvalidParameterError(
+        `${key}: '${name}' goes more than one level deep; a related field is named <relation>.<field>`,
+      );
+    }
+    const access = related.get(relation);
+    if (!access) {
+      const names = [...related.keys()];
+      const known = names.length
+        ? `its relations: ${names.map((n) => `'${n}'`).join(', ')}`
+        : 'it declares no relations';
+      throw new InvalidParameterError(
+        `${key}: unknown relation '${relation}' in dataset '${this.dataset.datasetCode}' (${known})${didYouMean(relation, names)}`,
+      );
+    }
+    if (access.denied) throw new AccessDeniedError(`${key}: ${access.denied}`);
+    const resolver = new FieldResolver(access.dataset, access.readable ? { readable: access.readable } : {});
+    const field = resolver.resolve(fieldName, key);
+    return { field: { name: `${relation}.${field.name}`, type: field.type }, resolver, base: field.name };
   }
 
   /** Every suffix-filter key of the readable fields, by the operators each one's type supports. */
@@ -125,6 +177,10 @@ export class FieldResolver {
 
   /** A value coerced as a write would store it; 1001 naming `key` when it does not fit the type. */
   coerce(field: FieldRef, value: unknown, key: string): StoredValue {
+    if (this.access.related && field.name.includes('.')) {
+      const { resolver, base } = this.resolveRelated(this.access.related, field.name, key);
+      return resolver.coerce({ name: base, type: field.type }, value, key);
+    }
     if (value === null || value === undefined) {
       throw new InvalidParameterError(`${key}: a value is required (use ${field.name}_is_null to find nulls)`);
     }

@@ -55,13 +55,18 @@ export const MAX_EXPRESSION_OPERATORS = 300;
  * request as a whole, so it reveals nothing about a row filter that is part of it.
  */
 export function assertEvaluable(filter: Filter): void {
-  const compiled = compileFilterExpression(filter);
-  const bytes = compiled.expression === undefined ? 0 : Buffer.byteLength(compiled.expression);
-  if (bytes > MAX_EXPRESSION_BYTES || compiled.operators > MAX_EXPRESSION_OPERATORS) {
+  if (!isEvaluable(filter)) {
     throw new InvalidParameterError(
       'the filters are too complex for the store to evaluate in one read; use fewer conditions or fewer values in $in and _in',
     );
   }
+}
+
+/** Whether DynamoDB could evaluate the filter's expression in one read (its size and its operators). */
+export function isEvaluable(filter: Filter): boolean {
+  const compiled = compileFilterExpression(filter);
+  const bytes = compiled.expression === undefined ? 0 : Buffer.byteLength(compiled.expression);
+  return bytes <= MAX_EXPRESSION_BYTES && compiled.operators <= MAX_EXPRESSION_OPERATORS;
 }
 
 /** The placeholders of `entries` that `expression` uses (`#f1` is not used by `#f10`). */

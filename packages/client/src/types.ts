@@ -32,7 +32,9 @@ export interface GetListParams {
   ytSortList?: SortEntry[];
   /** The same sort as `ytSortList`, as the platform SDK sends it; not both. */
   orderBy?: OrderByEntry[];
+  /** A key may name a related field, `<relation>.<field>` (the dataset's `relations`). */
   where?: Record<string, unknown>;
+  /** Field names; `<relation>.<field>` adds a related field, nested under the relation's name (`null`: none to show). */
   select?: string[];
   [filter: string]: unknown;
 }

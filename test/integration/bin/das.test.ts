@@ -115,6 +115,32 @@ describe('das config validate', () => {
     });
   });
 
+  it('refuses a relation to a missing dataset or field, by path', async () => {
+    const file = path.join(scratch, 'relations.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        applications: [{ appCode: 'app-a' }],
+        datasets: [
+          {
+            appCode: 'app-a',
+            datasetCode: 'orders',
+            fields: [{ name: 'customer_id', type: 'string' }],
+            relations: [
+              { name: 'customer', field: 'customer_id', dataset: 'customers' },
+              { name: 'buyer', field: 'buyer_id', dataset: 'orders' },
+            ],
+          },
+        ],
+      }),
+    );
+    const result = await das(['config', 'validate', file]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`${file}: 2 problem(s)`);
+    expect(result.stderr).toContain("datasets[0].relations[0].dataset: unknown dataset 'customers'");
+    expect(result.stderr).toContain("datasets[0].relations[1].field: unknown field 'buyer_id' of dataset 'orders'");
+  });
+
   it('names each query whose SQL custom SQL does not accept, and the construct, before a deploy', async () => {
     const file = path.join(scratch, 'queries.json');
     writeFileSync(

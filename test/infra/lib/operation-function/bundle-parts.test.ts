@@ -9,10 +9,11 @@ import { type BuiltBundle, buildFunctionBundle, importChain } from '../../../sup
 import { REPO_ROOT } from '../../../support/paths';
 
 /**
- * The budget the cold-start bench measures against: 320 KB of 1,024 bytes, without the AWS SDK (300 KB until the
+ * The budget the cold-start bench measures against: 330 KB of 1,024 bytes, without the AWS SDK (320 KB until
+ * related fields on get-list came, which hooks' `context.client` brings into every bundle; 300 KB until the
  * quota's leases, batch update, change compaction and custom SQL on MySQL came; docs/performance.md, "Cold start").
  */
-const BUDGET_BYTES = 320 * 1024;
+const BUDGET_BYTES = 330 * 1024;
 
 const OPERATIONS = operationRoutes().map((route) => route.functionFile);
 const bundles = new Map<string, BuiltBundle>();
@@ -37,7 +38,7 @@ describe('operation bundles', () => {
     expect(dialect).toEqual(['shared/sql-dialect/dialect-loader.ts']);
   });
 
-  it.each(OPERATIONS)('%s is within the 320 KB budget', (operation) => {
+  it.each(OPERATIONS)('%s is within the 330 KB budget', (operation) => {
     expect(bundleOf(operation).code.byteLength).toBeLessThanOrEqual(BUDGET_BYTES);
   });
 });
