@@ -11,7 +11,7 @@ import { InvalidParameterError } from '../contract/errors';
 import type { MirrorQueryRequest } from '../sql/mirror-engine';
 import type { ResultRow } from '../sql/query-engine';
 import { quoteName } from '../sql-dialect/mysql-render';
-import type { DataApiCalls } from './data-api-query-engine';
+import type { DataApiCalls } from './data-api-calls';
 import { convertRow, RowBudget, tooLarge } from './query-outcomes';
 
 /** Bytes of JSON per page: room to spare under 1 MiB for the response's own framing and one long row. */
