@@ -10,8 +10,8 @@ import { randomBytes } from 'node:crypto';
 import { InvalidParameterError } from '../contract/errors';
 import type { MirrorQueryRequest } from '../sql/mirror-engine';
 import type { ResultRow } from '../sql/query-engine';
-import { quoteName } from '../sql-dialect/mysql-render';
 import type { DataApiCalls } from './data-api-calls';
+import { quoteIdentifier } from './mirror-names';
 import { convertRow, RowBudget, tooLarge } from './query-outcomes';
 
 /** Bytes of JSON per page: room to spare under 1 MiB for the response's own framing and one long row. */
@@ -28,7 +28,7 @@ export class TooLargeForOnePage extends Error {
 }
 
 export async function pagedRows(calls: DataApiCalls, request: MirrorQueryRequest): Promise<ResultRow[]> {
-  const table = quoteName(`das_result_${randomBytes(6).toString('hex')}`);
+  const table = quoteIdentifier(`das_result_${randomBytes(6).toString('hex')}`);
   try {
     try {
       await calls.rows(
@@ -47,7 +47,7 @@ export async function pagedRows(calls: DataApiCalls, request: MirrorQueryRequest
       .map((column) => String(column.Field))
       .filter((name) => name !== ROW_NUMBER);
     const keyBytes = columns.reduce((sum, name) => sum + Buffer.byteLength(JSON.stringify(name)) + 1, 0);
-    const size = `LENGTH(JSON_ARRAY(${columns.map(quoteName).join(', ')})) + ${keyBytes}`;
+    const size = `LENGTH(JSON_ARRAY(${columns.map(quoteIdentifier).join(', ')})) + ${keyBytes}`;
     const starts = await calls.rows(
       `SELECT MIN(${ROW_NUMBER}) AS first FROM (SELECT ${ROW_NUMBER}, FLOOR((SUM(n) OVER (ORDER BY ${ROW_NUMBER}) - n) / ${PAGE_BYTES}) AS page ` +
         `FROM (SELECT ${ROW_NUMBER}, ${size} AS n FROM ${table}) sized) paged GROUP BY page ORDER BY first`,

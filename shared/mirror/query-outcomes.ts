@@ -55,3 +55,20 @@ function cellOf(value: unknown): SqlValue {
   if (value instanceof Date) return value.toISOString();
   return JSON.stringify(value);
 }
+
+/** 2001 for a query whose datasets' mirror did not catch up within its limit, saying how far behind each is. */
+export function mirrorBehindError(
+  behind: readonly { datasetCode: string; copying: boolean; caughtUpAt: number }[],
+  statedLimitMs: number,
+  now: number,
+): QueryTimeoutError {
+  const parts = behind.map(({ datasetCode, copying, caughtUpAt }) =>
+    copying
+      ? `dataset '${datasetCode}' is still being copied into it`
+      : `dataset '${datasetCode}' is ${Math.ceil((now - caughtUpAt) / 1000)} s behind`,
+  );
+  return new QueryTimeoutError(
+    `the MySQL mirror did not catch up with the writes made before this query within its limit of ` +
+      `${statedLimitMs} ms (${parts.join('; ')}); try again shortly`,
+  );
+}

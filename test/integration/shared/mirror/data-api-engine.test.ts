@@ -8,6 +8,7 @@
 import { InvalidParameterError, QueryTimeoutError } from '../../../../shared/contract/errors';
 import { DataApiQueryEngine } from '../../../../shared/mirror/data-api-query-engine';
 import { dataApiSession } from '../../../../shared/mirror/data-api-session';
+import { MirrorStateWait } from '../../../../shared/mirror/mirror-state-wait';
 import { MirrorTables } from '../../../../shared/mirror/mirror-tables';
 import { MAX_RESULT_BYTES } from '../../../../shared/operations/mirror-statement';
 import type { MirrorQueryRequest } from '../../../../shared/sql/mirror-engine';
@@ -36,6 +37,7 @@ const LONG_NOTE = 'n'.repeat(4_000);
 describeWithMariaDb('custom SQL through the Data API', () => {
   let fixture: TwinFixture;
   let engine: DataApiQueryEngine;
+  let tables: MirrorTables;
 
   const request = (sql: string, values: MirrorQueryRequest['values'] = [], more: Partial<MirrorQueryRequest> = {}) => ({
     sql,
@@ -51,7 +53,7 @@ describeWithMariaDb('custom SQL through the Data API', () => {
 
   beforeAll(async () => {
     fixture = await startTwinFixture();
-    const tables = new MirrorTables(
+    tables = new MirrorTables(
       dataApiSession({
         client: fixture.client,
         resourceArn: RESOURCE_ARN,
@@ -190,5 +192,26 @@ describeWithMariaDb('custom SQL through the Data API', () => {
     } finally {
       fixture.twin.resumeFor(0);
     }
+  });
+
+  it("waits for the mirror's writer (elsewhere in a deployment) through its bookkeeping rows, or answers how far behind it is", async () => {
+    const wait = new MirrorStateWait(
+      { client: fixture.client, resourceArn: RESOURCE_ARN, secretArn: QUERY_SECRET_ARN, database: fixture.database },
+      50,
+    );
+    const since = Date.now();
+    await tables.saveBackfill('orders', { done: true, rows: 3_003 });
+    await tables.saveFeed('orders', undefined, since - 60_000);
+    await expect(wait.caughtUp(['orders'], since, Date.now() + 300, 300)).rejects.toThrow(
+      /^the MySQL mirror did not catch up with the writes made before this query within its limit of 300 ms \(dataset 'orders' is 6[01] s behind\); try again shortly$/,
+    );
+    await expect(wait.caughtUp(['teams'], since, Date.now() + 200, 200)).rejects.toThrow(
+      "the MySQL mirror did not catch up with the writes made before this query within its limit of 200 ms (dataset 'teams' is still being copied into it); try again shortly",
+    );
+    // A round that began after the query started is saved while it waits: it answers.
+    const waited = wait.caughtUp(['orders'], since, Date.now() + 5_000, 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await tables.saveFeed('orders', undefined, since + 1);
+    await expect(waited).resolves.toBeUndefined();
   });
 });
