@@ -13,12 +13,13 @@
  * the records table (mirror-backfill.ts) beside the rounds; until the backfill is done, its mirror is not caught
  * up, whatever the rounds have applied.
  */
-import { QueryTimeoutError } from '../contract/errors';
+import type { QueryTimeoutError } from '../contract/errors';
 import { CapacityMeter } from '../observability/capacity-meter';
 import { type FeedRead, firstPositionAt, lastPositionAt } from '../storage/event-store';
 import { backfillDataset, type MirrorBackfillOptions, mirrorRowOf } from './mirror-backfill';
 import type { MirrorRow } from './mirror-schema';
 import type { MirrorDataset, MirrorTables } from './mirror-tables';
+import { mirrorBehindError } from './query-outcomes';
 
 export interface ChangeLogReader {
   read(
@@ -127,14 +128,13 @@ export class MirrorFeed {
   }
 
   private behindError(behind: readonly string[], statedLimitMs: number): QueryTimeoutError {
-    const parts = behind.map((code) => {
-      const progress = this.progress.get(code);
-      if (!progress?.backfillDone) return `dataset '${code}' is still being copied into it`;
-      return `dataset '${code}' is ${Math.ceil((this.now() - progress.caughtUpAt) / 1000)} s behind`;
-    });
-    return new QueryTimeoutError(
-      `the MySQL mirror did not catch up with the writes made before this query within its limit of ` +
-        `${statedLimitMs} ms (${parts.join('; ')}); try again shortly`,
+    return mirrorBehindError(
+      behind.map((code) => {
+        const progress = this.progress.get(code);
+        return { datasetCode: code, copying: !progress?.backfillDone, caughtUpAt: progress?.caughtUpAt ?? 0 };
+      }),
+      statedLimitMs,
+      this.now(),
     );
   }
 

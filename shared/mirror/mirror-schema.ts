@@ -11,8 +11,9 @@
 import type { FieldConfig, FieldType } from '../catalog/schema';
 import { quoteName } from '../sql-dialect/mysql-render';
 
-/** The bookkeeping table: `$` is outside every code's alphabet, so no dataset's table can be named so. */
-export const STATE_TABLE = 'das$mirror';
+import { STATE_TABLE } from './mirror-names';
+
+export { STATE_TABLE };
 
 /** MySQL types of the fields, as the platform's own MySQL schema types them (text may be up to a record's size). */
 export const COLUMN_TYPES: Record<FieldType, string> = {

@@ -15,11 +15,11 @@
  */
 import type { Connection as CoreConnection } from 'mysql2';
 import type mysql from 'mysql2/promise';
-import { InvalidParameterError, QueryTimeoutError } from '../contract/errors';
 import { formatTimestamp } from '../records/timestamps';
 import type { MirrorQueryEngine, MirrorQueryRequest } from '../sql/mirror-engine';
-import { type QueryResult, type ResultRow, SqlStatementError, type SqlValue } from '../sql/query-engine';
+import type { QueryResult, ResultRow } from '../sql/query-engine';
 import type { MirrorFeed } from './mirror-feed';
+import { convertRow, mysqlFailure, RowBudget, timedOut, tooLarge } from './query-outcomes';
 
 export interface MysqlQueryEngineOptions {
   database: string;
@@ -28,9 +28,6 @@ export interface MysqlQueryEngineOptions {
   killer: mysql.Pool;
   feed: Pick<MirrorFeed, 'caughtUp'>;
 }
-
-/** The error MySQL and MariaDB answer a statement a KILL QUERY stopped. */
-const ER_QUERY_INTERRUPTED = 1317;
 
 export class MysqlQueryEngine implements MirrorQueryEngine {
   readonly database: string;
@@ -63,8 +60,7 @@ export class MysqlQueryEngine implements MirrorQueryEngine {
       const errno = (error as { errno?: unknown }).errno;
       const message = (error as { sqlMessage?: unknown }).sqlMessage;
       if (typeof errno === 'number' && typeof message === 'string') {
-        if (errno === ER_QUERY_INTERRUPTED) throw timedOut(request.statedLimitMs);
-        throw new SqlStatementError(`MySQL error ${errno}: ${message}`);
+        throw mysqlFailure(errno, message, request.statedLimitMs);
       }
       throw error;
     } finally {
@@ -77,21 +73,11 @@ export class MysqlQueryEngine implements MirrorQueryEngine {
   }
 }
 
-function timedOut(limitMs: number): QueryTimeoutError {
-  return new QueryTimeoutError(`the query ran longer than its limit of ${limitMs} ms and was stopped`);
-}
-
-function tooLarge(): InvalidParameterError {
-  return new InvalidParameterError(
-    'the query answers more than the 10 MB a response may carry: select fewer rows (LIMIT, WHERE) or fewer columns',
-  );
-}
-
 /** The statement's rows, read one by one; `overflow` is called once they exceed the request's byte limit. */
 function readRows(connection: mysql.PoolConnection, request: MirrorQueryRequest, overflow: () => void) {
   return new Promise<ResultRow[]>((resolve, reject) => {
     const rows: ResultRow[] = [];
-    let bytes = 2;
+    const budget = new RowBudget(request.maxBytes);
     let over = false;
     // The callback connection under the promise one: its query emits each row as it arrives.
     const core = connection.connection as unknown as CoreConnection;
@@ -99,8 +85,7 @@ function readRows(connection: mysql.PoolConnection, request: MirrorQueryRequest,
     query.on('result', (row: unknown) => {
       if (over) return;
       const converted = convertRow(row as Record<string, unknown>);
-      bytes += Buffer.byteLength(JSON.stringify(converted)) + 1;
-      if (bytes > request.maxBytes) {
+      if (!budget.add(converted)) {
         over = true;
         rows.length = 0;
         overflow();
@@ -111,21 +96,6 @@ function readRows(connection: mysql.PoolConnection, request: MirrorQueryRequest,
     query.on('error', reject);
     query.on('end', () => resolve(rows));
   });
-}
-
-function convertRow(row: Record<string, unknown>): ResultRow {
-  const out: ResultRow = {};
-  for (const [name, value] of Object.entries(row)) out[name] = cellOf(value);
-  return out;
-}
-
-function cellOf(value: unknown): SqlValue {
-  if (value === null || value === undefined) return null;
-  if (typeof value === 'number' || typeof value === 'string') return value;
-  if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : String(value);
-  if (Buffer.isBuffer(value)) return value.toString('utf8');
-  if (value instanceof Date) return value.toISOString();
-  return JSON.stringify(value);
 }
 
 /** The time zone's offset from UTC at `epochMs`, as MySQL's time_zone takes it (`+08:00`). */

@@ -12,6 +12,18 @@ export class MissingEnvironmentError extends Error {
 
 export type KeyStoreKind = 'secrets-manager' | 'file';
 
+/** Custom SQL on Aurora MySQL through the RDS Data API (docs/interface.md §20, `SQL_ENGINE=aurora`). */
+export interface AuroraSqlEngine {
+  /** `SQL_CLUSTER_ARN`: the Aurora cluster, with the Data API on. */
+  clusterArn: string;
+  /** `SQL_DATABASE`: the database that holds the mirror's tables. */
+  database: string;
+  /** `SQL_QUERY_SECRET_ARN`: the query user's secret (SELECT on the mirror, CREATE TEMPORARY TABLES). */
+  querySecretArn: string;
+  /** `SQL_WRITER_SECRET_ARN`: the mirror writer's secret. */
+  writerSecretArn: string;
+}
+
 export interface Environment {
   recordsTable: string;
   catalogTable: string;
@@ -65,6 +77,8 @@ export interface Environment {
   soleWriter: boolean;
   /** Read units one get-list may spend before it answers 2001 (`LIST_READ_BUDGET`; the store's default without it). */
   listReadBudget?: number;
+  /** Where custom SQL runs: absent (`SQL_ENGINE` unset or `embedded`), the embedded engine. */
+  sqlEngine?: AuroraSqlEngine;
   /** Browser callers (pre-generated tokens): the origin allowed to read responses, e.g. `*` or `https://app.example.com`. */
   corsAllowOrigin?: string;
   /**
@@ -173,6 +187,19 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
   }
   const corsAllowOrigin = optional(env, 'CORS_ALLOW_ORIGIN');
   if (corsAllowOrigin) result.corsAllowOrigin = corsAllowOrigin;
+  const sqlEngine = optional(env, 'SQL_ENGINE');
+  if (sqlEngine !== undefined && sqlEngine !== 'embedded') {
+    if (sqlEngine !== 'aurora') {
+      throw new MissingEnvironmentError('SQL_ENGINE', `'aurora' or 'embedded', not '${sqlEngine}'`);
+    }
+    const why = (what: string) => `${what}, for SQL_ENGINE=aurora`;
+    result.sqlEngine = {
+      clusterArn: required(env, 'SQL_CLUSTER_ARN', why('the Aurora cluster ARN')),
+      database: required(env, 'SQL_DATABASE', why("the mirror's database")),
+      querySecretArn: required(env, 'SQL_QUERY_SECRET_ARN', why("the query user's secret ARN")),
+      writerSecretArn: required(env, 'SQL_WRITER_SECRET_ARN', why("the mirror writer's secret ARN")),
+    };
+  }
   const endpoint = optional(env, 'DYNAMODB_ENDPOINT');
   if (endpoint) {
     result.dynamodbEndpoint = endpoint;

@@ -41,4 +41,19 @@ describe('operation bundles', () => {
   it.each(OPERATIONS)('%s is within the 330 KB budget', (operation) => {
     expect(bundleOf(operation).code.byteLength).toBeLessThanOrEqual(BUDGET_BYTES);
   });
+
+  it.each(OPERATIONS)('%s loads the RDS Data API client only if it is execute-sql', (operation) => {
+    const { metafile } = bundleOf(operation);
+    const importers = Object.entries(metafile.inputs)
+      .filter(([, input]) => input.imports.some((imported) => imported.path === '@aws-sdk/client-rds-data'))
+      .map(([name]) => name)
+      .sort();
+    const expected = [
+      'shared/aws/rds-data.ts',
+      'shared/mirror/data-api-calls.ts',
+      'shared/mirror/data-api-query-engine.ts',
+      'shared/mirror/data-api-session.ts',
+    ];
+    expect(importers).toEqual(operation === 'execute-sql' ? expected : []);
+  });
 });
