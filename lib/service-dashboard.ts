@@ -251,7 +251,7 @@ export class ServiceDashboard extends Construct {
       graph('Folds given up on', [changes.foldFailures], 8),
     );
     if (props.sqlMirror) {
-      this.dashboard.addWidgets(section('## Custom SQL on Aurora (`das sql status --stage` shows each dataset)'));
+      this.dashboard.addWidgets(section('## Custom SQL on Aurora (the mirror of the change log)'));
       this.dashboard.addWidgets(
         graph('SQL mirror lag behind the change log (s)', [props.sqlMirror.lag]),
         graph('Datasets still being copied into the mirror', [props.sqlMirror.backfilling]),

@@ -274,7 +274,7 @@ export class SqlMirror extends Construct {
     alarm(
       'SqlMirrorLag',
       `the custom SQL mirror has been more than ${MIRROR_LAG_ALARM_SECONDS} s behind the change log for ` +
-        `${MIRROR_LAG_ALARM_MINUTES} minutes, or no run has reported its lag (das sql status --stage)`,
+        `${MIRROR_LAG_ALARM_MINUTES} minutes, or no run has reported its lag (docs/deploying.md, Custom SQL on Aurora)`,
       {
         metric: this.metrics(props.metricNamespace).lag,
         threshold: MIRROR_LAG_ALARM_SECONDS,
