@@ -78,21 +78,26 @@ export interface OperationFunctionProps {
   sql?: QueryCluster;
 }
 
-/** What a function that runs custom SQL on Aurora is given: the cluster, its database and the query user's secret. */
+/**
+ * What a function that runs custom SQL on Aurora is given: the cluster, its database and the query user's secret,
+ * which it may read. The writer's secret ARN is named in its environment too (the environment describes the whole
+ * engine), but its role may not read that secret.
+ */
 export interface QueryCluster {
   clusterArn: string;
   database: string;
   querySecretArn: string;
+  writerSecretArn: string;
 }
 
 /**
- * The Data API's statement actions a query needs, on one cluster: ExecuteStatement, and the transaction calls a
- * query may make to read its own snapshot (a read-only transaction), nothing that batches writes.
+ * The Data API's calls a query makes, on one cluster: its statements, in a transaction of its own that pins one
+ * database session (for KILL QUERY and a large result's temporary table) and is always rolled back; nothing that
+ * commits or batches writes.
  */
 export const SQL_QUERY_ACTIONS = [
   'rds-data:ExecuteStatement',
   'rds-data:BeginTransaction',
-  'rds-data:CommitTransaction',
   'rds-data:RollbackTransaction',
 ];
 
@@ -338,6 +343,7 @@ export class OperationFunction extends Construct {
               SQL_CLUSTER_ARN: props.sql.clusterArn,
               SQL_DATABASE: props.sql.database,
               SQL_QUERY_SECRET_ARN: props.sql.querySecretArn,
+              SQL_WRITER_SECRET_ARN: props.sql.writerSecretArn,
             }
           : {}),
         // Stack traces in the log point at the TypeScript sources (the bundle ships a source map).

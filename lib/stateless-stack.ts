@@ -150,7 +150,14 @@ export class StatelessStack extends Stack {
           : {}),
         extraAssets: props.extraAssets?.[route.operation] ?? [],
         ...(sql
-          ? { sql: { clusterArn: sql.clusterArn, database: sql.database, querySecretArn: sql.querySecretArn } }
+          ? {
+              sql: {
+                clusterArn: sql.clusterArn,
+                database: sql.database,
+                querySecretArn: sql.querySecretArn,
+                writerSecretArn: sql.writerSecretArn,
+              },
+            }
           : {}),
       });
     });

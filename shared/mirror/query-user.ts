@@ -1,7 +1,9 @@
 /**
  * The SELECT-only database user custom SQL runs as in a deployment (docs/interface.md §20): created by the mirror's
- * writer with the password of the query user's own secret, and allowed to read the mirror's database, nothing else
- * (its tables and the mirror's bookkeeping, which says how far each dataset's mirror is). Run on every deploy:
+ * writer with the password of the query user's own secret, and allowed to read the mirror's database (its tables, and
+ * the mirror's bookkeeping, which a query reads to wait until the mirror holds its own writes) and to make temporary
+ * tables there (a result over the Data API's 1 MiB is paged from one, private to the query's session): it cannot
+ * write any table of the mirror. Run on every deploy:
  * creating is skipped when the user exists, and the password is set again, so a rotated query secret takes effect
  * at the next deploy. The writer never learns the query password from anywhere but that secret.
  */
@@ -20,7 +22,7 @@ export function queryUserStatements(user: string, password: string, database: st
     // Account management takes no bound parameters: the password is a literal.
     `CREATE USER IF NOT EXISTS ${account} IDENTIFIED BY ${literal(password)}`,
     `ALTER USER ${account} IDENTIFIED BY ${literal(password)}`,
-    `GRANT SELECT ON ${quoteName(database)}.* TO ${account}`,
+    `GRANT SELECT, CREATE TEMPORARY TABLES ON ${quoteName(database)}.* TO ${account}`,
   ];
 }
 

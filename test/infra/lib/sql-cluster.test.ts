@@ -144,12 +144,13 @@ describe('the Aurora cluster', () => {
 });
 
 describe('the query functions', () => {
-  it('run custom SQL on Aurora: execute-sql and aggregate get the cluster, database and query secret, nothing else', () => {
+  it('run custom SQL on Aurora: execute-sql and aggregate get the cluster, its database and both secrets named', () => {
     for (const operation of ['execute-sql', 'aggregate']) {
       const env = environmentOf(stateless, `/Op-${operation}/`);
       expect(env).toMatchObject({ SQL_ENGINE: 'aurora', SQL_CLUSTER_ARN: clusterArn(), SQL_DATABASE: 'mirror' });
       expect(JSON.stringify(env.SQL_QUERY_SECRET_ARN)).toMatch(/ExportsOutputRefSqlQuerySecretAttachment/);
-      expect(env).not.toHaveProperty('SQL_WRITER_SECRET_ARN');
+      // Named, as the engine's environment describes it; the role below may not read it.
+      expect(JSON.stringify(env.SQL_WRITER_SECRET_ARN)).toMatch(/ExportsOutputRefSqlWriterSecretAttachment/);
     }
     expect(environmentOf(stateless, '/Op-get-list/')).not.toHaveProperty('SQL_ENGINE');
   });
@@ -158,12 +159,7 @@ describe('the query functions', () => {
     for (const operation of ['execute-sql', 'aggregate']) {
       const statements = statementsOf(stateless, `/Op-${operation}/`);
       expect(statements).toContainEqual({
-        Action: [
-          'rds-data:BeginTransaction',
-          'rds-data:CommitTransaction',
-          'rds-data:ExecuteStatement',
-          'rds-data:RollbackTransaction',
-        ],
+        Action: ['rds-data:BeginTransaction', 'rds-data:ExecuteStatement', 'rds-data:RollbackTransaction'],
         Effect: 'Allow',
         Resource: clusterArn(),
       });
@@ -171,7 +167,7 @@ describe('the query functions', () => {
         /ExportsOutputRefSqlQuerySecretAttachment/,
       );
       expect(JSON.stringify(statements)).not.toContain('SqlWriterSecret');
-      expect(JSON.stringify(statements)).not.toContain('rds-data:BatchExecuteStatement');
+      expect(JSON.stringify(statements)).not.toMatch(/rds-data:(BatchExecuteStatement|CommitTransaction)/);
     }
     expect(JSON.stringify(statementsOf(stateless, '/Op-get-list/'))).not.toContain('rds-data');
   });

@@ -190,7 +190,7 @@ describeWithMariaDb('the query user', () => {
   const make = (password: string, writer: SqlSession = sessionOf(pool)) =>
     ensureQueryUser({ writer, user: 'das_query', password, database: 'mirror', resumeWithinMs: 0 });
 
-  it('may read the mirror and nothing else, and follows a new password on the next deploy', async () => {
+  it('may read the mirror, make temporary tables and nothing else, and follows a new password on the next deploy', async () => {
     await make('first-Pa55word');
     const reader = await asQueryUser('first-Pa55word');
     try {
@@ -199,6 +199,9 @@ describeWithMariaDb('the query user', () => {
       await expect(reader.query("INSERT INTO things VALUES ('r2', 2)")).rejects.toMatchObject({ errno: 1142 });
       await expect(reader.query('DROP TABLE things')).rejects.toMatchObject({ errno: 1142 });
       await expect(reader.query('SELECT * FROM other.secrets')).rejects.toMatchObject({ errno: 1142 });
+      // A temporary table of its own session (a large result's pages), which shadows nothing it may write.
+      await reader.query('CREATE TEMPORARY TABLE pages (n INT)');
+      await reader.query('INSERT INTO pages VALUES (1)');
     } finally {
       await reader.end();
     }
@@ -212,7 +215,7 @@ describeWithMariaDb('the query user', () => {
     expect(queryUserStatements('das_query', "it's\\x", 'mirror')).toEqual([
       "CREATE USER IF NOT EXISTS 'das_query'@'%' IDENTIFIED BY 'it\\'s\\\\x'",
       "ALTER USER 'das_query'@'%' IDENTIFIED BY 'it\\'s\\\\x'",
-      "GRANT SELECT ON `mirror`.* TO 'das_query'@'%'",
+      "GRANT SELECT, CREATE TEMPORARY TABLES ON `mirror`.* TO 'das_query'@'%'",
     ]);
   });
 
