@@ -74,7 +74,25 @@ export interface DeploymentSettings {
    * 2 to 1,000, default 5): its queue's event source mapping's maximum concurrency.
    */
   webhookConcurrency: number;
+  /**
+   * Where custom SQL runs (`sqlEngine`, docs/interface.md §20): `aurora` (an Aurora MySQL Serverless v2 cluster
+   * holding the mirror, called through the Data API; the default in production) or `embedded` (sql.js inside the
+   * query functions; the default otherwise).
+   */
+  sqlEngine: SqlEngineChoice;
+  /**
+   * The cluster's least capacity in ACUs (`sqlMinCapacity`, default 0.5 in production, 0 otherwise): 0 lets it
+   * pause when nothing reaches it (a query then waits for the resume within its limit).
+   */
+  sqlMinCapacity: number;
+  /** The cluster's most capacity in ACUs (`sqlMaxCapacity`, default 16). */
+  sqlMaxCapacity: number;
 }
+
+export type SqlEngineChoice = 'aurora' | 'embedded';
+
+/** Aurora Serverless v2 capacity: 0 (auto-pause, Aurora MySQL 3.08 and later) or 0.5 to 256 ACUs in halves. */
+const MAX_ACU = 256;
 
 export const DEFAULT_STAGE = 'dev';
 export const DEFAULT_CONFIG_PATH = 'config/demo.json';
@@ -106,6 +124,26 @@ function flag(node: Node, key: string, fallback: boolean, problems: string[]): b
   if (raw === 'false') return false;
   problems.push(`${key}: must be true or false, not '${raw}'`);
   return fallback;
+}
+
+/** ACUs: a multiple of 0.5 from `least` to 256. */
+function capacity(node: Node, key: string, fallback: number, least: number, problems: string[]): number {
+  const raw = text(node, key);
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < least || value > MAX_ACU || !Number.isInteger(value * 2)) {
+    problems.push(`${key}: must be a number of ACUs from ${least} to ${MAX_ACU} in steps of 0.5, not '${raw}'`);
+    return fallback;
+  }
+  return value;
+}
+
+function sqlEngineOf(node: Node, production: boolean, problems: string[]): SqlEngineChoice {
+  const raw = text(node, 'sqlEngine');
+  if (raw === undefined) return production ? 'aurora' : 'embedded';
+  if (raw === 'aurora' || raw === 'embedded') return raw;
+  problems.push(`sqlEngine: must be aurora or embedded, not '${raw}'`);
+  return production ? 'aurora' : 'embedded';
 }
 
 function positiveInteger(node: Node, key: string, fallback: number, problems: string[]): number {
@@ -254,10 +292,18 @@ export function readDeploymentSettings(node: Node): DeploymentSettings {
     indexBuildConcurrency: positiveInteger(node, 'indexBuildConcurrency', 8, problems),
     indexBuildMaxSegments: positiveInteger(node, 'indexBuildMaxSegments', 64, problems),
     webhookConcurrency: positiveInteger(node, 'webhookConcurrency', 5, problems),
+    sqlEngine: sqlEngineOf(node, production, problems),
+    sqlMinCapacity: capacity(node, 'sqlMinCapacity', production ? 0.5 : 0, 0, problems),
+    sqlMaxCapacity: capacity(node, 'sqlMaxCapacity', 16, 1, problems),
   };
   if (settings.webhookConcurrency < 2 || settings.webhookConcurrency > 1000) {
     problems.push(
       `webhookConcurrency: an event source mapping's maximum concurrency is 2 to 1000, not ${settings.webhookConcurrency}`,
+    );
+  }
+  if (settings.sqlMinCapacity > settings.sqlMaxCapacity) {
+    problems.push(
+      `sqlMinCapacity: ${settings.sqlMinCapacity} ACUs is more than sqlMaxCapacity (${settings.sqlMaxCapacity})`,
     );
   }
   if (settings.wafRateLimitPer5Minutes < 10) {

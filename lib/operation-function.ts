@@ -74,7 +74,32 @@ export interface OperationFunctionProps {
    */
   provisionedConcurrentExecutions?: number;
   extraAssets?: readonly BundleAsset[];
+  /** Custom SQL on Aurora: the cluster this operation queries through the Data API, as the SELECT-only user. */
+  sql?: QueryCluster;
 }
+
+/**
+ * What a function that runs custom SQL on Aurora is given: the cluster, its database and the query user's secret,
+ * which it may read. The writer's secret ARN is named in its environment too (the environment describes the whole
+ * engine), but its role may not read that secret.
+ */
+export interface QueryCluster {
+  clusterArn: string;
+  database: string;
+  querySecretArn: string;
+  writerSecretArn: string;
+}
+
+/**
+ * The Data API's calls a query makes, on one cluster: its statements, in a transaction of its own that pins one
+ * database session (for KILL QUERY and a large result's temporary table) and is always rolled back; nothing that
+ * commits or batches writes.
+ */
+export const SQL_QUERY_ACTIONS = [
+  'rds-data:ExecuteStatement',
+  'rds-data:BeginTransaction',
+  'rds-data:RollbackTransaction',
+];
 
 /** The alias the API invokes when an operation has provisioned concurrency (it is set on an alias, not a function). */
 export const PROVISIONED_ALIAS = 'live';
@@ -265,6 +290,24 @@ export class OperationFunction extends Construct {
       }
     }
 
+    if (props.sql) {
+      // The Data API runs a statement with the caller's IAM permission on the cluster and reads the database
+      // user's secret with the caller's permission too: only the query user's secret, never the writer's.
+      role.addToPolicy(new PolicyStatement({ actions: SQL_QUERY_ACTIONS, resources: [props.sql.clusterArn] }));
+      role.addToPolicy(
+        new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [props.sql.querySecretArn] }),
+      );
+      if (props.encryptionKey && props.route.mode === 'client') {
+        role.addToPolicy(
+          new PolicyStatement({
+            actions: ['kms:Decrypt'],
+            resources: [props.encryptionKey.keyArn],
+            conditions: { StringEquals: { 'kms:ViaService': `secretsmanager.${stack.region}.amazonaws.com` } },
+          }),
+        );
+      }
+    }
+
     this.function = new NodejsFunction(this, 'Function', {
       description: `${props.stage}: ${props.route.method} ${props.route.path} (${props.route.operation})`,
       entry: props.entry,
@@ -294,6 +337,15 @@ export class OperationFunction extends Construct {
         METRIC_NAMESPACE: props.metricNamespace,
         STAGE: props.stage,
         ...(props.corsAllowOrigin ? { CORS_ALLOW_ORIGIN: props.corsAllowOrigin } : {}),
+        ...(props.sql
+          ? {
+              SQL_ENGINE: 'aurora',
+              SQL_CLUSTER_ARN: props.sql.clusterArn,
+              SQL_DATABASE: props.sql.database,
+              SQL_QUERY_SECRET_ARN: props.sql.querySecretArn,
+              SQL_WRITER_SECRET_ARN: props.sql.writerSecretArn,
+            }
+          : {}),
         // Stack traces in the log point at the TypeScript sources (the bundle ships a source map).
         NODE_OPTIONS: '--enable-source-maps',
       },

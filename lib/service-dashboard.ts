@@ -31,6 +31,7 @@ import {
   type ServiceMetricSources,
   sumOf,
 } from './service-metrics';
+import type { SqlMirrorMetric } from './sql-mirror';
 
 export interface ServiceDashboardProps extends ServiceMetricSources {
   stage: string;
@@ -41,6 +42,8 @@ export interface ServiceDashboardProps extends ServiceMetricSources {
   changeLog: Record<ChangeLogMetric, IMetric>;
   /** The index jobs' state machine: its runs beside the jobs' own metrics. */
   indexBuilds?: IStateMachine;
+  /** Custom SQL's MySQL mirror on Aurora (lib/sql-mirror.ts), when the stage has one. */
+  sqlMirror?: Record<SqlMirrorMetric, IMetric>;
 }
 
 /**
@@ -247,6 +250,14 @@ export class ServiceDashboard extends Construct {
       graph('Folds waiting on their queue', [changes.foldsWaiting], 8),
       graph('Folds given up on', [changes.foldFailures], 8),
     );
+    if (props.sqlMirror) {
+      this.dashboard.addWidgets(section('## Custom SQL on Aurora (the mirror of the change log)'));
+      this.dashboard.addWidgets(
+        graph('SQL mirror lag behind the change log (s)', [props.sqlMirror.lag]),
+        graph('Datasets still being copied into the mirror', [props.sqlMirror.backfilling]),
+        graph('Mirror runs failed (dead-letter queue)', [props.sqlMirror.failedRuns]),
+      );
+    }
     if (props.indexBuilds) {
       this.dashboard.addWidgets(
         section('## Index builds (records done, rate, errors; `das indexes` shows each index)'),

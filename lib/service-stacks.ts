@@ -69,6 +69,9 @@ export function createServiceStacks(app: App, options: ServiceStacksOptions): Se
     customerManagedKey: settings.customerManagedKey,
     terminationProtection: settings.production,
     config,
+    ...(settings.sqlEngine === 'aurora'
+      ? { sql: { minCapacity: settings.sqlMinCapacity, maxCapacity: settings.sqlMaxCapacity } }
+      : {}),
   });
   const stateless = new StatelessStack(app, `${base}-Stateless`, {
     ...env,

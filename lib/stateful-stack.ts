@@ -32,6 +32,7 @@ import {
 } from '../shared/storage/table-definitions';
 import { acknowledge } from './nag-acknowledgements';
 import { ServiceKey } from './service-key';
+import { SqlCluster, type SqlClusterResource } from './sql-cluster';
 
 export interface StatefulStackProps extends StackProps {
   stage: string;
@@ -44,6 +45,8 @@ export interface StatefulStackProps extends StackProps {
   customerManagedKey?: boolean;
   /** The validated configuration: one secret is created per application it declares. */
   config: CatalogConfig;
+  /** Custom SQL on Aurora (`sqlEngine=aurora`): the cluster's capacity in ACUs; absent, no cluster. */
+  sql?: { minCapacity: number; maxCapacity: number };
 }
 
 /** A table as the stateless stack knows it: its physical name and the shared definition it was built from. */
@@ -67,6 +70,8 @@ export interface StatefulResources {
   defaultSecretName: string;
   /** The customer-managed key, when the stage has one: logs and the alarm topic use it too. */
   encryptionKey?: IKey;
+  /** The Aurora cluster of custom SQL and its two secrets, when the stage runs custom SQL there. */
+  sql?: SqlClusterResource;
 }
 
 const ATTRIBUTE_TYPES: Record<KeyAttribute['type'], AttributeType> = {
@@ -96,6 +101,7 @@ export class StatefulStack extends Stack {
   readonly defaultSecret: Secret;
   readonly resources: StatefulResources;
   readonly encryptionKey?: IKey;
+  readonly sqlCluster?: SqlCluster;
   private readonly production: boolean;
 
   constructor(scope: Construct, id: string, props: StatefulStackProps) {
@@ -177,6 +183,17 @@ export class StatefulStack extends Stack {
       },
     ]);
 
+    if (props.sql) {
+      this.sqlCluster = new SqlCluster(this, 'Sql', {
+        stage,
+        secretPrefix,
+        production: this.production,
+        minCapacity: props.sql.minCapacity,
+        maxCapacity: props.sql.maxCapacity,
+        ...(this.encryptionKey ? { encryptionKey: this.encryptionKey } : {}),
+      });
+    }
+
     this.resources = {
       tables: {
         records: { tableName: tableNameFor(stage, RECORDS_TABLE), definition: RECORDS_TABLE },
@@ -190,6 +207,7 @@ export class StatefulStack extends Stack {
       applicationSecretNames: props.config.applications.map((app) => `${secretPrefix}/apps/${app.appCode}`),
       defaultSecretName,
       ...(this.encryptionKey ? { encryptionKey: this.encryptionKey } : {}),
+      ...(this.sqlCluster ? { sql: this.sqlCluster.resource } : {}),
     };
   }
 

@@ -29,6 +29,7 @@ import { ServiceApi } from './service-api';
 import { ServiceDashboard } from './service-dashboard';
 import { ServiceFirewall } from './service-firewall';
 import type { ServiceMetricSources } from './service-metrics';
+import { SqlMirror } from './sql-mirror';
 import type { StatefulResources } from './stateful-stack';
 
 export interface StatelessStackProps extends StackProps {
@@ -74,6 +75,14 @@ export const OPERATION_SIZING: Record<OperationName, { memorySize: number; timeo
   'bff-endpoint': { memorySize: 512, timeout: Duration.seconds(10) },
 };
 
+/**
+ * The operations that run custom SQL: execute-sql, aggregate (compiled to SQL on the same engine), and each
+ * operation a configured hook runs in (a hook's `context.client.sql.execute`).
+ */
+export function sqlOperations(config: CatalogConfig): ReadonlySet<OperationName> {
+  return new Set<OperationName>(['execute-sql', 'aggregate', ...(config.hooks ?? []).map((hook) => hook.operation)]);
+}
+
 /** A route of the shared list has no handler file: the app must not deploy an API with a dead route. */
 export class MissingHandlerError extends Error {
   constructor(readonly entries: readonly string[]) {
@@ -92,6 +101,7 @@ export class StatelessStack extends Stack {
   readonly changeLog: ChangeLogFunctions;
   readonly alarmTopic?: ITopic;
   readonly firewall?: ServiceFirewall;
+  readonly sqlMirror?: SqlMirror;
 
   constructor(scope: Construct, id: string, props: StatelessStackProps) {
     super(scope, id, props);
@@ -110,8 +120,10 @@ export class StatelessStack extends Stack {
       throw new MissingHandlerError(missing);
     }
 
+    const sqlRunners = sqlOperations(props.config);
     this.operations = routes.map((route) => {
       const sizing = OPERATION_SIZING[route.operation];
+      const sql = resources.sql && sqlRunners.has(route.operation) ? resources.sql : undefined;
       return new OperationFunction(this, `Op-${route.operation}`, {
         route,
         entry: entryFor(route),
@@ -137,6 +149,16 @@ export class StatelessStack extends Stack {
           ? { provisionedConcurrentExecutions: settings.provisionedConcurrency[route.operation] }
           : {}),
         extraAssets: props.extraAssets?.[route.operation] ?? [],
+        ...(sql
+          ? {
+              sql: {
+                clusterArn: sql.clusterArn,
+                database: sql.database,
+                querySecretArn: sql.querySecretArn,
+                writerSecretArn: sql.writerSecretArn,
+              },
+            }
+          : {}),
       });
     });
 
@@ -226,10 +248,24 @@ export class StatelessStack extends Stack {
       subscriptionIds: (props.config.webhooks ?? []).map((webhook) => webhook.id),
       subscriptionConcurrency: settings.webhookConcurrency,
     });
+    if (resources.sql) {
+      this.sqlMirror = new SqlMirror(this, 'SqlMirror', {
+        stage: settings.stage,
+        resources,
+        sql: resources.sql,
+        projectRoot: props.projectRoot,
+        metricNamespace: settings.metricNamespace,
+        logRetention,
+        logRemovalPolicy,
+        ...(encryptionKey ? { encryptionKey } : {}),
+        ...(topic ? { alarmAction: new SnsAction(topic) } : {}),
+      });
+    }
     this.dashboard = new ServiceDashboard(this, 'Dashboard', {
       ...sources,
       stage: settings.stage,
-      alarms: [...this.alarms.alarms, ...this.changeLog.alarms],
+      alarms: [...this.alarms.alarms, ...this.changeLog.alarms, ...(this.sqlMirror?.alarms ?? [])],
+      ...(this.sqlMirror ? { sqlMirror: this.sqlMirror.metrics(settings.metricNamespace) } : {}),
       hookFunctions: [...new Set((props.config.hooks ?? []).map((hook) => hook.function))],
       changeLog: this.changeLog.metrics(settings.metricNamespace),
       indexBuilds: this.indexBuilds.stateMachine,

@@ -30,6 +30,9 @@ describe('deployment settings from context', () => {
       indexBuildConcurrency: 8,
       indexBuildMaxSegments: 64,
       webhookConcurrency: 5,
+      sqlEngine: 'embedded',
+      sqlMinCapacity: 0,
+      sqlMaxCapacity: 16,
     });
   });
 
@@ -41,6 +44,8 @@ describe('deployment settings from context', () => {
       waf: true,
       sqlReservedConcurrency: 50,
       alarmEmail: 'oncall@example.com',
+      sqlEngine: 'aurora',
+      sqlMinCapacity: 0.5,
     });
     // A stage named prod is not production by its name.
     expect(settingsFrom({ stage: 'prod' })).toMatchObject({ production: false, logRetentionDays: 14, waf: false });
@@ -91,6 +96,9 @@ describe('deployment settings from context', () => {
         indexBuildConcurrency: '4',
         indexBuildMaxSegments: '16',
         webhookConcurrency: '20',
+        sqlEngine: 'embedded',
+        sqlMinCapacity: '2',
+        sqlMaxCapacity: '64',
       }),
     ).toEqual({
       stage: 'prod',
@@ -117,7 +125,31 @@ describe('deployment settings from context', () => {
       indexBuildConcurrency: 4,
       indexBuildMaxSegments: 16,
       webhookConcurrency: 20,
+      sqlEngine: 'embedded',
+      sqlMinCapacity: 2,
+      sqlMaxCapacity: 64,
     });
+  });
+
+  it('runs custom SQL on Aurora in production and embedded elsewhere unless sqlEngine says otherwise', () => {
+    const production = { production: 'true', alarmEmail: 'oncall@example.com' };
+    expect(settingsFrom({ ...production, sqlEngine: 'embedded' })).toMatchObject({ sqlEngine: 'embedded' });
+    expect(settingsFrom({ sqlEngine: 'aurora' })).toMatchObject({ sqlEngine: 'aurora', sqlMinCapacity: 0 });
+    expect(settingsFrom({ ...production, sqlMinCapacity: '0' })).toMatchObject({
+      sqlEngine: 'aurora',
+      sqlMinCapacity: 0,
+    });
+    expect(() => settingsFrom({ sqlEngine: 'mysql', sqlMinCapacity: '0.3', sqlMaxCapacity: '0.5' })).toThrow(
+      [
+        'invalid CDK context:',
+        "  sqlEngine: must be aurora or embedded, not 'mysql'",
+        "  sqlMinCapacity: must be a number of ACUs from 0 to 256 in steps of 0.5, not '0.3'",
+        "  sqlMaxCapacity: must be a number of ACUs from 1 to 256 in steps of 0.5, not '0.5'",
+      ].join('\n'),
+    );
+    expect(() => settingsFrom({ sqlMinCapacity: '8', sqlMaxCapacity: '4' })).toThrow(
+      'sqlMinCapacity: 8 ACUs is more than sqlMaxCapacity (4)',
+    );
   });
 
   it('refuses wrong values, listing every problem at once', () => {

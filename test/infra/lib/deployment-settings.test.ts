@@ -55,8 +55,9 @@ describe('production data survives mistakes', () => {
   });
 
   it('retains every secret', () => {
+    // Two applications' keys, the default signing secret, and custom SQL's writer and query users (Aurora in production).
     const secrets = Object.values(stateful.findResources('AWS::SecretsManager::Secret'));
-    expect(secrets).toHaveLength(3);
+    expect(secrets).toHaveLength(5);
     for (const secret of secrets) expect(secret.DeletionPolicy).toBe('Retain');
     const devSecrets = Object.values(development.statefulTemplate.findResources('AWS::SecretsManager::Secret'));
     for (const secret of devSecrets) expect(secret.DeletionPolicy).toBe('Delete');
@@ -76,8 +77,9 @@ describe('production data survives mistakes', () => {
   it('keeps logs 180 days by default, and retains them when the stack goes', () => {
     const groups = Object.values(stateless.findResources('AWS::Logs::LogGroup'));
     // Eleven operation functions, the API's access log, the catalog deployment's function and provider, the change
-    // log's stream, delivery and fold functions, and the index builds' function and state machine.
-    expect(groups.length).toBe(19);
+    // log's stream, delivery and fold functions, the index builds' function and state machine, and custom SQL's
+    // mirror function, query-user function and its provider.
+    expect(groups.length).toBe(22);
     for (const group of groups) {
       expect(group.Properties.RetentionInDays).toBe(180);
       expect(group.DeletionPolicy).toBe('Retain');
@@ -95,7 +97,8 @@ describe('production alarms reach someone', () => {
   it('gives every alarm the e-mail topic as its alarm and OK action', () => {
     const topicId = logicalIdOf(stateless, 'AWS::SNS::Topic', '/AlarmTopic/');
     const alarms = Object.values(stateless.findResources('AWS::CloudWatch::Alarm'));
-    expect(alarms).toHaveLength(14);
+    // With the custom SQL mirror's two (failed runs, lag).
+    expect(alarms).toHaveLength(16);
     for (const alarm of alarms) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
       expect(alarm.Properties.OKActions).toEqual([{ Ref: topicId }]);
@@ -179,8 +182,8 @@ describe('edge protection in production', () => {
       (fn) => !String(fn.Properties.Description ?? '').includes('(execute-sql)'),
     );
     // The ten other operation functions, the catalog deployment's two, the change log's three (stream, delivery,
-    // fold) and the index builds' one.
-    expect(others.length).toBe(16);
+    // fold), the index builds' one, and custom SQL's mirror, query-user function and its provider.
+    expect(others.length).toBe(19);
     for (const fn of others) expect(fn.Properties.ReservedConcurrentExecutions).toBeUndefined();
   });
 
@@ -237,7 +240,7 @@ describe('customer-managed key', () => {
       });
     }
     const secrets = Object.values(withKey.statefulTemplate.findResources('AWS::SecretsManager::Secret'));
-    expect(secrets).toHaveLength(3);
+    expect(secrets).toHaveLength(5);
     for (const secret of secrets) expect(secret.Properties.KmsKeyId).toEqual(keyRef());
   });
 
@@ -247,7 +250,7 @@ describe('customer-managed key', () => {
     expect(imported).toBeDefined();
     const keyImport = { 'Fn::ImportValue': imported };
     const groups = Object.values(withKey.statelessTemplate.findResources('AWS::Logs::LogGroup'));
-    expect(groups).toHaveLength(19);
+    expect(groups).toHaveLength(22);
     for (const group of groups) expect(group.Properties.KmsKeyId).toEqual(keyImport);
     withKey.statelessTemplate.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: keyImport });
     withKey.statelessTemplate.hasResourceProperties('AWS::IAM::Policy', {
