@@ -142,7 +142,8 @@ export class StatelessStack extends Stack {
         logRetention,
         logRemovalPolicy,
         ...(encryptionKey ? { encryptionKey } : {}),
-        ...(route.operation === 'execute-sql' && settings.sqlReservedConcurrency
+        // Aggregate loads and queries datasets as custom SQL does: the same reservation caps each of the two.
+        ...((route.operation === 'execute-sql' || route.operation === 'aggregate') && settings.sqlReservedConcurrency
           ? { reservedConcurrentExecutions: settings.sqlReservedConcurrency }
           : {}),
         ...(settings.provisionedConcurrency?.[route.operation]

@@ -173,17 +173,15 @@ describe('edge protection in production', () => {
     expect(rule.OverrideAction).toEqual({ None: {} });
   });
 
-  it('reserves (and so caps) 50 concurrent executions for custom SQL, and none for the other operations', () => {
-    const reserved = Object.values(stateless.findResources('AWS::Lambda::Function'))
-      .filter((fn) => String(fn.Properties.Description ?? '').includes('(execute-sql)'))
-      .map((fn) => fn.Properties.ReservedConcurrentExecutions);
-    expect(reserved).toEqual([50]);
-    const others = Object.values(stateless.findResources('AWS::Lambda::Function')).filter(
-      (fn) => !String(fn.Properties.Description ?? '').includes('(execute-sql)'),
-    );
-    // The ten other operation functions, the catalog deployment's two, the change log's three (stream, delivery,
+  it('reserves (and so caps) 50 concurrent executions for each of custom SQL and aggregate, none for the others', () => {
+    const functions = Object.values(stateless.findResources('AWS::Lambda::Function'));
+    const sql = (fn: (typeof functions)[number]) =>
+      /\((execute-sql|aggregate)\)/.test(String(fn.Properties.Description));
+    expect(functions.filter(sql).map((fn) => fn.Properties.ReservedConcurrentExecutions)).toEqual([50, 50]);
+    const others = functions.filter((fn) => !sql(fn));
+    // The nine other operation functions, the catalog deployment's two, the change log's three (stream, delivery,
     // fold), the index builds' one, and custom SQL's mirror, query-user function and its provider.
-    expect(others.length).toBe(19);
+    expect(others.length).toBe(18);
     for (const fn of others) expect(fn.Properties.ReservedConcurrentExecutions).toBeUndefined();
   });
 
