@@ -31,12 +31,12 @@ import {
   TreatMissingData,
 } from 'aws-cdk-lib/aws-cloudwatch';
 import { type ITable, Table } from 'aws-cdk-lib/aws-dynamodb';
-import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
-import { Architecture, LoggingFormat, Runtime, StartingPosition, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import {
@@ -45,8 +45,8 @@ import {
   subscriptionQueueNameFor,
 } from '../shared/changes/delivery-routes';
 import { COUNT_INDEX, FEED_INDEX } from '../shared/storage/table-definitions';
+import { backgroundFunction } from './background-function';
 import { acknowledge } from './nag-acknowledgements';
-import { FUNCTION_BUNDLING } from './operation-function';
 import type { StatefulResources } from './stateful-stack';
 
 export interface ChangeLogFunctionsProps {
@@ -228,60 +228,24 @@ export class ChangeLogFunctions extends Construct {
       stack.formatArn({ service: 'dynamodb', resource: 'table', resourceName: tableName });
     const eventsArn = tableArn(events.tableName);
     const common = (name: string, description: string, entry: string, timeout: Duration) => {
-      const logGroup = new LogGroup(this, `${name}Logs`, {
-        retention: props.logRetention,
-        removalPolicy: props.logRemovalPolicy,
-        ...(props.encryptionKey ? { encryptionKey: props.encryptionKey } : {}),
+      const made = backgroundFunction(this, props, {
+        name,
+        description,
+        entry,
+        timeout,
+        environment: {
+          DELIVERY_QUEUE_URL: this.deliveryQueue.queueUrl,
+          PARKED_QUEUE_URL: this.parkedQueue.queueUrl,
+          FOLD_QUEUE_URL: this.foldQueue.queueUrl,
+        },
       });
-      const role = new Role(this, `${name}Role`, {
-        assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-        description: `${props.stage} ${description}: exactly the actions it needs`,
-      });
-      role.addToPolicy(
-        new PolicyStatement({
-          effect: Effect.ALLOW,
-          actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-          resources: [logGroup.logGroupArn],
-        }),
-      );
-      role.addToPolicy(
+      made.role.addToPolicy(
         new PolicyStatement({
           actions: ['dynamodb:GetItem'],
           resources: [tableArn(resources.tables.catalog.tableName)],
         }),
       );
-      const fn = new NodejsFunction(this, name, {
-        description: `${props.stage}: ${description}`,
-        entry: `${props.projectRoot}/functions/${entry}.ts`,
-        handler: 'handler',
-        projectRoot: props.projectRoot,
-        depsLockFilePath: `${props.projectRoot}/package-lock.json`,
-        runtime: Runtime.NODEJS_22_X,
-        architecture: Architecture.ARM_64,
-        memorySize: 512,
-        timeout,
-        tracing: Tracing.ACTIVE,
-        role,
-        logGroup,
-        loggingFormat: LoggingFormat.JSON,
-        environment: {
-          RECORDS_TABLE: resources.tables.records.tableName,
-          CATALOG_TABLE: resources.tables.catalog.tableName,
-          QUOTA_TABLE: resources.tables.quota.tableName,
-          EVENTS_TABLE: events.tableName,
-          KEY_STORE: 'secrets-manager',
-          SECRET_PREFIX: resources.secretPrefix,
-          DEFAULT_SECRET_ID: resources.defaultSecretName,
-          DELIVERY_QUEUE_URL: this.deliveryQueue.queueUrl,
-          PARKED_QUEUE_URL: this.parkedQueue.queueUrl,
-          FOLD_QUEUE_URL: this.foldQueue.queueUrl,
-          METRIC_NAMESPACE: props.metricNamespace,
-          STAGE: props.stage,
-          NODE_OPTIONS: '--enable-source-maps',
-        },
-        bundling: FUNCTION_BUNDLING,
-      });
-      return { fn, role };
+      return made;
     };
 
     // The change log's writer: the stream in, events and delivery messages out.

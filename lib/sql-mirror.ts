@@ -16,19 +16,19 @@ import { CustomResource, Duration, type RemovalPolicy, Stack } from 'aws-cdk-lib
 import { Alarm, ComparisonOperator, type IAlarmAction, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { Rule, RuleTargetInput, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { Effect, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
-import { Architecture, type CfnFunction, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
-import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { Provider } from 'aws-cdk-lib/custom-resources';
 import { Construct } from 'constructs';
 import { MIRROR_BACKFILLING_METRIC, MIRROR_LAG_METRIC } from '../shared/observability/mirror-metrics';
 import { FEED_INDEX } from '../shared/storage/table-definitions';
+import { backgroundFunction } from './background-function';
 import { acknowledge } from './nag-acknowledgements';
-import { FUNCTION_BUNDLING } from './operation-function';
 import type { SqlClusterResource } from './sql-cluster';
 import type { StatefulResources } from './stateful-stack';
 
@@ -86,22 +86,8 @@ export class SqlMirror extends Construct {
     ]);
 
     const fn = (name: string, description: string, entry: string, timeout: Duration) => {
-      const logGroup = new LogGroup(this, `${name}Logs`, {
-        retention: props.logRetention,
-        removalPolicy: props.logRemovalPolicy,
-        ...(props.encryptionKey ? { encryptionKey: props.encryptionKey } : {}),
-      });
-      const role = new Role(this, `${name}Role`, {
-        assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
-        description: `${props.stage} ${description}: exactly the actions it needs`,
-      });
-      role.addToPolicy(
-        new PolicyStatement({
-          effect: Effect.ALLOW,
-          actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-          resources: [logGroup.logGroupArn],
-        }),
-      );
+      const made = backgroundFunction(this, props, { name, description, entry, timeout });
+      const { role } = made;
       // The writer's statements on this cluster, with the writer's secret, which only these two functions read.
       role.addToPolicy(new PolicyStatement({ actions: SQL_WRITER_ACTIONS, resources: [sql.clusterArn] }));
       role.addToPolicy(
@@ -116,35 +102,7 @@ export class SqlMirror extends Construct {
           }),
         );
       }
-      const created = new NodejsFunction(this, name, {
-        description: `${props.stage}: ${description}`,
-        entry: `${props.projectRoot}/functions/${entry}.ts`,
-        handler: 'handler',
-        projectRoot: props.projectRoot,
-        depsLockFilePath: `${props.projectRoot}/package-lock.json`,
-        runtime: Runtime.NODEJS_22_X,
-        architecture: Architecture.ARM_64,
-        memorySize: 512,
-        timeout,
-        tracing: Tracing.ACTIVE,
-        role,
-        logGroup,
-        loggingFormat: LoggingFormat.JSON,
-        environment: {
-          RECORDS_TABLE: resources.tables.records.tableName,
-          CATALOG_TABLE: resources.tables.catalog.tableName,
-          QUOTA_TABLE: resources.tables.quota.tableName,
-          EVENTS_TABLE: resources.tables.events.tableName,
-          KEY_STORE: 'secrets-manager',
-          SECRET_PREFIX: resources.secretPrefix,
-          DEFAULT_SECRET_ID: resources.defaultSecretName,
-          METRIC_NAMESPACE: props.metricNamespace,
-          STAGE: props.stage,
-          NODE_OPTIONS: '--enable-source-maps',
-        },
-        bundling: FUNCTION_BUNDLING,
-      });
-      return { fn: created, role };
+      return made;
     };
 
     // The mirror: the change log and the records in, the mirror out.

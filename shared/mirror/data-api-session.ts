@@ -93,7 +93,7 @@ export function namedParameters(sql: string, values: readonly unknown[]): { sql:
 }
 
 /** Where the string, quoted name or comment starting at `i` ends (`i` itself when none starts there). */
-function skipQuotedOrComment(sql: string, i: number): number {
+export function skipQuotedOrComment(sql: string, i: number): number {
   const c = sql[i];
   if (c === "'" || c === '"' || c === '`') {
     let j = i + 1;

@@ -4,6 +4,8 @@
  * column metadata).
  */
 import type { FieldPacket } from 'mysql2';
+// Strings, quoted names and comments are skipped as MySQL reads them, by the same scanner the session uses.
+import { skipQuotedOrComment } from '../../../shared/mirror/data-api-session';
 
 export interface WireField {
   isNull?: boolean;
@@ -30,7 +32,7 @@ export function positional(sql: string, parameters: readonly WireParameter[] = [
   let out = '';
   let i = 0;
   while (i < sql.length) {
-    const end = quotedOrComment(sql, i);
+    const end = skipQuotedOrComment(sql, i);
     if (end > i) {
       out += sql.slice(i, end);
       i = end;
@@ -50,30 +52,6 @@ export function positional(sql: string, parameters: readonly WireParameter[] = [
     i += 1;
   }
   return { sql: out, values };
-}
-
-function quotedOrComment(sql: string, i: number): number {
-  const c = sql[i];
-  if (c === "'" || c === '"' || c === '`') {
-    let j = i + 1;
-    while (j < sql.length) {
-      if (sql[j] === '\\' && c !== '`') j += 2;
-      else if (sql[j] === c) {
-        if (sql[j + 1] === c) j += 2;
-        else return j + 1;
-      } else j += 1;
-    }
-    return sql.length;
-  }
-  if (c === '#' || (c === '-' && sql[i + 1] === '-')) {
-    const newline = sql.indexOf('\n', i);
-    return newline === -1 ? sql.length : newline;
-  }
-  if (c === '/' && sql[i + 1] === '*') {
-    const close = sql.indexOf('*/', i + 2);
-    return close === -1 ? sql.length : close + 2;
-  }
-  return i;
 }
 
 function boundValue(field: WireField): unknown {
