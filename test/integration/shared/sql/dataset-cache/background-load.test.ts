@@ -15,7 +15,7 @@ import {
   ENGINE_LOAD_LIMIT_MS,
   recordStoreRows,
 } from '../../../../../shared/operations/execute-sql';
-import { DatasetCache } from '../../../../../shared/sql/dataset-cache';
+import { DatasetCache, type DatasetChangeFeed, type DatasetRowSource } from '../../../../../shared/sql/dataset-cache';
 import { SqlJsEngine } from '../../../../../shared/sql/sqljs-engine';
 import { type AppCredentials, ServiceHarness } from '../../../../support/service-harness';
 
@@ -56,12 +56,32 @@ writeFileSync(configFile, JSON.stringify(config));
 const engine = new SqlJsEngine({ loadTimeoutMs: ENGINE_LOAD_LIMIT_MS });
 /** The container's cache: replaced by a fresh one to measure a single load, as another container would make it. */
 let cache = new DatasetCache();
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+type FeedSource = DatasetRowSource & { readonly changes: DatasetChangeFeed };
+/**
+ * The record store with each read of rows held back a second, so that a load outlasts the first calls' 50 ms
+ * however busy the machine (the background load reads through `detached()`, held back the same way).
+ */
+function heldBack(source: FeedSource): FeedSource {
+  return {
+    readRows: async (datasetCode, request) => {
+      const rows = await source.readRows(datasetCode, request);
+      await pause(1_000);
+      return rows;
+    },
+    changes: {
+      ...source.changes,
+      apart: () => heldBack(source.changes.apart()),
+      detached: () => heldBack(source.changes.detached()),
+    },
+  };
+}
 const executeSql = createExecuteSqlOperation({
   engine: () => engine,
   get cache() {
     return cache;
   },
-  rowSource: recordStoreRows,
+  rowSource: (context) => heldBack(recordStoreRows(context)),
 });
 const OPERATIONS: Record<string, Operation> = { 'batch-create': batchCreateOperation, 'execute-sql': executeSql };
 const harness = new ServiceHarness(configFile, {
@@ -82,7 +102,6 @@ function sqlReadUnits(from: number): number[] {
 }
 
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const EXPECTED = {
   execSuccess: true,
@@ -113,13 +132,17 @@ afterAll(async () => {
 it('answers 2001 with Retry-After and the progress while the load goes on, then the answer; one load paid in all', async () => {
   const from = harness.logLines.length;
   // Three calls at once: each answers 2001 within its own 50 ms, and one load runs for them all. (A process busy
-  // elsewhere may run a call's timer only after the load is done: that call answers the statement's own 2001.)
+  // elsewhere may run a call's timer only after the load is done: that call answers the statement's own 2001, or
+  // the answer itself when the call reached the cache after the load.)
   const first = await Promise.all([query('by-kind'), query('by-kind'), query('by-kind')]);
-  const loading = first.filter(
+  const answered = first.filter((res) => res.status === 200);
+  const refused = first.filter((res) => res.status !== 200);
+  const loading = refused.filter(
     (res) => !/^the query ran longer than its limit of 50 ms/.test(String(res.body.errorMsg)),
   );
   expect(loading.length).toBeGreaterThanOrEqual(1);
-  for (const res of first) {
+  for (const res of answered) expect(res.body.data).toEqual(EXPECTED);
+  for (const res of refused) {
     expect(res.status).toBe(504);
     expect(res.body).toMatchObject({ success: false, errorCode: 2001 });
   }
