@@ -26,7 +26,7 @@
  * than a load, the read may spend that estimate instead. So a load chosen after reading change items costs at most
  * 2 % more, or, when the count said a catch-up was cheaper, that estimate more (below the load: under twice the
  * load in all). Updates leave the count as it is: after a burst of updates the read spends the 2 % as before
- * (`catchUpPlan`). Each dataset of a query is planned and loaded over a meter of its own (`apart`), as they run at
+ * (catch-up-plan.ts). Each dataset of a query is planned and loaded over a meter of its own (`apart`), as they run at
  * once: what a load cost per row and what a plan spent are its own. The row budget
  * is checked before anything is read or caught up: a load from the dataset's count, a catch-up from the rows it
  * would add.
@@ -35,138 +35,12 @@
  * A query that finds another one loading the same view waits for that load only within its own time limit.
  */
 import { createHash } from 'node:crypto';
-import type { ReadableTable } from '../access/permissions';
 import { QueryTimeoutError } from '../contract/errors';
-import { compareCodePoints } from '../records/value-encoding';
 import { BackgroundLoad, stillLoading } from './background-load';
+import { type CatchUpPlan, catchUpPlan, type FeedState } from './catch-up-plan';
+import type { DatasetChangeFeed, DatasetRowSource, DatasetView, LoadDeadline, ReadRowsRequest } from './dataset-source';
 import { datasetColumns, toTableRow } from './dataset-table';
 import type { EngineTable } from './query-engine';
-
-/** A filter in get-list syntax (docs/interface.md §5), as in a grant's `rowFilter`. */
-export type RowFilter = Readonly<Record<string, unknown>>;
-
-/** A stored record: system fields (`id`, `gmt_create`, `gmt_modified`) and field values by name. */
-export type DatasetRecord = Readonly<Record<string, unknown>>;
-
-export interface ReadRowsRequest {
-  /** The visible fields; the source may return more, the cache keeps only these (and system fields). */
-  fields: readonly string[];
-  /** Only records matching this filter, with get-list's semantics. */
-  rowFilter?: RowFilter;
-  /** Return at most this many records; the cache asks for one more than it can take, to notice excess. */
-  limit: number;
-  /** Stop reading at this time (epoch ms) with a 2001 that says `message`: the query's time is spent. */
-  deadline?: LoadDeadline;
-  /** Records whose revision the caller wants to know (changes in flight when the load began). */
-  watch?: ReadonlySet<string>;
-  /** Told the revision of each watched record the read returned. */
-  seen?: (id: string, revision: number) => void;
-  /** Told the rows read so far, after each page. */
-  progress?: (rows: number) => void;
-}
-
-export interface LoadDeadline {
-  at: number;
-  /** What the caller is told: the limit, in words it can act on. */
-  message: string;
-}
-
-/** A write the source recorded before making it: the records it names, at a position in time order. */
-export interface DatasetChange {
-  position: string;
-  /** The time the position carries (epoch ms). */
-  time: number;
-  ids: readonly string[];
-  /** The revision the write gives its records (1 for new records). */
-  revision: number;
-  /** How many of `ids` are new records (a create, a batch). */
-  created: number;
-}
-
-/** A record read to catch up: its revision, and its row when the view may see it. */
-export interface ChangedRecord {
-  id: string;
-  revision: number;
-  row?: DatasetRecord;
-}
-
-/** What a source offers when it records every write before making it. */
-export interface DatasetChangeFeed {
-  /**
-   * The changes recorded after time `sinceMs` (epoch ms), read consistently. A change is recorded at most
-   * `rereadMs` after its position's time, so a reader that looked at time T asks again from T − `rereadMs`.
-   * `known`: the caller read the changes after `known.fromMs` already, up to position `known.through` (none when
-   * absent): those are not read again, nor returned.
-   */
-  changesSince(
-    datasetCode: string,
-    sinceMs: number,
-    known?: { fromMs: number; through?: string },
-  ): Promise<readonly DatasetChange[]>;
-  /**
-   * The same, read page by page and no further than the caller will pay for: before each page `allowance` is
-   * told the changes read so far and says how many more may be read (0: stop there); it may look something up
-   * first. `complete` says whether every change since `sinceMs` was read.
-   */
-  changesWithin(
-    datasetCode: string,
-    sinceMs: number,
-    allowance: (read: readonly DatasetChange[]) => number | Promise<number>,
-  ): Promise<{ changes: readonly DatasetChange[]; complete: boolean }>;
-  readonly rereadMs: number;
-  /** A change's write lands within this of its position's time, or never. */
-  readonly settleMs: number;
-  /**
-   * The records the changes name as they are now (read consistently); absent ones are left out. Read as
-   * `changedRecordReads` groups them: the records of each range at what a load pays for them (read consistently,
-   * twice that), the others by id, at least a unit each.
-   */
-  readChanged(
-    datasetCode: string,
-    changes: readonly DatasetChange[],
-    request: Omit<ReadRowsRequest, 'limit' | 'deadline'>,
-  ): Promise<readonly ChangedRecord[]>;
-  /**
-   * The dataset's record count (as far as the source can tell without writing), to refuse a load that cannot
-   * fit before reading anything; it may stop counting once past `atMost`. The load's own row limit stays the
-   * exact guard.
-   */
-  countRecords(datasetCode: string, atMost: number): Promise<number>;
-  /** Read units spent so far by this source, so that the cache knows what a load of a dataset costs. */
-  unitsRead(): number;
-  /**
-   * The same source with its reads counted apart: the datasets of a query are read at once, and each one's plan
-   * or load weighs what it spent itself, not the others' reads made meanwhile. What the part reads counts for
-   * this source too (the request's capacity).
-   */
-  apart(): DatasetRowSource & { readonly changes: DatasetChangeFeed };
-  /**
-   * The same source with its reads counted on a meter of its own, not the request's: for a load that may outlive
-   * the request (background-load.ts), whose units are charged to the requests that wait for it.
-   */
-  detached(): DatasetRowSource & { readonly changes: DatasetChangeFeed };
-  /** Counts units read on this request's behalf by a detached source (a load it waited for). */
-  charge(units: number): void;
-}
-
-/**
- * Where datasets' rows come from (the record store over DynamoDB in the deployment). A source is given per
- * request, so that its reads can be counted against that request's capacity.
- */
-export interface DatasetRowSource {
-  /**
-   * A value that changes whenever any record of the dataset is written; `undefined` when the source cannot
-   * tell, and then the dataset is read afresh for every query and never cached. Not asked when `changes` is given.
-   */
-  version?(datasetCode: string): Promise<string | number | undefined>;
-  readRows(datasetCode: string, request: ReadRowsRequest): Promise<readonly DatasetRecord[]>;
-  /** The source's change feed, when it keeps one. */
-  changes?: DatasetChangeFeed;
-}
-
-/** One dataset as one caller may read it: the fields its grant shows and the rows its row filter allows. */
-/** A dataset as one caller may read it (access/permissions.ts decides it): the table a query sees. */
-export type DatasetView = ReadableTable;
 
 export interface DatasetCacheOptions {
   /** Most rows one query may load across its datasets; above it the query answers 2001. Default 200,000. */
@@ -193,17 +67,6 @@ interface Entry {
   table: EngineTable;
   /** Copies kept by a change feed. */
   feed?: FeedState;
-}
-
-interface FeedState {
-  /** When the feed was last read. */
-  readAt: number;
-  /** Changes already applied, among those a read from `readAt − rereadMs` returns. */
-  applied: ReadonlySet<string>;
-  /** Changes whose writes had not landed when last read: read again until they have, or have settled. */
-  pending: readonly DatasetChange[];
-  /** Read units the load took per row (what catching up is weighed against). */
-  unitsPerRow: number;
 }
 
 export interface TablesOptions {
@@ -376,7 +239,16 @@ export class DatasetCache {
     // plan and each load counts its own reads: they run at once.
     const plans = await Promise.all(
       slots.map(async (slot) =>
-        slot.entry ? this.catchUpPlan(feed.apart().changes, slot.view, slot.entry) : undefined,
+        slot.entry
+          ? catchUpPlan(
+              feed.apart().changes,
+              slot.view,
+              slot.entry.feed,
+              slot.entry.table.rows.length,
+              this.rowBudget,
+              this.now,
+            )
+          : undefined,
       ),
     );
     let used = 0;
@@ -472,114 +344,6 @@ export class DatasetCache {
     load.chargeTo(feed);
     if (!load.settled) return;
     for (const [viewKey, held] of this.loads) if (held === load) this.loads.delete(viewKey);
-  }
-
-  /**
-   * The changes a copy has not applied, what they add, and whether loading afresh costs less. The change items
-   * are read no further than it takes to know: reading stops as soon as what the decision spent (on the changes
-   * the copy has not applied, and on a count) plus reading the records they name would pass what a fresh load
-   * costs, or once the decision has spent its allowance, whichever comes first; a read that stopped early means a
-   * fresh load. The allowance is `DECIDE_SHARE` of a load (at least `DECIDE_MIN_UNITS`). When that is spent with
-   * changes still unread, a view without a row filter counts the dataset's records once: records are never
-   * deleted, so the count less the rows the copy holds is the records created since it was loaded, and when
-   * catching up that many, at what the catch-up of the changes read so far costs per record they create, would
-   * cost less than a load, that estimate (the count's cost included) becomes the allowance. (The re-read window's
-   * changes, applied already, are read by every look whatever it decides, so they weigh on neither side.) So a
-   * catch-up never costs more than a load, and a load chosen after reading changes costs at most the allowance
-   * more: that share, or an estimate below the load (less than twice the load in all, and only when the count
-   * said a catch-up was cheaper). Updates leave the count as it is: after a burst of updates (or with a row
-   * filter) the allowance stays the share (every log of writes costs in proportion to the writes it holds: the
-   * share is what keeps the decision small beside the load, and it still lets a catch-up of changes costing up to
-   * half a load go ahead).
-   */
-  private async catchUpPlan(
-    feed: DatasetChangeFeed,
-    view: DatasetView,
-    entry: Entry & { feed: FeedState },
-  ): Promise<CatchUpPlan> {
-    const readAt = this.now();
-    const { applied, pending, unitsPerRow } = entry.feed;
-    const held = entry.table.rows.length;
-    // A record read by id, consistently, costs at least a unit; one read in a range costs what the load paid for it,
-    // twice that (consistently), and the range a unit at most for its last part-filled 4 KB.
-    const perRecord = Math.max(1, 2 * unitsPerRow);
-    const recordUnits = (changes: readonly DatasetChange[]) => {
-      const { ranges, byId } = changedRecordReads(changes);
-      return ranges.reduce((sum, range) => sum + range.ids.length * 2 * unitsPerRow + 1, 0) + byId.length * perRecord;
-    };
-    let allowed = Math.max(DECIDE_MIN_UNITS, DECIDE_SHARE * held * unitsPerRow);
-    // The dataset's count, once read: what it cost, and the count when it is exact (not stopped early).
-    let count: { units: number; records?: number } | undefined;
-    const unitsBefore = feed.unitsRead();
-    const weigh = (changes: readonly DatasetChange[]) => {
-      const fresh = changes.filter((change) => !applied.has(change.position));
-      const toApply = [...pending.filter((change) => !fresh.some((f) => f.position === change.position)), ...fresh];
-      const created = fresh.reduce((sum, change) => sum + change.created, 0);
-      const countUnits = count?.units ?? 0;
-      // What the change items cost; the decision spent a part on those the copy has not applied: those it re-reads
-      // (the re-read window after its last look) every look reads, whatever it decides, so they weigh on neither side.
-      const spent = feed.unitsRead() - unitsBefore - countUnits;
-      const deciding = (changes.length > 0 ? (spent * fresh.length) / changes.length : 0) + countUnits;
-      const catchUpUnits = deciding + recordUnits(toApply);
-      const loadUnits = (held + created) * unitsPerRow;
-      return { toApply, created, spent, deciding, catchUpUnits, loadUnits };
-    };
-    // What catching up the records created since the load would cost, by the dataset's count, when that is less
-    // than a load; undefined when it is not, or the count cannot tell (a row filter; no create read yet).
-    const countedCatchUp = async (read: readonly DatasetChange[]): Promise<number | undefined> => {
-      const { created, catchUpUnits } = weigh(read);
-      if (view.rowFilter || created === 0) return undefined;
-      const perCreate = catchUpUnits / created;
-      // Past this many creates a catch-up costs more than a load (which pays `unitsPerRow` for each of them too).
-      const most =
-        perCreate > unitsPerRow ? Math.floor((held * unitsPerRow) / (perCreate - unitsPerRow)) : this.rowBudget;
-      if (most < created) return undefined;
-      const before = feed.unitsRead();
-      const records = await feed.countRecords(view.datasetCode, held + most);
-      count = { units: feed.unitsRead() - before, ...(records <= held + most ? { records } : {}) };
-      const since = records - held;
-      // A count behind the creates already read is stale (the count index shows a write a moment after it).
-      if (since < created || since > most) return undefined;
-      const estimate = since * perCreate + count.units;
-      return estimate < (held + since) * unitsPerRow ? estimate : undefined;
-    };
-    const { changes, complete } = await feed.changesWithin(
-      view.datasetCode,
-      entry.feed.readAt - feed.rereadMs,
-      async (read) => {
-        let weighed = weigh(read);
-        if (weighed.catchUpUnits > weighed.loadUnits) return 0;
-        if (weighed.deciding >= allowed) {
-          // The share is spent: once, the count may tell that catching up is cheaper all the same.
-          if (count) return 0;
-          const estimate = await countedCatchUp(read);
-          if (estimate === undefined) return 0;
-          allowed = Math.max(allowed, estimate);
-          weighed = weigh(read);
-          if (weighed.catchUpUnits > weighed.loadUnits || weighed.deciding >= allowed) return 0;
-        }
-        const { spent, deciding, catchUpUnits, loadUnits } = weighed;
-        // Each further change costs at least a record read in a range: read no more than could still fit under the
-        // load, nor (at the rate the changes read so far cost) more than the rest of the allowance. A page costs a
-        // unit for its first 4 KB whatever it holds, so a page is never smaller than the first one: fewer items
-        // would cost as much, and a small copy would pay a unit for each of the re-read window's changes.
-        const underLoad = Math.floor((loadUnits - catchUpUnits) / Math.max(2 * unitsPerRow, MIN_RECORD_UNITS)) + 1;
-        const perChange = read.length > 0 ? spent / read.length : 0;
-        const underShare = perChange > 0 ? Math.ceil((allowed - deciding) / perChange) : DECIDE_MIN_PAGE;
-        return Math.max(DECIDE_MIN_PAGE, Math.min(underLoad, underShare, DECIDE_MAX_PAGE));
-      },
-    );
-    const { toApply, created, catchUpUnits, loadUnits } = weigh(changes);
-    const reload = !complete || (toApply.length > 0 && catchUpUnits > loadUnits);
-    return {
-      readAt,
-      seenFrom: entry.feed.readAt - feed.rereadMs,
-      seen: changes,
-      toApply,
-      created,
-      reload,
-      ...(count?.records === undefined ? {} : { counted: count.records }),
-    };
   }
 
   private async loadWithFeed(
@@ -809,71 +573,6 @@ function within<T>(
 
 /** The sweep's timer waits at least this long (ms), so that a clock that does not move never makes it spin. */
 const SWEEP_MIN_DELAY_MS = 1_000;
-/** Deciding between a catch-up and a fresh load reads change items costing at most this share of the load... */
-const DECIDE_SHARE = 0.02;
-/** ...or this many read units, when more (about fifty change items of single writes). */
-const DECIDE_MIN_UNITS = 2;
-/** The least a record read in a range is taken to cost, to bound a page of change items when the load cost nothing. */
-const MIN_RECORD_UNITS = 0.01;
-/** Changes created within this of each other (ms) have their records read as one key range. */
-const CHANGE_RANGE_GAP_MS = 3_000;
-/** Change items read in a page at least (about what 4 KB holds of single writes' items, a unit read consistently). */
-const DECIDE_MIN_PAGE = 50;
-/** Change items read in one page at most. */
-const DECIDE_MAX_PAGE = 1_000;
-
-/** What catching a copy up would take: the changes read, those to apply, the rows they add, or a reload instead. */
-interface CatchUpPlan {
-  readAt: number;
-  /** The changes after this time (epoch ms) were read, up to the last of `seen`. */
-  seenFrom: number;
-  seen: readonly DatasetChange[];
-  toApply: readonly DatasetChange[];
-  created: number;
-  reload: boolean;
-  /** The dataset's record count, when the decision read it in full. */
-  counted?: number;
-}
-
-/** A key range of records to read: the ids wanted in it, ascending, and the earliest time of the changes naming them. */
-export interface ChangedRange {
-  ids: readonly string[];
-  fromMs: number;
-}
-
-/**
- * How the records the changes name are read: those new in changes (`created`) positioned within
- * `CHANGE_RANGE_GAP_MS` of each other as one key range (records created in a burst or by one batch have ids close
- * together, and a range read costs by the bytes it reads), an update of one of them included; the others (updates
- * of older records, a lone create) by id. The source may still read a range's outliers by id.
- */
-export function changedRecordReads(changes: readonly DatasetChange[]): {
-  ranges: ChangedRange[];
-  byId: string[];
-} {
-  const creating = changes.filter((change) => change.created > 0).sort((a, b) => a.time - b.time);
-  const groups: DatasetChange[][] = [];
-  for (const change of creating) {
-    const group = groups.at(-1);
-    const last = group?.at(-1);
-    if (group && last && change.time - last.time <= CHANGE_RANGE_GAP_MS) group.push(change);
-    else groups.push([change]);
-  }
-  const inRange = new Set<string>();
-  const ranges: ChangedRange[] = [];
-  const byId = new Set<string>();
-  for (const group of groups) {
-    const ids = [...new Set(group.flatMap((change) => change.ids))].sort(compareCodePoints);
-    if (ids.length < 2) continue;
-    for (const id of ids) inRange.add(id);
-    ranges.push({ ids, fromMs: group[0]?.time ?? 0 });
-  }
-  for (const change of changes) {
-    for (const id of change.ids) if (!inRange.has(id)) byId.add(id);
-  }
-  return { ranges, byId: [...byId] };
-}
-
 /** Identity of a view: the dataset, the visible fields in order and the row filter with its keys sorted. */
 function viewKeyOf(view: DatasetView): string {
   return JSON.stringify([view.datasetCode, view.fields.map((f) => [f.name, f.type]), canonical(view.rowFilter ?? {})]);

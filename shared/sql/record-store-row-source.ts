@@ -33,15 +33,15 @@ import type { ListReader } from '../storage/list-reader';
 import { estimateRecordCount, lastIdAt, SETTLE_MS } from '../storage/record-counter';
 import { revisionOf } from '../storage/record-revisions';
 import { RecordAttr } from '../storage/table-definitions';
-import {
-  type ChangedRecord,
-  changedRecordReads,
-  type DatasetChange,
-  type DatasetChangeFeed,
-  type DatasetRecord,
-  type DatasetRowSource,
-  type ReadRowsRequest,
-} from './dataset-cache';
+import { changedRecordReads } from './catch-up-plan';
+import type {
+  ChangedRecord,
+  DatasetChange,
+  DatasetChangeFeed,
+  DatasetRecord,
+  DatasetRowSource,
+  ReadRowsRequest,
+} from './dataset-source';
 
 /** A range's Query reads at most this many records per record wanted in it, and `RANGE_SLACK` more. */
 const RANGE_READS_PER_RECORD = 2;

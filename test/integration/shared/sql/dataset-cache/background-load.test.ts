@@ -15,7 +15,8 @@ import {
   ENGINE_LOAD_LIMIT_MS,
   recordStoreRows,
 } from '../../../../../shared/operations/execute-sql';
-import { DatasetCache, type DatasetChangeFeed, type DatasetRowSource } from '../../../../../shared/sql/dataset-cache';
+import { DatasetCache } from '../../../../../shared/sql/dataset-cache';
+import type { DatasetChangeFeed, DatasetRowSource } from '../../../../../shared/sql/dataset-source';
 import { SqlJsEngine } from '../../../../../shared/sql/sqljs-engine';
 import { type AppCredentials, ServiceHarness } from '../../../../support/service-harness';
 

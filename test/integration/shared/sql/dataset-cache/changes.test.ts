@@ -23,7 +23,8 @@ import {
 import { updateOperation } from '../../../../../shared/operations/update';
 import { getListOperation } from '../../../../../shared/query/get-list';
 import { recordIdTime } from '../../../../../shared/records/record-ids';
-import { DatasetCache, type DatasetView } from '../../../../../shared/sql/dataset-cache';
+import { DatasetCache } from '../../../../../shared/sql/dataset-cache';
+import type { DatasetView } from '../../../../../shared/sql/dataset-source';
 import { RecordStoreRowSource } from '../../../../../shared/sql/record-store-row-source';
 import { SqlJsEngine } from '../../../../../shared/sql/sqljs-engine';
 import { DatasetBookkeeping } from '../../../../../shared/storage/dataset-bookkeeping';

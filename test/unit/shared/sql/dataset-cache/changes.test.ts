@@ -8,16 +8,16 @@
  */
 import type { FieldConfig } from '../../../../../shared/catalog/schema';
 import { QueryTimeoutError } from '../../../../../shared/contract/errors';
-import {
-  type ChangedRecord,
-  changedRecordReads,
-  DatasetCache,
-  type DatasetChange,
-  type DatasetChangeFeed,
-  type DatasetRecord,
-  type DatasetRowSource,
-  type ReadRowsRequest,
-} from '../../../../../shared/sql/dataset-cache';
+import { changedRecordReads } from '../../../../../shared/sql/catch-up-plan';
+import { DatasetCache } from '../../../../../shared/sql/dataset-cache';
+import type {
+  ChangedRecord,
+  DatasetChange,
+  DatasetChangeFeed,
+  DatasetRecord,
+  DatasetRowSource,
+  ReadRowsRequest,
+} from '../../../../../shared/sql/dataset-source';
 
 const fields: FieldConfig[] = [
   { name: 'region', type: 'string' },

@@ -1,11 +1,7 @@
 import type { FieldConfig } from '../../../../../shared/catalog/schema';
 import { QueryTimeoutError } from '../../../../../shared/contract/errors';
-import {
-  DatasetCache,
-  type DatasetRecord,
-  type DatasetRowSource,
-  type ReadRowsRequest,
-} from '../../../../../shared/sql/dataset-cache';
+import { DatasetCache } from '../../../../../shared/sql/dataset-cache';
+import type { DatasetRecord, DatasetRowSource, ReadRowsRequest } from '../../../../../shared/sql/dataset-source';
 import { datasetColumns, toTableRow } from '../../../../../shared/sql/dataset-table';
 
 /** An in-memory stand-in for the record store: versions bumped by `write`, rows filtered by equality. */
