@@ -18,11 +18,11 @@ import os, { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { type LocalServer, startLocalServer } from '../bin/local-server';
-import { signRequest } from '../packages/client/src/signature';
+import { startLocalServer } from '../bin/local-server';
 import { createDocumentClient, endpointClientConfig } from '../shared/aws/dynamodb';
 import { datasetCounterKey } from '../shared/storage/item-keys';
 import { writeSection } from './report';
+import { type Answer, loadBatch, requestLines, signedCaller } from './signed-calls';
 
 const APP = { appCode: 'app-load', accessKey: 'ak-after-load-0001', secret: 'sk-after-load-secret' };
 const STATUSES = ['new', 'paid', 'shipped', 'void'] as const;
@@ -46,59 +46,6 @@ const CONFIG = {
   ],
   datasets: DATASETS.map((datasetCode) => ({ appCode: APP.appCode, datasetCode, name: datasetCode, fields: FIELDS })),
 };
-
-interface Answer {
-  errorCode?: number;
-  errorMsg?: string;
-  readUnits: number;
-  ms: number;
-}
-
-function caller(server: () => LocalServer, lines: Record<string, unknown>[]) {
-  return async (
-    datasetCode: string,
-    route: string,
-    body: Record<string, unknown>,
-    headers: Record<string, string> = {},
-  ): Promise<Answer> => {
-    const timeStamp = String(Date.now());
-    const token = signRequest({ accessKey: APP.accessKey, appCode: APP.appCode, datasetCode, timeStamp }, APP.secret);
-    const started = performance.now();
-    const response = await fetch(`${server().url}${route}`, {
-      method: 'POST',
-      headers: {
-        'Content-Type': 'application/json',
-        'X-Time-Stamp': timeStamp,
-        'X-App-Code': APP.appCode,
-        'X-Dataset-Code': datasetCode,
-        'X-Token': token,
-        ...headers,
-      },
-      body: JSON.stringify({ appCode: APP.appCode, datasetCode, ...body }),
-    });
-    const envelope = (await response.json()) as { errorCode?: number; errorMsg?: string };
-    const ms = performance.now() - started;
-    const line = lines.find((l) => l.requestId === response.headers.get('x-request-id'));
-    return {
-      ...(envelope.errorCode === undefined ? {} : { errorCode: envelope.errorCode, errorMsg: envelope.errorMsg }),
-      readUnits: Number(line?.readUnits ?? Number.NaN),
-      ms,
-    };
-  };
-}
-
-/**
- * A batch stopped by the request time limit (2001: a store slowed by other work) is sent again with its
- * Idempotency-Key, which completes it and writes no record twice; while the stopped attempt still runs that answers
- * 4001, and it is sent again a second later.
- */
-async function loadBatch(send: () => Promise<Answer>): Promise<Answer> {
-  for (let attempt = 0; ; attempt++) {
-    const answer = await send();
-    if ((answer.errorCode !== 2001 && answer.errorCode !== 4001) || attempt === 120) return answer;
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-  }
-}
 
 function cell(answer: Answer): string {
   const units = `${Math.round(answer.readUnits * 10) / 10} RU, ${Math.round(answer.ms)} ms`;
@@ -124,21 +71,11 @@ export async function run(): Promise<void> {
   const configFile = path.join(os.tmpdir(), `bench-after-load-${process.pid}.json`);
   writeFileSync(configFile, JSON.stringify(CONFIG));
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'bench-after-load-'));
-  const lines: Record<string, unknown>[] = [];
-  const options = {
-    configFile,
-    port: 0,
-    dataDir,
-    tablePrefix: 'bench-after-load',
-    logSink: (line: string) => {
-      const parsed = JSON.parse(line) as Record<string, unknown>;
-      if (parsed.requestId) lines.push(parsed);
-      if (lines.length > 5000) lines.splice(0, 2500);
-    },
-  };
+  const { lines, sink } = requestLines();
+  const options = { configFile, port: 0, dataDir, tablePrefix: 'bench-after-load', logSink: sink };
   const load = loadavg()[0] as number;
   let server = await startLocalServer(options);
-  const call = caller(() => server, lines);
+  const call = signedCaller(APP, () => server, lines);
   const cells: Record<string, Record<string, string>> = { counted: {}, uncounted: {} };
   let restartSeconds = 0;
   try {
