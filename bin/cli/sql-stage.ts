@@ -53,13 +53,14 @@ export async function stageMirror(stage: string, onResuming: () => void): Promis
     database: SQL_DATABASE,
   });
   const where = `stage '${stage}' (cluster ${cluster}, database ${SQL_DATABASE})`;
+  let told = false;
   return {
     where,
     close: () => client.destroy(),
     session: {
       async execute(sql, values) {
         const deadline = Date.now() + RESUME_WITHIN_MS;
-        for (let told = false; ; told = true) {
+        for (;;) {
           try {
             return await data.execute(sql, values);
           } catch (error) {
@@ -67,6 +68,7 @@ export async function stageMirror(stage: string, onResuming: () => void): Promis
               throw awsFailure(stage, error, where);
             }
             if (!told) onResuming();
+            told = true;
             await new Promise((resolve) => setTimeout(resolve, RESUME_POLL_MS));
           }
         }
