@@ -39,7 +39,8 @@ const COMMANDS: Record<string, CommandEntry> = {
   },
   sql: {
     synopsis: 'sql status',
-    summary: 'the MySQL mirror of custom SQL: per dataset its rows, the change log position applied, its lag',
+    summary:
+      'the MySQL mirror of custom SQL: per dataset its rows, the change log position applied, its lag (--stage: a deployment)',
     run: async (args, io) => (await import('./cli/sql-command')).runSql(args, io),
   },
   'user-key': {

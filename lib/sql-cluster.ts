@@ -24,12 +24,11 @@ import {
   DatabaseSecret,
 } from 'aws-cdk-lib/aws-rds';
 import { Construct } from 'constructs';
+import { SQL_DATABASE, sqlClusterIdentifierFor } from '../shared/mirror/deployed-names';
 import { acknowledge } from './nag-acknowledgements';
 
 /** Aurora MySQL 3.08 is the first with auto-pause (0 ACUs); 3.10 is a long-term support release. */
 export const SQL_ENGINE_VERSION = AuroraMysqlEngineVersion.VER_3_10_0;
-/** The mirror's database (SQL_DATABASE). */
-export const SQL_DATABASE = 'mirror';
 /** The database users: the mirror's writer (the cluster's admin) and the SELECT-only query user. */
 export const SQL_WRITER_USER = 'das_writer';
 export const SQL_QUERY_USER = 'das_query';
@@ -52,10 +51,6 @@ export interface SqlClusterResource {
   database: string;
   writerSecretArn: string;
   querySecretArn: string;
-}
-
-export function sqlClusterIdentifier(stage: string): string {
-  return `data-access-service-${stage}-sql`;
 }
 
 export class SqlCluster extends Construct {
@@ -90,7 +85,8 @@ export class SqlCluster extends Construct {
     });
     writerSecret.applyRemovalPolicy(removal);
     this.cluster = new DatabaseCluster(this, 'Cluster', {
-      clusterIdentifier: sqlClusterIdentifier(props.stage),
+      // `das sql status --stage` finds the cluster and its query secret by these names (shared/mirror/deployed-names.ts).
+      clusterIdentifier: sqlClusterIdentifierFor(props.stage),
       engine: DatabaseClusterEngine.auroraMysql({ version: SQL_ENGINE_VERSION }),
       credentials: Credentials.fromSecret(writerSecret),
       defaultDatabaseName: SQL_DATABASE,

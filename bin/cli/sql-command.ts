@@ -2,23 +2,27 @@
  * `das sql status` (docs/interface.md §20): where the MySQL mirror of custom SQL stands, per dataset: the rows
  * its table holds, the change log position it has applied for good, when it last held every acknowledged write
  * and so how many seconds it is behind, and its backfill. Read from the mirror's own bookkeeping in MySQL: the
- * engine the running local service uses (`npm start -- --sql-engine mysql://…` recorded it), or the one
- * `--sql-engine` / `DAS_SQL_ENGINE` names.
+ * engine the running local service uses (`npm start -- --sql-engine mysql://…` recorded it), the one
+ * `--sql-engine` / `DAS_SQL_ENGINE` names, or with `--stage` a deployment's Aurora cluster (sql-stage.ts).
  */
 import { CommandFailure, type CommandIo, parseCommandArgs, UsageError } from '../../packages/client/src/cli/cli-io';
-import { MirrorTables } from '../../shared/mirror/mirror-tables';
+import { isCode } from '../../shared/contract/codes';
+import { MirrorTables, type SqlSession } from '../../shared/mirror/mirror-tables';
 import { describeTarget, parseMysqlUrl, poolOf, sessionOf } from '../../shared/mirror/mysql-connection';
 import { positionTime } from '../../shared/storage/event-store';
 import { readLocalSqlEngine } from '../local/service-address';
+import { stageMirror } from './sql-stage';
 
 const HELP = 'das sql --help';
 
-export const SQL_USAGE = `Usage: das sql status [--sql-engine mysql://user:password@host:port/db] [--json]
+export const SQL_USAGE = `Usage: das sql status [--sql-engine mysql://user:password@host:port/db | --stage <stage>] [--json]
 
 status   per dataset, the MySQL mirror custom SQL runs on: its rows, the change log position it has applied
          (and that position's time), how many seconds it is behind, and whether its backfill is done
 
   --sql-engine <url>    the MySQL engine (default: DAS_SQL_ENGINE, else the one the running npm start uses)
+  --stage <stage>       a deployment's Aurora cluster instead, through the RDS Data API as its query user, with
+                        the environment's AWS credentials and region (docs/deploying.md lists the IAM actions)
   --json                print JSON instead of text
 `;
 
@@ -36,7 +40,12 @@ export interface MirrorDatasetStatus {
 export async function runSql(args: string[], io: CommandIo): Promise<void> {
   const { values, positionals } = parseCommandArgs(
     args,
-    { 'sql-engine': { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    {
+      'sql-engine': { type: 'string' },
+      stage: { type: 'string' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
     HELP,
     true,
   );
@@ -52,24 +61,22 @@ export async function runSql(args: string[], io: CommandIo): Promise<void> {
     );
   }
   if (rest.length > 0) throw new UsageError(`unexpected ${rest.join(' ')}`, HELP);
-  const url = values['sql-engine'] ?? (process.env.DAS_SQL_ENGINE || undefined) ?? readLocalSqlEngine();
-  if (!url || url === 'embedded') {
-    throw new CommandFailure(
-      'das sql status: custom SQL runs on the embedded engine here (no mirror); name a MySQL engine with ' +
-        '--sql-engine mysql://… or DAS_SQL_ENGINE, or run npm start -- --sql-engine mysql://…',
-    );
+  if (values.stage !== undefined) {
+    if (values['sql-engine'] !== undefined) {
+      throw new UsageError('--sql-engine or --stage: a MySQL engine or a deployment, not both', HELP);
+    }
+    if (!isCode(values.stage)) throw new UsageError('--stage must be 1 to 64 letters, digits, "_" or "-"', HELP);
   }
-  let target: ReturnType<typeof parseMysqlUrl>;
-  try {
-    target = parseMysqlUrl(url);
-  } catch (error) {
-    throw new UsageError((error as Error).message, HELP);
-  }
-  const pool = poolOf(target, target, { connectionLimit: 1, init: [] });
+  const mirror =
+    values.stage === undefined
+      ? localMirror(values['sql-engine'])
+      : await stageMirror(values.stage, () =>
+          io.err('The cluster is resuming after a pause (0 ACUs); waiting for it, a minute at most.\n'),
+        );
   let statuses: MirrorDatasetStatus[];
   try {
     const now = Date.now();
-    statuses = (await new MirrorTables(sessionOf(pool)).status()).map((state) => {
+    statuses = (await new MirrorTables(mirror.session).status()).map((state) => {
       const at = state.position === undefined ? undefined : positionTime(state.position);
       return {
         datasetCode: state.datasetCode,
@@ -81,11 +88,32 @@ export async function runSql(args: string[], io: CommandIo): Promise<void> {
       };
     });
   } catch (error) {
-    throw new CommandFailure(`das sql status: ${describeTarget(target)}: ${(error as Error).message}`);
+    if (error instanceof CommandFailure) throw error;
+    throw new CommandFailure(`das sql status: ${mirror.where}: ${(error as Error).message}`);
   } finally {
-    await pool.end();
+    await mirror.close();
   }
-  io.out(values.json ? `${JSON.stringify(statuses, null, 2)}\n` : statusText(statuses, describeTarget(target)));
+  io.out(values.json ? `${JSON.stringify(statuses, null, 2)}\n` : statusText(statuses, mirror.where));
+}
+
+/** The mirror on a MySQL server reached over its own protocol: named, or the one the local service uses. */
+function localMirror(named: string | undefined): { session: SqlSession; where: string; close(): Promise<void> } {
+  const url = named ?? (process.env.DAS_SQL_ENGINE || undefined) ?? readLocalSqlEngine();
+  if (!url || url === 'embedded') {
+    throw new CommandFailure(
+      'das sql status: custom SQL runs on the embedded engine here (no mirror); name a MySQL engine with ' +
+        '--sql-engine mysql://… or DAS_SQL_ENGINE, run npm start -- --sql-engine mysql://…, or name a deployment ' +
+        'with --stage',
+    );
+  }
+  let target: ReturnType<typeof parseMysqlUrl>;
+  try {
+    target = parseMysqlUrl(url);
+  } catch (error) {
+    throw new UsageError((error as Error).message, HELP);
+  }
+  const pool = poolOf(target, target, { connectionLimit: 1, init: [] });
+  return { session: sessionOf(pool), where: describeTarget(target), close: () => pool.end() };
 }
 
 function statusText(statuses: readonly MirrorDatasetStatus[], where: string): string {

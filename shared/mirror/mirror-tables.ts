@@ -136,9 +136,16 @@ export class MirrorTables {
     );
   }
 
-  /** Every dataset's state with its table's row count, for `das sql status`. */
+  /**
+   * Every dataset's state with its table's row count, for `das sql status`. Only reads, so that a deployment's
+   * SELECT-only query user may run it: before the bookkeeping table is made, the mirror holds no dataset.
+   */
   async status(): Promise<(MirrorState & { datasetCode: string; rows: number })[]> {
-    await this.db.execute(createStateTable());
+    const [made] = await this.db.execute(
+      'SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?',
+      [STATE_TABLE],
+    );
+    if (Number(made?.n ?? 0) === 0) return [];
     const codes = await this.db.execute(`SELECT dataset_code FROM ${quoteName(STATE_TABLE)} ORDER BY dataset_code`);
     const out: (MirrorState & { datasetCode: string; rows: number })[] = [];
     for (const { dataset_code } of codes) {

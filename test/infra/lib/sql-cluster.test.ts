@@ -6,6 +6,12 @@
  * and its dashboard row. A stage on the embedded engine has none of it.
  */
 import { Match, type Template } from 'aws-cdk-lib/assertions';
+import {
+  defaultSecretNameFor,
+  SQL_DATABASE,
+  sqlClusterIdentifierFor,
+  sqlSecretNameFor,
+} from '../../../shared/mirror/deployed-names';
 import { type BuiltService, buildService, logicalIdOf } from '../../support/service-fixture';
 
 let production: BuiltService;
@@ -133,6 +139,25 @@ describe('the Aurora cluster', () => {
       GenerateSecretString: Match.objectLike({ SecretStringTemplate: '{"username":"das_query"}' }),
     });
     stateful.resourceCountIs('AWS::SecretsManager::SecretTargetAttachment', 2);
+  });
+
+  it('is named as `das sql status --stage` finds it: the cluster, its database, the query secret, the stage', () => {
+    expect([sqlClusterIdentifierFor('live'), SQL_DATABASE]).toEqual(['data-access-service-live-sql', 'mirror']);
+    stateful.hasResourceProperties('AWS::RDS::DBCluster', {
+      DBClusterIdentifier: sqlClusterIdentifierFor('live'),
+      DatabaseName: SQL_DATABASE,
+    });
+    stateful.hasResourceProperties('AWS::SecretsManager::Secret', { Name: sqlSecretNameFor('live', 'query') });
+    // Every stage has its default signing secret: without a query secret beside it, the stage is on embedded.
+    stateful.hasResourceProperties('AWS::SecretsManager::Secret', { Name: defaultSecretNameFor('live') });
+    embedded.statefulTemplate.hasResourceProperties('AWS::SecretsManager::Secret', {
+      Name: defaultSecretNameFor('dev'),
+    });
+    embedded.statefulTemplate.resourcePropertiesCountIs(
+      'AWS::SecretsManager::Secret',
+      { Name: Match.stringLikeRegexp('/sql/') },
+      0,
+    );
   });
 
   it('is not there on the embedded engine, the default outside production', () => {
