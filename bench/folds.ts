@@ -19,6 +19,7 @@ import type { DataOperationContext } from '../shared/operation/operation';
 import { batchCreateOperation } from '../shared/operations/batch-create';
 import { equalityInterval } from '../shared/records/value-encoding';
 import { DatasetBookkeeping } from '../shared/storage/dataset-bookkeeping';
+import { CHECK_SLACK_MS, FOLD_ROUND_LIMITS, type FoldRoundLimits } from '../shared/storage/fold-limits';
 import { IdempotencyStore } from '../shared/storage/idempotency-store';
 import { countSlotKey, indexLayout } from '../shared/storage/index-attributes';
 import { IndexBuildStore } from '../shared/storage/index-build-store';
@@ -27,13 +28,8 @@ import { RecordBatchStore } from '../shared/storage/record-batch-store';
 import { SETTLE_MS } from '../shared/storage/record-counter';
 import { RecordStore } from '../shared/storage/record-store';
 import { ensureTables, localTableNames } from '../shared/storage/table-setup';
-import {
-  CHECK_SLACK_MS,
-  countSlotValues,
-  FOLD_ROUND_LIMITS,
-  type FoldRoundLimits,
-  foldDatasetTotals,
-} from '../shared/storage/value-counter';
+import { countSlotValues } from '../shared/storage/value-counter';
+import { foldDatasetTotals } from '../shared/storage/value-fold';
 import { writeSection } from './report';
 
 const STATUSES = ['new', 'paid', 'shipped', 'void'] as const;

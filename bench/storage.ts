@@ -25,6 +25,7 @@ import { batchCreateOperation } from '../shared/operations/batch-create';
 import { updateOperation } from '../shared/operations/update';
 import { COMPACTION_LAG_MS, COMPACTION_WAIT_MS } from '../shared/storage/change-compaction';
 import { DatasetBookkeeping } from '../shared/storage/dataset-bookkeeping';
+import { CHECK_SLACK_MS } from '../shared/storage/fold-limits';
 import { IdempotencyStore } from '../shared/storage/idempotency-store';
 import { countSlotKey, indexLayout } from '../shared/storage/index-attributes';
 import { IndexBuildStore } from '../shared/storage/index-build-store';
@@ -33,7 +34,7 @@ import { RecordBatchStore } from '../shared/storage/record-batch-store';
 import { SETTLE_MS } from '../shared/storage/record-counter';
 import { RecordStore } from '../shared/storage/record-store';
 import { ensureTables, localTableNames } from '../shared/storage/table-setup';
-import { CHECK_SLACK_MS, foldDatasetTotals } from '../shared/storage/value-counter';
+import { foldDatasetTotals } from '../shared/storage/value-fold';
 import { itemSize } from './index-writes';
 import { writeSection } from './report';
 

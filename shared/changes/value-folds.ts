@@ -29,7 +29,7 @@ import {
 import { changeItemOfKey } from '../storage/item-keys';
 import { SETTLE_MS } from '../storage/record-counter';
 import { RecordAttr } from '../storage/table-definitions';
-import { type DatasetFoldOutcome, foldDatasetTotals } from '../storage/value-counter';
+import { type DatasetFoldOutcome, foldDatasetTotals } from '../storage/value-fold';
 
 /** A fold asked for: the dataset, and the time (ms) from which its newest claim seen so far has settled. */
 export interface FoldRequest {

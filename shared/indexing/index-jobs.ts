@@ -42,7 +42,8 @@ import { CatalogRevisionConflict, readCatalogItem, updateCatalogIndexes } from '
 import type { DatasetBookkeeping } from '../storage/dataset-bookkeeping';
 import type { IdRange, IndexBuildStore, SegmentProgress } from '../storage/index-build-store';
 import { estimateRecordCount, lastIdAt, MAX_INVOCATION_MS, SETTLE_MS } from '../storage/record-counter';
-import { foldDatasetTotals, startSlotTotalsAt } from '../storage/value-counter';
+import { startSlotTotalsAt } from '../storage/slot-start';
+import { foldDatasetTotals } from '../storage/value-fold';
 import { buildTotalsCounter, countedSlot, mergeSegmentCounts, SegmentTotals } from './build-totals';
 import type { DatasetJob, JobDefinition, SegmentRef } from './job-definition';
 import { indexKeyWriter, type SegmentConsumer, type SegmentCounts } from './segment-consumer';

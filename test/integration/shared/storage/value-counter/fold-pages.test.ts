@@ -11,15 +11,11 @@ import { type EmbeddedDynamo, startEmbeddedDynamo } from '../../../../../bin/loc
 import { createDocumentClient } from '../../../../../shared/aws/dynamodb';
 import { CapacityMeter } from '../../../../../shared/observability/capacity-meter';
 import { equalityInterval, rangeInterval } from '../../../../../shared/records/value-encoding';
+import { CHECK_SLACK_MS, type CountPageLimits, type FoldRoundLimits } from '../../../../../shared/storage/fold-limits';
 import { VALUE_PAGE_PREFIX } from '../../../../../shared/storage/item-keys';
 import { SETTLE_MS } from '../../../../../shared/storage/record-counter';
 import { ensureTables, localTableNames } from '../../../../../shared/storage/table-setup';
-import {
-  CHECK_SLACK_MS,
-  type CountPageLimits,
-  type FoldRoundLimits,
-  foldDatasetTotals,
-} from '../../../../../shared/storage/value-counter';
+import { foldDatasetTotals } from '../../../../../shared/storage/value-fold';
 import { interceptSend } from '../../../../support/intercept-send';
 import { ORDERS_FIELDS, type OrdersDataset, ordersDataset } from './orders-dataset';
 

@@ -8,9 +8,11 @@ import { type EmbeddedDynamo, startEmbeddedDynamo } from '../../../../../bin/loc
 import { createDocumentClient } from '../../../../../shared/aws/dynamodb';
 import { CapacityMeter } from '../../../../../shared/observability/capacity-meter';
 import { equalityInterval, rangeInterval } from '../../../../../shared/records/value-encoding';
+import { checkClaims } from '../../../../../shared/storage/claim-check';
+import { CHECK_SLACK_MS } from '../../../../../shared/storage/fold-limits';
 import { lastIdAt, SETTLE_MS } from '../../../../../shared/storage/record-counter';
 import { ensureTables, localTableNames } from '../../../../../shared/storage/table-setup';
-import { CHECK_SLACK_MS, checkClaims, foldDatasetTotals } from '../../../../../shared/storage/value-counter';
+import { foldDatasetTotals } from '../../../../../shared/storage/value-fold';
 import { interceptSend } from '../../../../support/intercept-send';
 import { ORDERS_FIELDS, ordersDataset } from './orders-dataset';
 

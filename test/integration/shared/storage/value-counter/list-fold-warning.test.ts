@@ -9,14 +9,10 @@ import { createDocumentClient } from '../../../../../shared/aws/dynamodb';
 import { CapacityMeter } from '../../../../../shared/observability/capacity-meter';
 import { setLogSink } from '../../../../../shared/observability/request-log';
 import { equalityInterval } from '../../../../../shared/records/value-encoding';
+import { CHECK_SLACK_MS, FOLD_LEASE_MS, LIST_FOLD_GRACE_MS } from '../../../../../shared/storage/fold-limits';
 import { SETTLE_MS } from '../../../../../shared/storage/record-counter';
 import { ensureTables, localTableNames } from '../../../../../shared/storage/table-setup';
-import {
-  CHECK_SLACK_MS,
-  countSlotValues,
-  FOLD_LEASE_MS,
-  LIST_FOLD_GRACE_MS,
-} from '../../../../../shared/storage/value-counter';
+import { countSlotValues } from '../../../../../shared/storage/value-counter';
 import { interceptSend } from '../../../../support/intercept-send';
 import { ORDERS_FIELDS, ordersDataset } from './orders-dataset';
 

@@ -13,6 +13,7 @@ import type { OperationPorts } from '../../../../../shared/operation/operation';
 import { batchCreateOperation } from '../../../../../shared/operations/batch-create';
 import type { KeyInterval } from '../../../../../shared/records/value-encoding';
 import { DatasetBookkeeping } from '../../../../../shared/storage/dataset-bookkeeping';
+import { CHECK_SLACK_MS } from '../../../../../shared/storage/fold-limits';
 import { IdempotencyStore } from '../../../../../shared/storage/idempotency-store';
 import { countSlotKey, indexLayout } from '../../../../../shared/storage/index-attributes';
 import { IndexBuildStore } from '../../../../../shared/storage/index-build-store';
@@ -20,12 +21,8 @@ import { ListReader } from '../../../../../shared/storage/list-reader';
 import { RecordBatchStore } from '../../../../../shared/storage/record-batch-store';
 import { SETTLE_MS } from '../../../../../shared/storage/record-counter';
 import { RecordStore } from '../../../../../shared/storage/record-store';
-import {
-  CHECK_SLACK_MS,
-  countSlotValues,
-  type DatasetFoldOutcome,
-  foldDatasetTotals,
-} from '../../../../../shared/storage/value-counter';
+import { countSlotValues } from '../../../../../shared/storage/value-counter';
+import { type DatasetFoldOutcome, foldDatasetTotals } from '../../../../../shared/storage/value-fold';
 
 export const ORDERS_FIELDS = ['customer', 'amount', 'status'] as const;
 export type OrdersField = (typeof ORDERS_FIELDS)[number];

@@ -23,6 +23,7 @@ import {
   nonNullInterval,
   rangeInterval,
 } from '../../../../../shared/records/value-encoding';
+import { CHECK_SLACK_MS, type CountPageLimits, FOLD_LEASE_MS } from '../../../../../shared/storage/fold-limits';
 import {
   datasetMetaPartition,
   valuePageListKey,
@@ -32,13 +33,8 @@ import {
 import { SETTLE_MS } from '../../../../../shared/storage/record-counter';
 import { RecordAttr } from '../../../../../shared/storage/table-definitions';
 import { ensureTables, localTableNames } from '../../../../../shared/storage/table-setup';
-import {
-  CHECK_SLACK_MS,
-  type CountPageLimits,
-  countSlotValues,
-  FOLD_LEASE_MS,
-  foldDatasetTotals,
-} from '../../../../../shared/storage/value-counter';
+import { countSlotValues } from '../../../../../shared/storage/value-counter';
+import { foldDatasetTotals } from '../../../../../shared/storage/value-fold';
 import { interceptSend } from '../../../../support/intercept-send';
 import { ORDERS_FIELDS, type OrdersDataset, type OrdersField, ordersDataset } from './orders-dataset';
 

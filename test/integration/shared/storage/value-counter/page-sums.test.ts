@@ -16,14 +16,11 @@ import {
   nonNullInterval,
   rangeInterval,
 } from '../../../../../shared/records/value-encoding';
+import { CHECK_SLACK_MS, FOLD_LEASE_MS } from '../../../../../shared/storage/fold-limits';
 import { SETTLE_MS } from '../../../../../shared/storage/record-counter';
 import { ensureTables, localTableNames } from '../../../../../shared/storage/table-setup';
-import {
-  CHECK_SLACK_MS,
-  countSlotValues,
-  FOLD_LEASE_MS,
-  foldDatasetTotals,
-} from '../../../../../shared/storage/value-counter';
+import { countSlotValues } from '../../../../../shared/storage/value-counter';
+import { foldDatasetTotals } from '../../../../../shared/storage/value-fold';
 import { interceptSend } from '../../../../support/intercept-send';
 import { type OrdersDataset, type OrdersField, ordersDataset } from './orders-dataset';
 

@@ -36,6 +36,7 @@ import {
 } from '../../../../../shared/records/value-encoding';
 import { compactChanges } from '../../../../../shared/storage/change-compaction';
 import { DatasetBookkeeping } from '../../../../../shared/storage/dataset-bookkeeping';
+import { CHECK_SLACK_MS, FOLD_LEASE_MS } from '../../../../../shared/storage/fold-limits';
 import { IdempotencyStore } from '../../../../../shared/storage/idempotency-store';
 import { countSlotKey, indexLayout } from '../../../../../shared/storage/index-attributes';
 import { IndexBuildStore } from '../../../../../shared/storage/index-build-store';
@@ -46,12 +47,8 @@ import { SETTLE_MS } from '../../../../../shared/storage/record-counter';
 import { RecordStore } from '../../../../../shared/storage/record-store';
 import { RecordAttr } from '../../../../../shared/storage/table-definitions';
 import { ensureTables, localTableNames } from '../../../../../shared/storage/table-setup';
-import {
-  CHECK_SLACK_MS,
-  countSlotValues,
-  FOLD_LEASE_MS,
-  foldDatasetTotals,
-} from '../../../../../shared/storage/value-counter';
+import { countSlotValues } from '../../../../../shared/storage/value-counter';
+import { foldDatasetTotals } from '../../../../../shared/storage/value-fold';
 import { interceptSend } from '../../../../support/intercept-send';
 
 const FIELDS: FieldConfig[] = [
