@@ -18,7 +18,8 @@ const HELP = 'das sql --help';
 export const SQL_USAGE = `Usage: das sql status [--sql-engine mysql://user:password@host:port/db | --stage <stage>] [--json]
 
 status   per dataset, the MySQL mirror custom SQL runs on: its rows, the change log position it has applied
-         (and that position's time), how many seconds it is behind, and whether its backfill is done
+         (and that position's time), how many seconds it is behind, and whether its backfill is done (or runs
+         again, and why: a mirror stopped longer than the change log keeps changes copies the dataset again)
 
   --sql-engine <url>    the MySQL engine (default: DAS_SQL_ENGINE, else the one the running npm start uses)
   --stage <stage>       a deployment's Aurora cluster instead, through the RDS Data API as its query user, with
@@ -34,7 +35,8 @@ export interface MirrorDatasetStatus {
   positionAt: string | null;
   /** Seconds since the mirror last held every acknowledged write; null before its first round. */
   lagSeconds: number | null;
-  backfill: { done: boolean; rows: number };
+  /** `again`: why the backfill runs again (the mirror's position had passed the change log's retention). */
+  backfill: { done: boolean; rows: number; again?: string };
 }
 
 export async function runSql(args: string[], io: CommandIo): Promise<void> {
@@ -83,8 +85,13 @@ export async function runSql(args: string[], io: CommandIo): Promise<void> {
         rows: state.rows,
         position: state.position ?? null,
         positionAt: at === undefined ? null : new Date(at).toISOString(),
-        lagSeconds: state.caughtUpAt > 0 ? Math.max(0, Math.round((now - state.caughtUpAt) / 100) / 10) : null,
-        backfill: { done: state.backfillDone, rows: state.backfillRows },
+        // Copied again, the mirror is as far behind as the position it had stopped at, until the copy is done.
+        lagSeconds: lagOf(now, !state.backfillDone && state.staleSince > 0 ? state.staleSince : state.caughtUpAt),
+        backfill: {
+          done: state.backfillDone,
+          rows: state.backfillRows,
+          ...(!state.backfillDone && state.backfillReason ? { again: state.backfillReason } : {}),
+        },
       };
     });
   } catch (error) {
@@ -116,11 +123,17 @@ function localMirror(named: string | undefined): { session: SqlSession; where: s
   return { session: sessionOf(pool), where: describeTarget(target), close: () => pool.end() };
 }
 
+function lagOf(now: number, since: number): number | null {
+  return since > 0 ? Math.max(0, Math.round((now - since) / 100) / 10) : null;
+}
+
 function statusText(statuses: readonly MirrorDatasetStatus[], where: string): string {
   if (statuses.length === 0) return `The mirror at ${where} holds no dataset yet.\n`;
   const lines = statuses.map((s) => {
     const lag = s.lagSeconds === null ? 'not caught up yet' : `${s.lagSeconds} s behind`;
-    const backfill = s.backfill.done ? 'backfill done' : `backfill running (${s.backfill.rows} records so far)`;
+    const running = s.backfill.again ? 'backfill running again' : 'backfill running';
+    const why = s.backfill.again ? `: ${s.backfill.again}` : '';
+    const backfill = s.backfill.done ? 'backfill done' : `${running} (${s.backfill.rows} records so far)${why}`;
     return `${s.datasetCode}: ${s.rows} rows, ${lag}, change log applied through ${s.positionAt ?? 'none'}, ${backfill}`;
   });
   return `MySQL mirror at ${where}:\n${lines.join('\n')}\n`;

@@ -45,6 +45,7 @@ export async function startLocalMirror(options: LocalMirrorOptions): Promise<Loc
   const feed = new MirrorFeed({
     tables,
     datasets: async () => (await catalog.current()).allDatasets(),
+    changeRetentionDays: async () => (await catalog.current()).changeRetentionDays,
     events: options.changeLog.events,
     logged: () => options.changeLog.logged(),
     backfill: {
@@ -53,6 +54,8 @@ export async function startLocalMirror(options: LocalMirrorOptions): Promise<Loc
     },
     ...(options.idleMs === undefined ? {} : { idleMs: options.idleMs }),
     onError: options.onError ?? ((error) => process.stderr.write(`MySQL mirror: ${(error as Error).message}\n`)),
+    onBackfillAgain: (datasetCode, reason) =>
+      process.stderr.write(`MySQL mirror: dataset '${datasetCode}': ${reason}\n`),
   });
   feed.start();
   useMirrorEngine(

@@ -71,6 +71,7 @@ export async function handleMirrorRun(input: unknown, context: Pick<Context, 'ge
       // The query user reads the whole mirror database (granted once, lib/sql-query-user.ts): no grant per table.
       tables: new MirrorTables(session),
       datasets: async () => (await provider.current()).allDatasets(),
+      changeRetentionDays: async () => (await provider.current()).changeRetentionDays,
       events: new EventStore(client, env.eventsTable, env.changeSettleMs),
       logged: () => new Promise((resolve) => setTimeout(resolve, CHANGE_LOG_DELAY_MS)),
       backfill: {
@@ -83,7 +84,7 @@ export async function handleMirrorRun(input: unknown, context: Pick<Context, 'ge
     });
   } catch (error) {
     logMirrorRun(
-      { rounds: 0, failedRounds: 1, backfilling: 0, durationMs: 0, error: String(error) },
+      { rounds: 0, failedRounds: 1, backfilling: 0, backfilledAgain: [], durationMs: 0, error: String(error) },
       env.metricNamespace,
     );
     throw error;

@@ -12,11 +12,18 @@
  * A dataset new to the mirror starts its change log a little before its table was made and is backfilled from
  * the records table (mirror-backfill.ts) beside the rounds; until the backfill is done, its mirror is not caught
  * up, whatever the rounds have applied.
+ *
+ * A dataset whose position is older than what the change log still holds (a mirror stopped past the retention,
+ * mirror-retention.ts) is backfilled again the same way before its round applies anything: its position moves to
+ * a little before that moment and its backfill starts over from the first record, both saved in one statement, so
+ * the dataset is not caught up again until the records are all copied. Changes lost meanwhile are in the records
+ * the backfill reads; those logged since are applied by the rounds, the revision guard settling the overlap.
  */
 import type { QueryTimeoutError } from '../contract/errors';
 import { CapacityMeter } from '../observability/capacity-meter';
-import { type FeedRead, firstPositionAt, lastPositionAt } from '../storage/event-store';
+import { type FeedRead, firstPositionAt, lastPositionAt, positionTime } from '../storage/event-store';
 import { backfillDataset, type MirrorBackfillOptions, mirrorRowOf } from './mirror-backfill';
+import { expiredReason, positionExpired } from './mirror-retention';
 import type { MirrorRow } from './mirror-schema';
 import type { MirrorDataset, MirrorTables } from './mirror-tables';
 import { mirrorBehindError } from './query-outcomes';
@@ -38,11 +45,15 @@ export interface MirrorFeedOptions {
   events: ChangeLogReader;
   /** Resolves once every write acknowledged before the call is in the change log. */
   logged(): Promise<void>;
+  /** How many days the change log keeps a change (the configuration's `changeRetentionDays`). */
+  changeRetentionDays(): Promise<number>;
   backfill: Omit<MirrorBackfillOptions, 'tables'>;
   /** How often a round runs when no query asks for one (ms). */
   idleMs?: number;
   /** Called with a round's or a backfill's failure (the next round tries again). */
   onError?: (error: unknown) => void;
+  /** Called when a dataset is backfilled again because its position passed the change log's retention. */
+  onBackfillAgain?: (datasetCode: string, reason: string) => void;
   now?: () => number;
 }
 
@@ -56,11 +67,13 @@ interface DatasetProgress {
   position: string | undefined;
   caughtUpAt: number;
   backfillDone: boolean;
+  /** Set while a backfill runs again: the time of the position the mirror had stopped at, and why. */
+  again?: { staleSince: number; reason: string };
 }
 
 export class MirrorFeed {
   private readonly progress = new Map<string, DatasetProgress>();
-  private readonly backfills = new Map<string, Promise<void>>();
+  private readonly backfills = new Map<string, { task: Promise<void>; cancelled: boolean }>();
   private waiters: (() => void)[] = [];
   /** Queries waiting to look again when a backfill is done. */
   private backfilled: (() => void)[] = [];
@@ -82,7 +95,7 @@ export class MirrorFeed {
     this.stopped = true;
     this.wakeUp?.();
     await this.loop;
-    await Promise.allSettled([...this.backfills.values()]);
+    await Promise.allSettled([...this.backfills.values()].map((backfill) => backfill.task));
     for (const resolve of [...this.waiters.splice(0), ...this.backfilled.splice(0)]) resolve();
   }
 
@@ -131,7 +144,12 @@ export class MirrorFeed {
     return mirrorBehindError(
       behind.map((code) => {
         const progress = this.progress.get(code);
-        return { datasetCode: code, copying: !progress?.backfillDone, caughtUpAt: progress?.caughtUpAt ?? 0 };
+        return {
+          datasetCode: code,
+          copying: !progress?.backfillDone,
+          caughtUpAt: progress?.caughtUpAt ?? 0,
+          ...(progress?.again ? { staleSince: progress.again.staleSince } : {}),
+        };
       }),
       statedLimitMs,
       this.now(),
@@ -167,10 +185,14 @@ export class MirrorFeed {
     const started = this.now();
     await this.options.logged();
     const datasets = await this.options.datasets();
+    const retentionDays = await this.options.changeRetentionDays();
     await this.options.tables.prepare(datasets);
     for (const dataset of datasets) {
       if (this.stopped) return;
       const progress = await this.progressOf(dataset, started);
+      if (progress.position !== undefined && positionExpired(progress.position, started, retentionDays)) {
+        await this.backfillAgain(dataset, progress, expiredReason(progress.position, retentionDays), started);
+      }
       await this.applyChanges(dataset, progress);
       const settled = lastPositionAt(started - this.options.events.settleMs);
       if (progress.position === undefined || settled > progress.position) progress.position = settled;
@@ -186,6 +208,9 @@ export class MirrorFeed {
     const state = await this.options.tables.state(dataset.datasetCode);
     const position = state?.position ?? lastPositionAt(now - this.options.events.settleMs - START_MARGIN_MS);
     progress = { position, caughtUpAt: 0, backfillDone: state?.backfillDone ?? false };
+    if (state?.backfillReason !== undefined && !state.backfillDone) {
+      progress.again = { staleSince: state.staleSince, reason: state.backfillReason };
+    }
     if (!state) await this.options.tables.saveFeed(dataset.datasetCode, position, 0);
     this.progress.set(dataset.datasetCode, progress);
     return progress;
@@ -213,18 +238,46 @@ export class MirrorFeed {
     }
   }
 
+  /**
+   * Copies a dataset again from its first record, the change log applied from a little before `now` (as for a
+   * dataset new to the mirror); a backfill of it still running from before is stopped first (its pages were read
+   * before the changes now lost).
+   */
+  private async backfillAgain(
+    dataset: MirrorDataset,
+    progress: DatasetProgress,
+    reason: string,
+    now: number,
+  ): Promise<void> {
+    const running = this.backfills.get(dataset.datasetCode);
+    if (running) {
+      running.cancelled = true;
+      await running.task;
+    }
+    const staleSince = positionTime(progress.position ?? '') ?? 0;
+    const position = lastPositionAt(now - this.options.events.settleMs - START_MARGIN_MS);
+    await this.options.tables.restartBackfill(dataset.datasetCode, { position, reason, staleSince });
+    progress.position = position;
+    progress.backfillDone = false;
+    progress.again = { staleSince, reason };
+    this.options.onBackfillAgain?.(dataset.datasetCode, reason);
+  }
+
   private startBackfill(dataset: MirrorDataset, progress: DatasetProgress): void {
     if (this.backfills.has(dataset.datasetCode)) return;
-    const task = backfillDataset({ ...this.options.backfill, tables: this.options.tables }, dataset, () => this.stopped)
+    const backfill = { task: Promise.resolve(), cancelled: false };
+    const options = { ...this.options.backfill, tables: this.options.tables };
+    backfill.task = backfillDataset(options, dataset, () => this.stopped || backfill.cancelled)
       .then((done) => {
-        if (!done) return;
+        if (!done || backfill.cancelled) return;
         progress.backfillDone = true;
+        progress.again = undefined;
         for (const resolve of this.backfilled.splice(0)) resolve();
       })
       .catch((error: unknown) => this.options.onError?.(error))
       .finally(() => {
         this.backfills.delete(dataset.datasetCode);
       });
-    this.backfills.set(dataset.datasetCode, task);
+    this.backfills.set(dataset.datasetCode, backfill);
   }
 }

@@ -5,7 +5,9 @@
  * time, waits until the change log holds what was acknowledged before it, applies what it holds past the position
  * saved for good, and saves that the mirror held everything acknowledged before the round started, which is what
  * queries wait for. A dataset new to the mirror is backfilled beside the rounds, a page at a time, each page saved:
- * the next run goes on where this one stopped.
+ * the next run goes on where this one stopped. A dataset whose saved position is older than what the change log
+ * still holds (the function failing or the cluster unreachable past the retention) is backfilled again the same
+ * way, and the run's log line names it.
  *
  * Runs overlap by a few seconds, so a query never waits on a gap between two of them; two rounds at once are
  * harmless (upserts guarded by revision, positions only ever applied again).
@@ -13,7 +15,7 @@
 import type { MirrorRunEntry } from '../observability/mirror-metrics';
 import { MirrorFeed, type MirrorFeedOptions } from './mirror-feed';
 
-export interface MirrorRunOptions extends Omit<MirrorFeedOptions, 'onError' | 'idleMs'> {
+export interface MirrorRunOptions extends Omit<MirrorFeedOptions, 'onError' | 'idleMs' | 'onBackfillAgain'> {
   /** How long the run keeps the mirror in step (ms). */
   runMs: number;
   /** Time left before the function is stopped (ms); the run ends `marginMs` before it whatever `runMs` says. */
@@ -26,8 +28,13 @@ export async function runMirror(options: MirrorRunOptions): Promise<MirrorRunEnt
   const now = options.now ?? Date.now;
   const started = now();
   const errors: unknown[] = [];
-  const feed = new MirrorFeed({ ...options, idleMs: 250, onError: (error) => errors.push(error) });
-  const entry: MirrorRunEntry = { rounds: 0, failedRounds: 0, backfilling: 0, durationMs: 0 };
+  const entry: MirrorRunEntry = { rounds: 0, failedRounds: 0, backfilling: 0, backfilledAgain: [], durationMs: 0 };
+  const feed = new MirrorFeed({
+    ...options,
+    idleMs: 250,
+    onError: (error) => errors.push(error),
+    onBackfillAgain: (datasetCode) => entry.backfilledAgain.push(datasetCode),
+  });
   const ends = () => now() - started >= options.runMs || options.remainingMs() <= options.marginMs;
   let codes: string[] = [];
   feed.start();

@@ -39,8 +39,26 @@ export function createStateTable(): string {
     '`caught_up_at` BIGINT NOT NULL DEFAULT 0, ' +
     '`backfill_cursor` TEXT NULL, ' +
     '`backfill_done` TINYINT(1) NOT NULL DEFAULT 0, ' +
-    '`backfill_rows` BIGINT NOT NULL DEFAULT 0)'
+    '`backfill_rows` BIGINT NOT NULL DEFAULT 0, ' +
+    STATE_COLUMNS_ADDED.map(([name, type]) => `${quoteName(name)} ${type}`).join(', ') +
+    ')'
   );
+}
+
+/**
+ * The bookkeeping columns added after the table's first version: why a backfill runs again, and the time of the
+ * position the mirror had stopped at (epoch ms; 0 for a dataset's first backfill).
+ */
+const STATE_COLUMNS_ADDED: readonly (readonly [string, string])[] = [
+  ['backfill_reason', 'VARCHAR(512) NULL'],
+  ['stale_since', 'BIGINT NOT NULL DEFAULT 0'],
+];
+
+/** Adds to a bookkeeping table made by an earlier version the columns it lacks (`existing`: its column names). */
+export function addStateColumns(existing: ReadonlySet<string>): string | undefined {
+  const missing = STATE_COLUMNS_ADDED.filter(([name]) => !existing.has(name));
+  if (missing.length === 0) return undefined;
+  return `ALTER TABLE ${quoteName(STATE_TABLE)} ${missing.map(([name, type]) => `ADD COLUMN ${quoteName(name)} ${type}`).join(', ')}`;
 }
 
 export function createDatasetTable(datasetCode: string, fields: readonly FieldConfig[]): string {

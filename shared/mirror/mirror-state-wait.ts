@@ -23,7 +23,8 @@ export class MirrorStateWait {
     const calls = new DataApiCalls(this.target, deadline, statedLimitMs, this.pollMs);
     for (;;) {
       const rows = await calls.rows(
-        `SELECT dataset_code, caught_up_at, backfill_done FROM ${quoteIdentifier(STATE_TABLE)} WHERE dataset_code IN (${datasets.map(() => '?').join(', ')})`,
+        // Every column: a table an earlier version made lacks `stale_since` until the writer's next run adds it.
+        `SELECT * FROM ${quoteIdentifier(STATE_TABLE)} WHERE dataset_code IN (${datasets.map(() => '?').join(', ')})`,
         datasets,
         true,
       );
@@ -32,7 +33,8 @@ export class MirrorStateWait {
         const row = state.get(datasetCode);
         const caughtUpAt = Number(row?.caught_up_at ?? 0);
         const copying = Number(row?.backfill_done ?? 0) !== 1;
-        return copying || caughtUpAt < since ? [{ datasetCode, copying, caughtUpAt }] : [];
+        const staleSince = Number(row?.stale_since ?? 0);
+        return copying || caughtUpAt < since ? [{ datasetCode, copying, caughtUpAt, staleSince }] : [];
       });
       if (behind.length === 0) return;
       const now = Date.now();

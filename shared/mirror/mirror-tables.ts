@@ -7,6 +7,7 @@ import type { FieldConfig } from '../catalog/schema';
 import { quoteName } from '../sql-dialect/mysql-render';
 import {
   addColumns,
+  addStateColumns,
   createDatasetTable,
   createStateTable,
   type MirrorRow,
@@ -37,6 +38,10 @@ export interface MirrorState {
   backfillDone: boolean;
   /** Records the backfill has written so far. */
   backfillRows: number;
+  /** Why the backfill runs again (absent for a dataset's first backfill). */
+  backfillReason?: string;
+  /** The time of the position the mirror had stopped at when it began copying again (epoch ms; 0: not so). */
+  staleSince: number;
 }
 
 /** Rows per upsert: well under max_allowed_packet whatever the records (the Data API takes 4 MB a call). */
@@ -54,10 +59,7 @@ export class MirrorTables {
 
   /** Makes the bookkeeping table, each dataset's table, and the columns of fields added since. */
   async prepare(datasets: readonly MirrorDataset[]): Promise<void> {
-    if (!this.stateReady) {
-      await this.db.execute(createStateTable());
-      this.stateReady = true;
-    }
+    await this.prepareState();
     for (const dataset of datasets) {
       const signature = JSON.stringify(dataset.fields.map((field) => [field.name, field.type]));
       if (this.prepared.get(dataset.datasetCode) === signature) continue;
@@ -94,11 +96,25 @@ export class MirrorTables {
     }
   }
 
-  async state(datasetCode: string): Promise<MirrorState | undefined> {
-    const [row] = await this.db.execute(
-      `SELECT position, caught_up_at, backfill_cursor, backfill_done, backfill_rows FROM ${quoteName(STATE_TABLE)} WHERE dataset_code = ?`,
-      [datasetCode],
+  /** Makes the bookkeeping table, or adds the columns an earlier version's table lacks. */
+  private async prepareState(): Promise<void> {
+    if (this.stateReady) return;
+    await this.db.execute(createStateTable());
+    const columns = await this.db.execute(
+      'SELECT COLUMN_NAME AS name FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?',
+      [STATE_TABLE],
     );
+    const alter = addStateColumns(new Set(columns.map((column) => String(column.name).toLowerCase())));
+    if (alter) await this.db.execute(alter);
+    this.stateReady = true;
+  }
+
+  async state(datasetCode: string): Promise<MirrorState | undefined> {
+    // Every column, so that a bookkeeping table made before its last columns were added still reads (status only
+    // reads, as the query user, and never adds them).
+    const [row] = await this.db.execute(`SELECT * FROM ${quoteName(STATE_TABLE)} WHERE dataset_code = ?`, [
+      datasetCode,
+    ]);
     if (!row) return undefined;
     return {
       ...(typeof row.position === 'string' ? { position: row.position } : {}),
@@ -106,7 +122,24 @@ export class MirrorTables {
       ...(typeof row.backfill_cursor === 'string' ? { backfillCursor: JSON.parse(row.backfill_cursor) } : {}),
       backfillDone: Number(row.backfill_done) === 1,
       backfillRows: Number(row.backfill_rows),
+      ...(typeof row.backfill_reason === 'string' ? { backfillReason: row.backfill_reason } : {}),
+      staleSince: Number(row.stale_since ?? 0),
     };
+  }
+
+  /**
+   * Starts a dataset's backfill again from its first record, with the change log applied from `position`, in one
+   * statement: a query that reads the row sees the backfill not done before it sees a newer `caught_up_at`.
+   */
+  async restartBackfill(
+    datasetCode: string,
+    restart: { position: string; reason: string; staleSince: number },
+  ): Promise<void> {
+    await this.db.execute(
+      `UPDATE ${quoteName(STATE_TABLE)} SET position = ?, backfill_cursor = NULL, backfill_done = 0, backfill_rows = 0, ` +
+        'backfill_reason = ?, stale_since = ? WHERE dataset_code = ?',
+      [restart.position, restart.reason, restart.staleSince, datasetCode],
+    );
   }
 
   /** Saves where the change log's application stands (the backfill's columns are left as they are). */
@@ -126,7 +159,9 @@ export class MirrorTables {
     await this.db.execute(
       `INSERT INTO ${quoteName(STATE_TABLE)} (dataset_code, backfill_cursor, backfill_done, backfill_rows) VALUES (?, ?, ?, ?) ` +
         'ON DUPLICATE KEY UPDATE backfill_cursor = VALUES(backfill_cursor), backfill_done = VALUES(backfill_done), ' +
-        'backfill_rows = VALUES(backfill_rows)',
+        'backfill_rows = VALUES(backfill_rows)' +
+        // A backfill done no longer needs its reason: the dataset is caught up as any other.
+        (progress.done ? ', backfill_reason = NULL, stale_since = 0' : ''),
       [
         datasetCode,
         progress.cursor === undefined ? null : JSON.stringify(progress.cursor),

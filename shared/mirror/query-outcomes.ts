@@ -58,15 +58,22 @@ function cellOf(value: unknown): SqlValue {
 
 /** 2001 for a query whose datasets' mirror did not catch up within its limit, saying how far behind each is. */
 export function mirrorBehindError(
-  behind: readonly { datasetCode: string; copying: boolean; caughtUpAt: number }[],
+  behind: readonly { datasetCode: string; copying: boolean; caughtUpAt: number; staleSince?: number }[],
   statedLimitMs: number,
   now: number,
 ): QueryTimeoutError {
-  const parts = behind.map(({ datasetCode, copying, caughtUpAt }) =>
-    copying
+  const parts = behind.map(({ datasetCode, copying, caughtUpAt, staleSince }) => {
+    // Copied again: the mirror is as far behind as the position it had stopped at.
+    if (copying && staleSince) {
+      return (
+        `dataset '${datasetCode}' is ${Math.ceil((now - staleSince) / 1000)} s behind and being copied into it ` +
+        'again, its changes since then no longer in the change log'
+      );
+    }
+    return copying
       ? `dataset '${datasetCode}' is still being copied into it`
-      : `dataset '${datasetCode}' is ${Math.ceil((now - caughtUpAt) / 1000)} s behind`,
-  );
+      : `dataset '${datasetCode}' is ${Math.ceil((now - caughtUpAt) / 1000)} s behind`;
+  });
   return new QueryTimeoutError(
     `the MySQL mirror did not catch up with the writes made before this query within its limit of ` +
       `${statedLimitMs} ms (${parts.join('; ')}); try again shortly`,

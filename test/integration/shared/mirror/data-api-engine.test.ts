@@ -13,6 +13,7 @@ import { MirrorTables } from '../../../../shared/mirror/mirror-tables';
 import { MAX_RESULT_BYTES } from '../../../../shared/operations/mirror-statement';
 import type { MirrorQueryRequest } from '../../../../shared/sql/mirror-engine';
 import { SqlStatementError } from '../../../../shared/sql/query-engine';
+import { lastPositionAt } from '../../../../shared/storage/event-store';
 import {
   QUERY_SECRET_ARN,
   RESOURCE_ARN,
@@ -213,5 +214,29 @@ describeWithMariaDb('custom SQL through the Data API', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     await tables.saveFeed('orders', undefined, since + 1);
     await expect(waited).resolves.toBeUndefined();
+  });
+
+  it('waits while a dataset is copied again after a stop past the retention, whatever rounds it applies, naming the lag', async () => {
+    const wait = new MirrorStateWait(
+      { client: fixture.client, resourceArn: RESOURCE_ARN, secretArn: QUERY_SECRET_ARN, database: fixture.database },
+      50,
+    );
+    const since = Date.now();
+    await tables.restartBackfill('orders', {
+      position: lastPositionAt(since - 60_000),
+      reason: 'the mirror stopped at the change log position of …',
+      staleSince: since - 31 * 86_400_000,
+    });
+    // A round that began after the query started: not enough while the copy runs.
+    await tables.saveFeed('orders', lastPositionAt(since), since + 1);
+    await expect(wait.caughtUp(['orders'], since, Date.now() + 300, 300)).rejects.toThrow(
+      /\(dataset 'orders' is 26784\d\d s behind and being copied into it again, its changes since then no longer in the change log\); try again shortly$/,
+    );
+    const waited = wait.caughtUp(['orders'], since, Date.now() + 5_000, 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await tables.saveBackfill('orders', { done: true, rows: 3_003 });
+    await expect(waited).resolves.toBeUndefined();
+    expect(await tables.state('orders')).toMatchObject({ backfillDone: true, staleSince: 0 });
+    expect((await tables.state('orders'))?.backfillReason).toBeUndefined();
   });
 });

@@ -156,6 +156,7 @@ function describeMirror(name: string, connect: () => Promise<Sessions>): void {
               datasets: async () => [DATASET],
               events: log,
               logged: async () => undefined,
+              changeRetentionDays: async () => 30,
               backfill: { records, recordsPerSecond: 0, pageSize: 2 },
               idleMs: 3_600_000,
               onError: () => undefined,

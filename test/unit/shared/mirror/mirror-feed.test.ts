@@ -14,6 +14,7 @@ function feedWith(logged: () => Promise<void>, now: () => number): MirrorFeed {
     datasets: async () => [{ datasetCode: 'orders', fields: [{ name: 'amount', type: 'number' }] }],
     events: { settleMs: 0, read: async () => ({ changes: [], more: false }) },
     logged,
+    changeRetentionDays: async () => 30,
     backfill: { records: { readRecords: async () => ({ items: [] }) }, recordsPerSecond: 0 },
     idleMs: 3_600_000,
     now,

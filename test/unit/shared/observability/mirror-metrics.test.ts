@@ -20,7 +20,11 @@ function linesOf(run: () => void): Record<string, unknown>[] {
 describe("the mirror function's log line", () => {
   it('publishes the lag, the failed rounds and the datasets being copied', () => {
     const [line] = linesOf(() =>
-      logMirrorRun({ rounds: 50, failedRounds: 0, lagSeconds: 1.234, backfilling: 1, durationMs: 65_012.4 }, 'NS', 7),
+      logMirrorRun(
+        { rounds: 50, failedRounds: 0, lagSeconds: 1.234, backfilling: 1, backfilledAgain: [], durationMs: 65_012.4 },
+        'NS',
+        7,
+      ),
     );
     expect(line).toEqual({
       _aws: {
@@ -32,6 +36,7 @@ describe("the mirror function's log line", () => {
             Metrics: [
               { Name: 'sqlMirrorRoundFailures', Unit: 'Count' },
               { Name: 'sqlMirrorBackfilling', Unit: 'Count' },
+              { Name: 'sqlMirrorBackfillsAgain', Unit: 'Count' },
               { Name: 'sqlMirrorLagSeconds', Unit: 'Seconds' },
             ],
           },
@@ -42,6 +47,7 @@ describe("the mirror function's log line", () => {
       rounds: 50,
       sqlMirrorRoundFailures: 0,
       sqlMirrorBackfilling: 1,
+      sqlMirrorBackfillsAgain: 0,
       sqlMirrorLagSeconds: 1.2,
       durationMs: 65_012,
     });
@@ -50,7 +56,14 @@ describe("the mirror function's log line", () => {
   it('publishes no lag when no round applied the change log, and says why at ERROR', () => {
     const [line] = linesOf(() =>
       logMirrorRun(
-        { rounds: 3, failedRounds: 3, backfilling: 0, durationMs: 65_000, error: 'DatabaseErrorException: down' },
+        {
+          rounds: 3,
+          failedRounds: 3,
+          backfilling: 0,
+          backfilledAgain: [],
+          durationMs: 65_000,
+          error: 'DatabaseErrorException: down',
+        },
         'NS',
         7,
       ),
@@ -58,5 +71,28 @@ describe("the mirror function's log line", () => {
     expect(line).toMatchObject({ level: 'ERROR', sqlMirrorRoundFailures: 3, error: 'DatabaseErrorException: down' });
     expect(line).not.toHaveProperty('sqlMirrorLagSeconds');
     expect(JSON.stringify(line)).not.toContain('sqlMirrorLagSeconds');
+  });
+
+  it('names at WARN the datasets a run started copying again, their position past the change log retention', () => {
+    const [line] = linesOf(() =>
+      logMirrorRun(
+        {
+          rounds: 40,
+          failedRounds: 0,
+          lagSeconds: 0.5,
+          backfilling: 2,
+          backfilledAgain: ['orders', 'users'],
+          durationMs: 65_000,
+        },
+        'NS',
+        7,
+      ),
+    );
+    expect(line).toMatchObject({
+      level: 'WARN',
+      sqlMirrorBackfilling: 2,
+      sqlMirrorBackfillsAgain: 2,
+      backfilledAgain: ['orders', 'users'],
+    });
   });
 });
