@@ -391,16 +391,22 @@ export class IndexJobs {
       if (!item) return { finished: true };
       const registry = parseIndexRegistry(item.indexes) ?? {};
       const now = this.now();
+      let changed = false;
       for (const [code, entry] of Object.entries(registry)) {
-        if (dropped) entry.indexes = entry.indexes.filter((i) => !(i.job === jobId && i.state === 'dropping'));
+        const kept = entry.indexes.filter((i) => !(dropped && i.job === jobId && i.state === 'dropping'));
+        changed ||= kept.length < entry.indexes.length;
+        entry.indexes = kept;
         for (const index of entry.indexes) {
           if (index.job !== jobId || index.state !== 'building') continue;
           delete index.job;
           Object.assign(index, { state: 'complete', since: now, settlesAt: now, finishedAt: now });
           const totalsFrom = counted.get(`${code}\n${index.build}`);
           if (totalsFrom !== undefined) index.totalsFrom = totalsFrom;
+          changed = true;
         }
       }
+      // A turn that only removed some of a dropped index's totals leaves the registry as it is.
+      if (!changed) break;
       try {
         await updateCatalogIndexes(
           catalog.client,
