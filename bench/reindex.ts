@@ -227,7 +227,7 @@ async function startBench(sizes: readonly number[]) {
           }
         };
         await Promise.all(Array.from({ length: LOCAL_SETTINGS.concurrency }, worker));
-        await jobs.finish(step.jobId);
+        await jobs.finish(step.jobId, 60_000);
       }
       finished = true;
     })();

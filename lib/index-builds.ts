@@ -101,10 +101,22 @@ export class IndexBuilds extends Construct {
       (index) => `${records}/index/${index.indexName}`,
     );
     // Reads: a segment's records (Query), a record again after a conflict (GetItem), the record count (its
-    // checkpoint item and the count index). Writes: one UpdateItem per record whose index keys change.
+    // checkpoint item and the count index), records a job's end folds (BatchGetItem). Writes: one UpdateItem per
+    // record whose index keys change; at a job's end a build's count pages, list and head (PutItem, UpdateItem,
+    // DeleteItem of a former list) and the removal of a dropped index's (BatchWriteItem of deletes).
     role.addToPolicy(new PolicyStatement({ actions: ['dynamodb:Query'], resources: [records, ...countIndex] }));
     role.addToPolicy(
-      new PolicyStatement({ actions: ['dynamodb:GetItem', 'dynamodb:UpdateItem'], resources: [records] }),
+      new PolicyStatement({
+        actions: [
+          'dynamodb:BatchGetItem',
+          'dynamodb:BatchWriteItem',
+          'dynamodb:DeleteItem',
+          'dynamodb:GetItem',
+          'dynamodb:PutItem',
+          'dynamodb:UpdateItem',
+        ],
+        resources: [records],
+      }),
     );
     role.addToPolicy(
       new PolicyStatement({

@@ -67,7 +67,10 @@ export type IndexJobEvent =
 
 export type IndexJobResult = NextStep | { done: boolean } | { finished: boolean };
 
-/** How long one segment works per invocation: well inside the function's 5-minute timeout. */
+/**
+ * How long one segment works per invocation, and a job's end at most on removing dropped indexes' totals: well
+ * inside the function's 5-minute timeout.
+ */
 export const SEGMENT_TURN_MS = 4 * 60_000;
 
 /** The state machine's task: one step per invocation. */
@@ -118,7 +121,7 @@ export function indexJobTask(): (event: IndexJobEvent) => Promise<IndexJobResult
       }
       if (event.step === 'finish') {
         work.jobId = event.jobId;
-        return await jobs.finish(event.jobId);
+        return await jobs.finish(event.jobId, SEGMENT_TURN_MS);
       }
       const { jobId, datasetCode, segment } = event;
       Object.assign(work, { jobId, datasetCode, segment });

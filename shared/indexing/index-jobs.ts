@@ -16,7 +16,9 @@
  *   Each page's records are also counted into the builds' per-value totals (build-totals.ts), saved with the
  *   position.
  * - `finish`: once every segment is done, the builds' count pages are written from the segments' counts, the
- *   built indexes become complete (answering totals from those pages) and the dropped ones are gone.
+ *   built indexes become complete (answering totals from those pages), the dropped ones' per-value totals are
+ *   removed (drop-totals.ts, in turns: a turn that runs out of time leaves the job for the next), and then the
+ *   dropped indexes are gone.
  *
  * Only one run works at a time (the runner lease in the catalog item): a run started while another is still
  * going answers done at once, and the other picks up the new work in its next `next`. Every registry change is
@@ -45,6 +47,7 @@ import { estimateRecordCount, lastIdAt, MAX_INVOCATION_MS, SETTLE_MS } from '../
 import { startSlotTotalsAt } from '../storage/slot-start';
 import { foldDatasetTotals } from '../storage/value-fold';
 import { buildTotalsCounter, countedSlot, mergeSegmentCounts, SegmentTotals } from './build-totals';
+import { removeDroppedTotals } from './drop-totals';
 import type { DatasetJob, JobDefinition, SegmentRef } from './job-definition';
 import { indexKeyWriter, type SegmentConsumer, type SegmentCounts } from './segment-consumer';
 import { WriteThrottle } from './write-throttle';
@@ -365,9 +368,15 @@ export class IndexJobs {
     return { done: progress.done, counts, meter, throttled: throttle.throttled };
   }
 
-  /** Close a job whose segments are all done; `finished: false` when some are not (scan them again). */
-  async finish(jobId: string): Promise<{ finished: boolean }> {
+  /**
+   * Close a job whose segments are all done, working at most about `budgetMs` on removing its dropped indexes'
+   * totals (drop-totals.ts). `finished: false` when some segments are not done (scan them again), or when totals
+   * of a dropped index are left: its builds are complete, the dropped indexes stay in the registry with the job, and
+   * the next `next` answers the same job again, whose `finish` goes on removing them.
+   */
+  async finish(jobId: string, budgetMs: number): Promise<{ finished: boolean }> {
     const { store, catalog } = this.options;
+    const deadline = this.now() + budgetMs;
     const definition = await this.definition(jobId);
     const segments = definition ? segmentsOf(definition) : [];
     const saved: { ref: SegmentRef; progress: SegmentProgress }[] = [];
@@ -377,21 +386,28 @@ export class IndexJobs {
       saved.push({ ref, progress });
     }
     const counted = definition ? await this.startCountedTotals(definition, saved) : new Map<string, string>();
+    const dropped = definition ? await this.removeDroppedTotals(definition, deadline) : true;
     for (let attempt = 1; ; attempt++) {
       const item = await readCatalogItem(catalog.client, catalog.table);
       if (!item) return { finished: true };
       const registry = parseIndexRegistry(item.indexes) ?? {};
       const now = this.now();
+      let changed = false;
       for (const [code, entry] of Object.entries(registry)) {
-        entry.indexes = entry.indexes.filter((index) => !(index.job === jobId && index.state === 'dropping'));
+        const kept = entry.indexes.filter((i) => !(dropped && i.job === jobId && i.state === 'dropping'));
+        changed ||= kept.length < entry.indexes.length;
+        entry.indexes = kept;
         for (const index of entry.indexes) {
           if (index.job !== jobId || index.state !== 'building') continue;
           delete index.job;
           Object.assign(index, { state: 'complete', since: now, settlesAt: now, finishedAt: now });
           const totalsFrom = counted.get(`${code}\n${index.build}`);
           if (totalsFrom !== undefined) index.totalsFrom = totalsFrom;
+          changed = true;
         }
       }
+      // A turn that only removed some of a dropped index's totals leaves the registry as it is.
+      if (!changed) break;
       try {
         await updateCatalogIndexes(
           catalog.client,
@@ -404,9 +420,22 @@ export class IndexJobs {
         if (!(error instanceof CatalogRevisionConflict) || attempt === STEP_ATTEMPTS) throw error;
       }
     }
-    if (definition) await this.forget(definition);
+    if (definition && dropped) await this.forget(definition);
     if (counted.size > 0 && definition) await this.foldCounted(definition, counted);
-    return { finished: true };
+    return { finished: dropped };
+  }
+
+  /** Remove the per-value totals of the job's dropped indexes until `deadline`; true once none is left. */
+  private async removeDroppedTotals(definition: JobDefinition, deadline: number): Promise<boolean> {
+    const turn = await removeDroppedTotals(definition, {
+      removal: this.options.bookkeeping.droppedTotals,
+      // The job's segments are done: its removal has the job's whole pace.
+      throttle: new WriteThrottle({ writesPerSecond: this.options.writesPerSecond, now: this.now }),
+      meter: new CapacityMeter(),
+      deadline,
+      now: this.now,
+    });
+    return turn.done;
   }
 
   /**

@@ -11,7 +11,7 @@ import type { IndexJobs, NextStep, SegmentRef, SegmentRun } from './index-jobs';
 export interface LocalIndexRunnerOptions {
   /** Segments worked on at once. */
   concurrency: number;
-  /** How long a segment works before it lets the others have a turn (ms). */
+  /** How long a segment works before it lets the others have a turn, and a job's end at most (ms). */
   segmentBudgetMs: number;
   /** How long to wait after a failed step before trying again (ms). */
   retryAfterMs?: number;
@@ -68,7 +68,7 @@ export class LocalIndexRunner {
           continue;
         }
         await this.scan(step.segments);
-        if (!this.stopped) await this.jobs.finish(step.jobId);
+        if (!this.stopped) await this.jobs.finish(step.jobId, this.options.segmentBudgetMs);
       } catch (error) {
         this.options.onError?.(error);
         await this.sleep(this.options.retryAfterMs ?? 5_000);

@@ -2,7 +2,8 @@
  * A dataset's bookkeeping items, kept in the records table beside (never among) its records: the record
  * counter's checkpoint and the count entries of bulk groups (the `CountStore` methods, `record-counter.ts`), the
  * change items writes claim (`changes`, `change-items.ts`), and per-value totals (`values`, `value-counter.ts`),
- * the removal of change items no reader needs (`compaction`, `change-compaction.ts`), with the reads of records
+ * the removal of change items no reader needs (`compaction`, `change-compaction.ts`) and of a dropped index's
+ * totals (`droppedTotals`, `slot-totals-removal.ts`), with the reads of records
  * their checks need. The first call any read makes is a method of the port itself
  * (`readValueHead`, the counter's), so that wrappers of the port's methods (reads beside the quota admission)
  * see it before anything else is read.
@@ -15,6 +16,7 @@ import { ChangeItems } from './change-items';
 import { CountStore } from './count-store';
 import { datasetPartitionKey, recordKey } from './item-keys';
 import { revisionOf } from './record-revisions';
+import { SlotTotalsRemoval } from './slot-totals-removal';
 import { RecordAttr } from './table-definitions';
 import { ValueCountStore, type ValueHead } from './value-count-store';
 
@@ -31,12 +33,15 @@ export class DatasetBookkeeping extends CountStore {
   readonly values: ValueCountStore;
   /** The removal of change items no reader needs any more. */
   readonly compaction: ChangeCompaction;
+  /** The removal of a dropped index's per-value totals. */
+  readonly droppedTotals: SlotTotalsRemoval;
 
   constructor(client: DynamoDBDocumentClient, table: string) {
     super(client, table);
     this.changes = new ChangeItems(client, table);
     this.values = new ValueCountStore(client, table);
     this.compaction = new ChangeCompaction(client, table);
+    this.droppedTotals = new SlotTotalsRemoval(client, table);
   }
 
   /** A slot's head and the dataset's checked position (`ValueCountStore.readHead`). */

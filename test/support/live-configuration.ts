@@ -155,7 +155,8 @@ export class LiveConfiguration {
       if (!run.done || before) this.scan.queue.push(ref);
       return true;
     }
-    await jobs.finish(this.scan.jobId);
+    // One unit: a dropped index's totals are removed a batch per unit, the job's end coming again until they are gone.
+    await jobs.finish(this.scan.jobId, 0);
     this.scan = undefined;
     return true;
   }
