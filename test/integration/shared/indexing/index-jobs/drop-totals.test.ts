@@ -21,7 +21,7 @@ import { readCatalogItem } from '../../../../../shared/storage/catalog-item';
 import { DatasetBookkeeping } from '../../../../../shared/storage/dataset-bookkeeping';
 import { countSlotKey, indexSlot } from '../../../../../shared/storage/index-attributes';
 import { SETTLE_MS } from '../../../../../shared/storage/record-counter';
-import { foldDatasetTotals } from '../../../../../shared/storage/value-counter';
+import { foldDatasetTotals } from '../../../../../shared/storage/value-fold';
 import { interceptSend, type SentCommand } from '../../../../support/intercept-send';
 import { LiveConfiguration } from '../../../../support/live-configuration';
 import { FIXTURES_DIR } from '../../../../support/paths';
