@@ -15,10 +15,10 @@ import type { CatalogConfig } from '../../shared/catalog/schema';
 import { applyConfiguration, type CatalogTables } from '../../shared/catalog-store/catalog-store';
 import { type ConfigurationPlan, describeConfigurationPlan } from '../../shared/catalog-store/configuration-change';
 import { ConfigError, loadConfigFile } from '../../shared/catalog-store/load-config';
-import { isCode } from '../../shared/contract/codes';
 import { CATALOG_TABLE, RECORDS_TABLE, tableNameFor } from '../../shared/storage/table-definitions';
 import { localTableNames } from '../../shared/storage/table-setup';
 import { startEmbeddedDynamo } from '../local/embedded-dynamo';
+import { checkedStage } from './stage-option';
 
 const HELP = 'das config --help';
 
@@ -107,9 +107,7 @@ async function runPlan(values: PlanOptions, io: CommandIo): Promise<void> {
   if (values.stage !== undefined && values['data-dir'] !== undefined) {
     throw new UsageError('--data-dir or --stage: the local store or a deployment, not both', HELP);
   }
-  if (values.stage !== undefined && !isCode(values.stage)) {
-    throw new UsageError('--stage must be 1 to 64 letters, digits, "_" or "-"', HELP);
-  }
+  checkedStage(values.stage, HELP);
   let config: CatalogConfig;
   try {
     config = loadConfigFile(file);

@@ -6,12 +6,12 @@
  * `--sql-engine` / `DAS_SQL_ENGINE` names, or with `--stage` a deployment's Aurora cluster (sql-stage.ts).
  */
 import { CommandFailure, type CommandIo, parseCommandArgs, UsageError } from '../../packages/client/src/cli/cli-io';
-import { isCode } from '../../shared/contract/codes';
 import { MirrorTables, type SqlSession } from '../../shared/mirror/mirror-tables';
 import { describeTarget, parseMysqlUrl, poolOf, sessionOf } from '../../shared/mirror/mysql-connection';
 import { positionTime } from '../../shared/storage/event-store';
 import { readLocalSqlEngine } from '../local/service-address';
 import { stageMirror } from './sql-stage';
+import { checkedStage } from './stage-option';
 
 const HELP = 'das sql --help';
 
@@ -67,7 +67,7 @@ export async function runSql(args: string[], io: CommandIo): Promise<void> {
     if (values['sql-engine'] !== undefined) {
       throw new UsageError('--sql-engine or --stage: a MySQL engine or a deployment, not both', HELP);
     }
-    if (!isCode(values.stage)) throw new UsageError('--stage must be 1 to 64 letters, digits, "_" or "-"', HELP);
+    checkedStage(values.stage, HELP);
   }
   const mirror =
     values.stage === undefined

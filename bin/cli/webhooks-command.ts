@@ -26,6 +26,7 @@ import { LocalDeliveryQueueItems } from '../../shared/storage/local-delivery-que
 import { CATALOG_TABLE, EVENTS_TABLE, tableNameFor } from '../../shared/storage/table-definitions';
 import { WebhookStateStore } from '../../shared/storage/webhook-state';
 import { readLocalStore } from '../local/service-address';
+import { checkedStage } from './stage-option';
 
 const HELP = 'das webhooks --help';
 
@@ -81,6 +82,7 @@ export async function runWebhooks(args: string[], io: CommandIo): Promise<void> 
     );
   }
   if (rest.length > 0) throw new UsageError(`unexpected ${rest.join(' ')}`, HELP);
+  checkedStage(values.stage, HELP);
   const now = Date.now();
   if (action === 'status') {
     const target = await connect(values.stage, now);

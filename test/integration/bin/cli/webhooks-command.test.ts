@@ -130,7 +130,7 @@ it('shows an event parked after its last attempt, and delivered after the receiv
   expect(JSON.parse(received[10]?.body ?? '{}')).toMatchObject({ type: 'record.created', id, revision: 1 });
 }, 90_000);
 
-it('names what is wrong: an unknown subscription, a time it cannot read, no local service', async () => {
+it('names what is wrong: an unknown subscription, a time it cannot read, a name that cannot be a stage, no local service', async () => {
   const unknown = await runDas(['webhooks', 'replay', '--id', 'erp', '--since', '1h'], ENV);
   expect([unknown.code, unknown.stderr]).toEqual([
     1,
@@ -141,6 +141,11 @@ it('names what is wrong: an unknown subscription, a time it cannot read, no loca
   expect(since.stderr).toContain(
     "--since must be an ISO 8601 time (2026-11-26T09:00:00Z) or a duration (90s, 15m, 2h, 7d), not 'yesterday'",
   );
+  const stage = await runDas(['webhooks', 'status', '--stage', 'prod/eu'], ENV);
+  expect([stage.code, stage.stderr]).toEqual([
+    2,
+    'das webhooks: --stage must be 1 to 64 letters, digits, "_" or "-"\nSee: das webhooks --help\n',
+  ]);
   const none = await runDas(['webhooks', 'status']);
   expect([none.code, none.stderr]).toEqual([
     1,
