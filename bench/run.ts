@@ -29,6 +29,7 @@ const BENCHMARKS: Record<string, string> = {
   reindex: './reindex',
   storage: './storage',
   'after-load': './after-load',
+  'relations-mysql': './relations-mysql',
 };
 
 interface BenchmarkModule {
