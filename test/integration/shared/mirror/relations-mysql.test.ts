@@ -19,6 +19,12 @@ const NARROW: AppCredentials = {
   secret: 'sk-narrow-secret-value',
 };
 
+const O_ORDERS: AppCredentials = {
+  appCode: 'app-o-orders',
+  accessKey: 'ak-o-orders-application',
+  secret: 'sk-o-orders-secret-value',
+};
+
 const rows = (body: { data: { tableData: { id: string }[] } }) => body.data.tableData.map(({ id: _id, ...row }) => row);
 
 describeWithMariaDb('related conditions and sorts past the read budget on MySQL (MariaDB)', () => {
@@ -112,6 +118,18 @@ describeWithMariaDb('related conditions and sorts past the read budget on MySQL 
         errorCode: 1001,
       });
     }
+  });
+
+  it("applies the caller's row filter on the listed dataset", async () => {
+    // app-o-orders reads the orders whose item sorts before 'p': not the two without a customer.
+    const res = await harness.getList('orders', BY_NAME, { app: O_ORDERS });
+    expect(res.body.data.paging.totalCount).toBe(1100);
+    expect(rows(res.body)).toEqual([
+      { item: 'o0', customer: { name: 'C0000' } },
+      { item: 'o1', customer: { name: 'C0001' } },
+      { item: 'o2', customer: { name: 'C0002' } },
+      { item: 'o3', customer: { name: 'C0003' } },
+    ]);
   });
 
   it('answers as the join in memory does where that serves the list', async () => {
