@@ -23,7 +23,8 @@ type Link = number | null | 'dangling';
 type Cond =
   | { field: 'name' | 'region'; op: 'eq'; value: string | null }
   | { field: 'name'; op: 'ne'; value: string }
-  | { field: 'name'; op: 'in'; values: string[] };
+  | { field: 'name'; op: 'in'; values: string[] }
+  | { field: 'name'; op: 'startWith'; value: string };
 type Sort = [field: 'customer.name' | 'customer.region' | 'amount', direction: 'asc' | 'desc'][];
 
 const NAMES = ['Ada', 'Bob', 'Cy'];
@@ -32,6 +33,12 @@ const customer: fc.Arbitrary<Customer> = fc.record({
   region: fc.constantFrom('north' as const, 'south' as const),
 });
 const condition: fc.Arbitrary<Cond> = fc.oneof(
+  // Text matches ignore letter case: 'a' and 'A' both start 'Ada'.
+  fc.record({
+    field: fc.constant('name' as const),
+    op: fc.constant('startWith' as const),
+    value: fc.constantFrom('a', 'A', 'b', 'Cy', 'z'),
+  }),
   fc.record({
     field: fc.constant('name' as const),
     op: fc.constant('eq' as const),
@@ -61,6 +68,7 @@ function whereOf(cond: Cond): Record<string, unknown> {
   const key = `customer.${cond.field}`;
   if (cond.op === 'eq') return { [key]: cond.value };
   if (cond.op === 'ne') return { [key]: { $ne: cond.value } };
+  if (cond.op === 'startWith') return { [key]: { $startWith: cond.value } };
   return { [key]: { $in: cond.values } };
 }
 
@@ -68,6 +76,7 @@ function holds(cond: Cond, c: Customer): boolean {
   const value = c[cond.field];
   if (cond.op === 'eq') return value === cond.value;
   if (cond.op === 'ne') return value !== cond.value;
+  if (cond.op === 'startWith') return value?.toLowerCase().startsWith(cond.value.toLowerCase()) === true;
   return value !== null && cond.values.includes(value);
 }
 
