@@ -30,6 +30,7 @@ const BENCHMARKS: Record<string, string> = {
   storage: './storage',
   'after-load': './after-load',
   aggregate: './aggregate',
+  'relations-mysql': './relations-mysql',
 };
 
 interface BenchmarkModule {

@@ -2,6 +2,6 @@
 // First: in a hooked bundle the sandbox's worker starts before the rest of the bundle loads.
 import '../shared/sandbox/start-at-init';
 import { createHandler } from '../shared/composition/pipeline';
-import { getListOperation } from '../shared/query/get-list';
+import { getListOperation } from '../shared/operations/get-list-operation';
 
 export const handler = createHandler(getListOperation);

@@ -23,8 +23,8 @@ import type { Operation, OperationContext } from '../operation/operation';
 import { readParamMap } from '../operation/param-map';
 import { readParamList } from '../operations/batch-create';
 import { executeSqlOperation } from '../operations/execute-sql';
+import { getListOperation } from '../operations/get-list-operation';
 import { getOneOperation } from '../operations/get-one';
-import { getListOperation } from '../query/get-list';
 import { prewarmSandbox, prewarmSandboxIfShipped, runFunction, SandboxFailure } from '../sandbox/sandbox';
 
 export const DEFAULT_TIMEOUT_MS = 200;

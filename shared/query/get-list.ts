@@ -11,13 +11,14 @@
  */
 import type { Dataset } from '../catalog/catalog';
 import { InvalidParameterError } from '../contract/errors';
-import { dataContext, type Operation } from '../operation/operation';
+import { type DataOperationContext, dataContext, type Operation } from '../operation/operation';
 import { readParamMap } from '../operation/param-map';
 import { type FieldAccess, relatedName } from '../records/filter-parser';
 import { allOf, filterFields, type ListQuery, MATCH_ALL } from '../records/list-query';
 import { type ApiRecord, toApiRecord } from '../records/record-codec';
 import { parseListParams } from './list-params';
 import { type ListRunContext, runListQuery } from './list-run';
+import { pageOfIds, type RelatedEngine } from './related-beyond-budget';
 import { listWithRelations, usesRelations } from './related-list';
 import { RelatedRecords } from './related-records';
 import { relatedScopes } from './related-scopes';
@@ -64,64 +65,88 @@ export function tableColumns(dataset: Dataset, visible?: ReadonlySet<string>) {
   ];
 }
 
-export const getListOperation: Operation = {
-  name: 'get-list',
-  readsBesideAdmission: true,
-  async run(context, body) {
-    const { dataset, view, ports, telemetry, catalog, now, caller } = dataContext(context);
-    const params = readParamMap(body, true);
-    const paging = readPaging(params, catalog.defaultPageSize);
-    // The access step has worked out what the grant shows: these fields, and the rows of its scope.
-    const readable = view.readable;
-    // Related fields (docs/interface.md §21) through the caller's own grants on the related datasets.
-    const related = dataset.relations.size > 0 ? relatedScopes(catalog, caller, dataset) : undefined;
-    const access: FieldAccess = { ...(readable ? { readable } : {}), ...(related ? { related: related.access } : {}) };
-    const parsed = parseListParams(params, dataset, access);
-    const query: ListQuery = {
-      filter: allOf(parsed.filter, view.rowScope ?? MATCH_ALL),
-      sort: parsed.sort,
-      offset: (paging.currentPage - 1) * paging.pageSize,
-      limit: paging.pageSize,
-    };
-    const run: ListRunContext = {
-      lists: ports.lists,
-      bookkeeping: ports.bookkeeping,
-      indexBuilds: ports.indexBuilds,
-      meter: telemetry.capacity,
-      requestId: context.requestId,
-      now: now(),
-    };
-    const nameable = new Set([...filterFields(parsed.filter), ...parsed.sort.map((key) => key.field.name)]);
-    const records = new RelatedRecords(ports.lists, telemetry.capacity);
-    const result =
-      related && usesRelations(query)
-        ? await listWithRelations(query, {
-            dataset,
-            scopes: related.scopes,
-            records,
-            meter: telemetry.capacity,
-            readBudget: ports.lists.listReadBudget,
-            nameable,
-            list: (listed, listQuery, named, budget) => runListQuery(run, listed, listQuery, named, budget),
-          })
-        : await runListQuery(run, dataset, query, nameable);
-    const local = parsed.select?.filter((name) => !relatedName(name));
-    const selected = parsed.select ? new Set(['id', ...(local ?? [])]) : undefined;
-    const narrow = (record: ApiRecord): ApiRecord =>
-      selected ? Object.fromEntries(Object.entries(record).filter(([name]) => selected.has(name))) : record;
-    const nested = related
-      ? await nestedSelection(parsed.select ?? [], related.scopes, records, result.items)
+export interface GetListDependencies {
+  /** Where a list naming related fields runs when the read budget cannot serve it (none: 2001). */
+  relatedEngine?: RelatedEngine;
+}
+
+/** get-list, its engine beyond the read budget given (operations/get-list-operation.ts composes the service's). */
+export function createGetListOperation(dependencies: GetListDependencies = {}): Operation {
+  return {
+    name: 'get-list',
+    readsBesideAdmission: true,
+    run: (context, body) => runGetList(dataContext(context), body, dependencies),
+  };
+}
+
+async function runGetList(
+  context: DataOperationContext,
+  body: Record<string, unknown>,
+  dependencies: GetListDependencies,
+) {
+  const { dataset, view, ports, telemetry, catalog, now, caller } = context;
+  const params = readParamMap(body, true);
+  const paging = readPaging(params, catalog.defaultPageSize);
+  // The access step has worked out what the grant shows: these fields, and the rows of its scope.
+  const readable = view.readable;
+  // Related fields (docs/interface.md §21) through the caller's own grants on the related datasets.
+  const related = dataset.relations.size > 0 ? relatedScopes(catalog, caller, dataset) : undefined;
+  const access: FieldAccess = { ...(readable ? { readable } : {}), ...(related ? { related: related.access } : {}) };
+  const parsed = parseListParams(params, dataset, access);
+  const query: ListQuery = {
+    filter: allOf(parsed.filter, view.rowScope ?? MATCH_ALL),
+    sort: parsed.sort,
+    offset: (paging.currentPage - 1) * paging.pageSize,
+    limit: paging.pageSize,
+  };
+  const run: ListRunContext = {
+    lists: ports.lists,
+    bookkeeping: ports.bookkeeping,
+    indexBuilds: ports.indexBuilds,
+    meter: telemetry.capacity,
+    requestId: context.requestId,
+    now: now(),
+  };
+  const nameable = new Set([...filterFields(parsed.filter), ...parsed.sort.map((key) => key.field.name)]);
+  const records = new RelatedRecords(ports.lists, telemetry.capacity);
+  const engine = related && dependencies.relatedEngine?.(context);
+  const beyondBudget =
+    engine && related
+      ? async () => {
+          const selection = { dataset, filter: parsed.filter, sort: parsed.sort, scopes: related.scopes };
+          const ids = await engine({ ...selection, offset: query.offset, limit: query.limit });
+          return pageOfIds(ids, dataset, view.rowScope, ports.lists, telemetry.capacity);
+        }
       : undefined;
-    return {
-      paging: { pageSize: paging.pageSize, totalCount: result.totalCount, currentPage: paging.currentPage },
-      tableData: result.items.map((item) => {
-        const record = narrow(toApiRecord(dataset, item, readable));
-        return nested ? { ...record, ...nested.of(item) } : record;
-      }),
-      tableColumns: [
-        ...tableColumns(dataset, readable).filter((column) => !selected || selected.has(column.dataIndex)),
-        ...(nested?.columns ?? []),
-      ],
-    };
-  },
-};
+  const result =
+    related && usesRelations(query)
+      ? await listWithRelations(query, {
+          dataset,
+          scopes: related.scopes,
+          records,
+          meter: telemetry.capacity,
+          readBudget: ports.lists.listReadBudget,
+          nameable,
+          list: (listed, listQuery, named, budget) => runListQuery(run, listed, listQuery, named, budget),
+          ...(beyondBudget ? { beyondBudget } : {}),
+        })
+      : await runListQuery(run, dataset, query, nameable);
+  const local = parsed.select?.filter((name) => !relatedName(name));
+  const selected = parsed.select ? new Set(['id', ...(local ?? [])]) : undefined;
+  const narrow = (record: ApiRecord): ApiRecord =>
+    selected ? Object.fromEntries(Object.entries(record).filter(([name]) => selected.has(name))) : record;
+  const nested = related
+    ? await nestedSelection(parsed.select ?? [], related.scopes, records, result.items)
+    : undefined;
+  return {
+    paging: { pageSize: paging.pageSize, totalCount: result.totalCount, currentPage: paging.currentPage },
+    tableData: result.items.map((item) => {
+      const record = narrow(toApiRecord(dataset, item, readable));
+      return nested ? { ...record, ...nested.of(item) } : record;
+    }),
+    tableColumns: [
+      ...tableColumns(dataset, readable).filter((column) => !selected || selected.has(column.dataIndex)),
+      ...(nested?.columns ?? []),
+    ],
+  };
+}

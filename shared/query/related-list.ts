@@ -10,7 +10,9 @@
  *   (under `$or`), or one matching more related records than the ids can carry: every record the other conditions
  *   match is read (at most `JOIN_IN_MEMORY_MAX`), its related records read in batches, then filtered, sorted and
  *   cut into the page here. Past that number, or past the read budget, it answers 2001 naming the conditions and
- *   sorts on related fields.
+ *   sorts on related fields, unless the service runs a MySQL engine (docs/interface.md §20): then the whole
+ *   selection runs there instead (`beyondBudget`, operations/related-on-mirror.ts), one statement for the page's
+ *   ids and the exact total.
  *
  * A condition on a related field holds only where there is a related record the caller may read: a record whose
  * link is empty, dangling or outside the caller's row filter on the related dataset matches no such condition,
@@ -53,6 +55,8 @@ export interface RelatedListRun {
   nameable: ReadonlySet<string>;
   /** A list of one dataset under a read budget (`list-run.ts`). */
   list(dataset: Dataset, query: ListQuery, nameable: ReadonlySet<string>, readBudget: number): Promise<ListResult>;
+  /** Where the list runs when the read budget cannot serve it (the MySQL engine); absent: 2001. */
+  beyondBudget?: () => Promise<ListResult>;
 }
 
 /** The relations a filter's or a sort's field names go through. */
@@ -82,6 +86,18 @@ function matchesJoined(item: RecordItem, filter: Filter, present: (relation: str
 }
 
 export async function listWithRelations(query: ListQuery, run: RelatedListRun): Promise<ListResult> {
+  const { beyondBudget } = run;
+  if (!beyondBudget) return withinBudget(query, run);
+  try {
+    return await withinBudget(query, run);
+  } catch (error) {
+    // Every 2001 of a list naming related fields is the budget's (or the join's size): MySQL has neither.
+    if (error instanceof QueryTimeoutError) return beyondBudget();
+    throw error;
+  }
+}
+
+async function withinBudget(query: ListQuery, run: RelatedListRun): Promise<ListResult> {
   const start = run.meter.readUnits;
   const remaining = () => Math.max(0, run.readBudget - (run.meter.readUnits - start));
   const local: Filter[] = [];

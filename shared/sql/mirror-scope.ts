@@ -14,9 +14,15 @@ import type { StoredValue } from '../records/field-values';
 import type { Condition, Filter } from '../records/list-query';
 import { quoteName } from './mysql-names';
 
-/** The SELECT of the rows and columns of `view` (its dataset's mirror table in `database`). */
-export function mirrorSource(database: string, view: ReadableTable, dataset: Dataset): string {
-  const columns = ['id', ...view.fields.map((field) => field.name), 'gmt_create', 'gmt_modified'].map(quoteName);
+/**
+ * The SELECT of the rows and columns of `view` (its dataset's mirror table in `database`). `extra`: columns the
+ * service itself reads beside them (a relation's link, under a name no field can take), never the caller's text.
+ */
+export function mirrorSource(database: string, view: ReadableTable, dataset: Dataset, extra: string[] = []): string {
+  const columns = [
+    ...['id', ...view.fields.map((field) => field.name), 'gmt_create', 'gmt_modified'].map(quoteName),
+    ...extra,
+  ];
   const scope = rowFilterScope(view.rowFilter, dataset);
   const where = scope ? ` WHERE ${filterSql(scope)}` : '';
   return `SELECT ${columns.join(', ')} FROM ${quoteName(database)}.${quoteName(view.datasetCode)}${where}`;

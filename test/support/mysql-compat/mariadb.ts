@@ -6,7 +6,7 @@
  * schema of the datasets has, and each query runs as MyBatis sends it (placeholders bound as values).
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import mysql from 'mysql2/promise';
@@ -57,6 +57,8 @@ export class MariaDb {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'mariadb-compat-'));
     const data = path.join(dir, 'data');
     const socket = path.join(dir, 'mysqld.sock');
+    const tmp = path.join(dir, 'tmp');
+    mkdirSync(tmp);
     const install = spawnSync(
       INSTALL,
       [
@@ -83,6 +85,9 @@ export class MariaDb {
         '--character-set-server=utf8mb4',
         `--collation-server=${COLLATION}`,
         '--innodb-buffer-pool-size=32M',
+        // Its temporary tables in its own folder: files in the machine's /tmp may be removed by others' clean-ups
+        // while a query uses them (MariaDB then fails it with error 6).
+        `--tmpdir=${tmp}`,
       ],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );

@@ -9,8 +9,8 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { createHandler } from '../../../../shared/composition/pipeline';
 import type { Operation } from '../../../../shared/operation/operation';
 import { createOperation } from '../../../../shared/operations/create';
+import { getListOperation } from '../../../../shared/operations/get-list-operation';
 import { getOneOperation } from '../../../../shared/operations/get-one';
-import { getListOperation } from '../../../../shared/query/get-list';
 import { FIXTURES_DIR } from '../../../support/paths';
 import { type AppCredentials, type CallResult, ServiceHarness } from '../../../support/service-harness';
 

@@ -11,7 +11,7 @@ import { createHandler } from '../../../../shared/composition/pipeline';
 import type { Operation } from '../../../../shared/operation/operation';
 import { batchCreateOperation } from '../../../../shared/operations/batch-create';
 import { createOperation } from '../../../../shared/operations/create';
-import { getListOperation } from '../../../../shared/query/get-list';
+import { getListOperation } from '../../../../shared/operations/get-list-operation';
 import { SETTLE_MS } from '../../../../shared/storage/record-counter';
 import { FIXTURES_DIR } from '../../../support/paths';
 import { ServiceHarness } from '../../../support/service-harness';

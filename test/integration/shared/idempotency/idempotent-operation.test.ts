@@ -14,9 +14,9 @@ import { type RuntimePorts, runtimePorts } from '../../../../shared/composition/
 import type { Operation } from '../../../../shared/operation/operation';
 import { batchCreateOperation } from '../../../../shared/operations/batch-create';
 import { createOperation } from '../../../../shared/operations/create';
+import { getListOperation } from '../../../../shared/operations/get-list-operation';
 import { getOneOperation } from '../../../../shared/operations/get-one';
 import { updateOperation } from '../../../../shared/operations/update';
-import { getListOperation } from '../../../../shared/query/get-list';
 import { environment } from '../../../../shared/runtime/environment';
 import { idTime } from '../../../../shared/storage/id-blocks';
 import { datasetMetaPartition, datasetPartitionKey } from '../../../../shared/storage/item-keys';

@@ -11,8 +11,8 @@ import { dynamoClient, dynamoDocumentClient } from '../../../../shared/aws/dynam
 import { createHandler } from '../../../../shared/composition/pipeline';
 import type { Operation } from '../../../../shared/operation/operation';
 import { createOperation } from '../../../../shared/operations/create';
+import { getListOperation } from '../../../../shared/operations/get-list-operation';
 import { getOneOperation } from '../../../../shared/operations/get-one';
-import { getListOperation } from '../../../../shared/query/get-list';
 import { expectFailure } from '../../../support/failure-envelope';
 import { FIXTURES_DIR } from '../../../support/paths';
 import type { AppCredentials } from '../../../support/service-harness';

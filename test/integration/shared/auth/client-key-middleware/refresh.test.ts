@@ -12,8 +12,8 @@ import { loadConfigFile } from '../../../../../shared/catalog-store/load-config'
 import { createHandler } from '../../../../../shared/composition/pipeline';
 import { type RuntimePorts, runtimePorts } from '../../../../../shared/composition/ports';
 import type { Operation } from '../../../../../shared/operation/operation';
+import { getListOperation } from '../../../../../shared/operations/get-list-operation';
 import { loginUserInfoOperation } from '../../../../../shared/operations/login-user-info';
-import { getListOperation } from '../../../../../shared/query/get-list';
 import { environment } from '../../../../../shared/runtime/environment';
 import { FIXTURES_DIR } from '../../../../support/paths';
 import { type AppCredentials, type CallResult, ServiceHarness } from '../../../../support/service-harness';

@@ -20,8 +20,8 @@ import {
   ENGINE_LOAD_LIMIT_MS,
   recordStoreRows,
 } from '../../../../../shared/operations/execute-sql';
+import { getListOperation } from '../../../../../shared/operations/get-list-operation';
 import { updateOperation } from '../../../../../shared/operations/update';
-import { getListOperation } from '../../../../../shared/query/get-list';
 import { recordIdTime } from '../../../../../shared/records/record-ids';
 import { DatasetCache } from '../../../../../shared/sql/dataset-cache';
 import type { DatasetView } from '../../../../../shared/sql/dataset-source';
