@@ -76,11 +76,17 @@ export const OPERATION_SIZING: Record<OperationName, { memorySize: number; timeo
 };
 
 /**
- * The operations that run custom SQL: execute-sql, aggregate (compiled to SQL on the same engine), and each
- * operation a configured hook runs in (a hook's `context.client.sql.execute`).
+ * The operations that run SQL: execute-sql, aggregate (compiled to SQL on the same engine), get-list (a related
+ * condition or sort past its read budget runs on the cluster, docs/interface.md §21), and each operation a
+ * configured hook runs in (a hook's `context.client.sql.execute`).
  */
 export function sqlOperations(config: CatalogConfig): ReadonlySet<OperationName> {
-  return new Set<OperationName>(['execute-sql', 'aggregate', ...(config.hooks ?? []).map((hook) => hook.operation)]);
+  return new Set<OperationName>([
+    'execute-sql',
+    'aggregate',
+    'get-list',
+    ...(config.hooks ?? []).map((hook) => hook.operation),
+  ]);
 }
 
 /** A route of the shared list has no handler file: the app must not deploy an API with a dead route. */

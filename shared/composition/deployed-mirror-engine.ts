@@ -1,22 +1,34 @@
 /**
  * A deployment's custom SQL engine (docs/interface.md §20): with `SQL_ENGINE=aurora`, queries run on Aurora MySQL
- * through the RDS Data API, waiting for the mirror through its bookkeeping rows. Only execute-sql's handler
- * imports this file, so no other function's bundle loads the Data API client (aggregate's has no room for it
- * within the cold-start budget, docs/performance.md: it runs the embedded engine in a deployment).
+ * through the RDS Data API, waiting for the mirror through its bookkeeping rows. execute-sql's handler imports
+ * this file; get-list's loads it on its first related list past the read budget (lazy-mirror-engine.ts), so its
+ * cold start carries none of it. Aggregate's bundle has no room for it within the budget (docs/performance.md): it
+ * runs the embedded engine in a deployment.
  */
 import { rdsDataClient } from '../aws/rds-data';
 import { DataApiQueryEngine } from '../mirror/data-api-query-engine';
 import { MirrorStateWait } from '../mirror/mirror-state-wait';
-import { environment } from '../runtime/environment';
-import { useMirrorEngine } from '../sql/mirror-engine';
+import { type AuroraSqlEngine, environment } from '../runtime/environment';
+import { type MirrorQueryEngine, useMirrorEngine } from '../sql/mirror-engine';
 import type { ApiHandler } from './pipeline';
 
 let registered = false;
 
+/** The Aurora engine the environment names: queries through the Data API as the query user. */
+export function deployedMirrorEngine(sql: AuroraSqlEngine): MirrorQueryEngine {
+  const target = {
+    client: rdsDataClient(),
+    resourceArn: sql.clusterArn,
+    secretArn: sql.querySecretArn,
+    database: sql.database,
+  };
+  return new DataApiQueryEngine({ ...target, feed: new MirrorStateWait(target) });
+}
+
 /** Registers the engine the environment names, once per container (none: the embedded engine, or one already registered). */
 export function registerDeployedMirrorEngine(): void {
   if (registered) return;
-  let sql: ReturnType<typeof environment>['sqlEngine'];
+  let sql: AuroraSqlEngine | undefined;
   try {
     sql = environment().sqlEngine;
   } catch {
@@ -24,14 +36,7 @@ export function registerDeployedMirrorEngine(): void {
     return;
   }
   registered = true;
-  if (!sql) return;
-  const target = {
-    client: rdsDataClient(),
-    resourceArn: sql.clusterArn,
-    secretArn: sql.querySecretArn,
-    database: sql.database,
-  };
-  useMirrorEngine(new DataApiQueryEngine({ ...target, feed: new MirrorStateWait(target) }));
+  if (sql) useMirrorEngine(deployedMirrorEngine(sql));
 }
 
 /** The handler, with the deployment's engine registered before its first request. */

@@ -1,8 +1,11 @@
 /**
  * What each operation's bundle is made of, from esbuild's metafile of the bundle `cdk synth` makes (the same
  * options, the same bytes): custom SQL's dialect is loaded from a file of its own by the code that runs a query, so
- * no bundle carries it, and every bundle stays within the cold-start budget (docs/performance.md, "Cold start").
+ * no bundle carries it, every bundle stays within the cold-start budget (docs/performance.md, "Cold start"), and
+ * only the functions that run SQL on Aurora carry its client (get-list loading it on its first statement only).
  */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { operationRoutes } from '../../../../shared/contract/client-routes';
 import { type BuiltBundle, buildFunctionBundle, importChain } from '../../../support/function-bundles';
@@ -42,7 +45,7 @@ describe('operation bundles', () => {
     expect(bundleOf(operation).code.byteLength).toBeLessThanOrEqual(BUDGET_BYTES);
   });
 
-  it.each(OPERATIONS)('%s loads the RDS Data API client only if it is execute-sql', (operation) => {
+  it.each(OPERATIONS)('%s carries the RDS Data API client only if it is execute-sql or get-list', (operation) => {
     const { metafile } = bundleOf(operation);
     const importers = Object.entries(metafile.inputs)
       .filter(([, input]) => input.imports.some((imported) => imported.path === '@aws-sdk/client-rds-data'))
@@ -54,6 +57,39 @@ describe('operation bundles', () => {
       'shared/mirror/data-api-query-engine.ts',
       'shared/mirror/data-api-session.ts',
     ];
-    expect(importers).toEqual(operation === 'execute-sql' ? expected : []);
+    expect(importers).toEqual(operation === 'execute-sql' || operation === 'get-list' ? expected : []);
+  });
+
+  it('get-list loads the RDS Data API client only on a statement, not when its bundle starts', () => {
+    // The bundle run by a plain node process (in the repository, so that it finds the externalized @aws-sdk/*
+    // as Lambda's runtime provides them), with the deployment's SQL environment, every module it loads recorded.
+    const file = path.join(REPO_ROOT, 'cdk.out', `lazy-get-list-${process.pid}.js`);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, bundleOf('get-list').code);
+    try {
+      const script = [
+        "const Module = require('node:module');",
+        'const loaded = new Set();',
+        'const load = Module._load;',
+        'Module._load = function (request, ...rest) { loaded.add(request); return load.call(this, request, ...rest); };',
+        `const { handler } = require(${JSON.stringify(file)});`,
+        "if (typeof handler !== 'function') throw new Error('no handler');",
+        "process.stdout.write(JSON.stringify([...loaded].filter((name) => name.startsWith('@aws-sdk/')).sort()));",
+      ].join('\n');
+      const env = {
+        ...process.env,
+        SQL_ENGINE: 'aurora',
+        SQL_CLUSTER_ARN: 'arn:aws:rds:eu-west-1:123456789012:cluster:das-dev-sql',
+        SQL_DATABASE: 'mirror',
+        SQL_QUERY_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:q',
+        SQL_WRITER_SECRET_ARN: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:w',
+      };
+      const loaded = JSON.parse(execFileSync(process.execPath, ['-e', script], { env, encoding: 'utf8' }));
+      // What every data operation loads at start (so the record of loads is complete), and not the Data API.
+      expect(loaded).toContain('@aws-sdk/client-dynamodb');
+      expect(loaded).not.toContain('@aws-sdk/client-rds-data');
+    } finally {
+      rmSync(file, { force: true });
+    }
   });
 });
