@@ -1,8 +1,9 @@
 /**
- * The deployment's MySQL engine (docs/interface.md §20) for a function where it is the exception, not the rule:
- * get-list runs on it only a related condition or sort past its read budget (§21). The engine is registered on the
- * first request from the environment alone; the Data API client and the engine's code (deployed-mirror-engine.ts)
- * are loaded by the first statement, so a container that never needs MySQL starts and runs without them.
+ * The deployment's MySQL engine (docs/interface.md §20) for a function that may never need it: aggregate (§21) on a
+ * stage whose custom SQL runs on Aurora, and get-list for a related condition or sort past its read budget only
+ * (§21). The engine is registered on the first request from the environment alone; the Data API client and the
+ * engine's code (deployed-mirror-engine.ts) are loaded by the first statement, so a container that never needs
+ * MySQL starts and runs without them.
  */
 import { type AuroraSqlEngine, environment } from '../runtime/environment';
 import { type MirrorQueryEngine, useMirrorEngine } from '../sql/mirror-engine';

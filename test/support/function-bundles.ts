@@ -66,3 +66,26 @@ export function importChain(metafile: Metafile, input: string): string[] {
   for (let at: string | undefined = input; at !== undefined; at = reachedFrom.get(at)) chain.unshift(at);
   return chain;
 }
+
+/**
+ * The bytes of a bundle that run when it starts: every module the entry reaches through static imports (and
+ * esbuild's own runtime), not those only a dynamic `import()` reaches, which esbuild wraps to run on first use.
+ */
+export function startupBytes(bundle: BuiltBundle): number {
+  const { metafile } = bundle;
+  const [output] = Object.values(metafile.outputs).filter((out) => out.entryPoint !== undefined);
+  if (!output?.entryPoint) return bundle.code.byteLength;
+  const eager = new Set<string>([output.entryPoint]);
+  const queue = [output.entryPoint];
+  for (let input = queue.shift(); input !== undefined; input = queue.shift()) {
+    for (const imported of metafile.inputs[input]?.imports ?? []) {
+      if (imported.kind === 'dynamic-import' || imported.external || eager.has(imported.path)) continue;
+      eager.add(imported.path);
+      queue.push(imported.path);
+    }
+  }
+  const lazy = Object.entries(output.inputs)
+    .filter(([input]) => !eager.has(input))
+    .reduce((sum, [, part]) => sum + part.bytesInOutput, 0);
+  return bundle.code.byteLength - lazy;
+}

@@ -2,17 +2,19 @@
  * What each operation's bundle is made of, from esbuild's metafile of the bundle `cdk synth` makes (the same
  * options, the same bytes): custom SQL's dialect is loaded from a file of its own by the code that runs a query, so
  * no bundle carries it, every bundle stays within the cold-start budget (docs/performance.md, "Cold start"), and
- * only the functions that run SQL on Aurora carry its client (get-list loading it on its first statement only).
+ * only the functions that run SQL on Aurora carry its client (get-list and aggregate load it on a first statement).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { operationRoutes } from '../../../../shared/contract/client-routes';
-import { type BuiltBundle, buildFunctionBundle, importChain } from '../../../support/function-bundles';
+import { type BuiltBundle, buildFunctionBundle, importChain, startupBytes } from '../../../support/function-bundles';
 import { REPO_ROOT } from '../../../support/paths';
 
 /**
- * The budget the cold-start bench measures against: 330 KB of 1,024 bytes, without the AWS SDK (320 KB until
+ * The budget the cold-start bench measures against: 330 KB of 1,024 bytes of what runs when a bundle starts,
+ * without the AWS SDK and without the code only a first use loads (the Aurora engine of get-list and aggregate,
+ * below), which esbuild leaves unrun until then (320 KB until
  * related fields on get-list came, which hooks' `context.client` brings into every bundle; 300 KB until the
  * quota's leases, batch update, change compaction and custom SQL on MySQL came; docs/performance.md, "Cold start").
  */
@@ -41,11 +43,11 @@ describe('operation bundles', () => {
     expect(dialect).toEqual(['shared/sql-dialect/dialect-loader.ts']);
   });
 
-  it.each(OPERATIONS)('%s is within the 330 KB budget', (operation) => {
-    expect(bundleOf(operation).code.byteLength).toBeLessThanOrEqual(BUDGET_BYTES);
+  it.each(OPERATIONS)('%s is within the 330 KB budget of what runs at start', (operation) => {
+    expect(startupBytes(bundleOf(operation))).toBeLessThanOrEqual(BUDGET_BYTES);
   });
 
-  it.each(OPERATIONS)('%s carries the RDS Data API client only if it is execute-sql or get-list', (operation) => {
+  it.each(OPERATIONS)('%s carries the RDS Data API client only if it runs SQL on Aurora', (operation) => {
     const { metafile } = bundleOf(operation);
     const importers = Object.entries(metafile.inputs)
       .filter(([, input]) => input.imports.some((imported) => imported.path === '@aws-sdk/client-rds-data'))
@@ -57,15 +59,18 @@ describe('operation bundles', () => {
       'shared/mirror/data-api-query-engine.ts',
       'shared/mirror/data-api-session.ts',
     ];
-    expect(importers).toEqual(operation === 'execute-sql' || operation === 'get-list' ? expected : []);
+    expect(importers).toEqual(['execute-sql', 'get-list', 'aggregate'].includes(operation) ? expected : []);
   });
 
-  it('get-list loads the RDS Data API client only on a statement, not when its bundle starts', () => {
+  it.each([
+    'get-list',
+    'aggregate',
+  ])('%s loads the RDS Data API client only on a statement, not at start', (operation) => {
     // The bundle run by a plain node process (in the repository, so that it finds the externalized @aws-sdk/*
     // as Lambda's runtime provides them), with the deployment's SQL environment, every module it loads recorded.
-    const file = path.join(REPO_ROOT, 'cdk.out', `lazy-get-list-${process.pid}.js`);
+    const file = path.join(REPO_ROOT, 'cdk.out', `lazy-${operation}-${process.pid}.js`);
     mkdirSync(path.dirname(file), { recursive: true });
-    writeFileSync(file, bundleOf('get-list').code);
+    writeFileSync(file, bundleOf(operation).code);
     try {
       const script = [
         "const Module = require('node:module');",
