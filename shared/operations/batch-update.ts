@@ -39,27 +39,14 @@ import {
   validateChanges,
 } from '../records/record-codec';
 import { normalizeRecordId } from '../records/record-ids';
-import { formatTimestamp } from '../records/timestamps';
-import { environment } from '../runtime/environment';
 import type { BatchIntent } from '../storage/batch-update-store';
-import { withDerivedAttributes } from '../storage/index-attributes';
-import { SETTLE_MS } from '../storage/record-counter';
 import { revisionOf } from '../storage/record-revisions';
 import { RecordAttr } from '../storage/table-definitions';
-import { movedSlots } from './moved-slots';
+import { abortBatch, applyBatch, finishingOf, finishOpenBatches, inParallel } from './batch-finish';
 
 export const MAX_BATCH_UPDATE_IDS = 1000;
-/** When this process began: where it is the store's only writer, a batch begun before has no writer left. */
-const PROCESS_STARTED_AT = Date.now();
-
-/** Whether a pending batch's writer is gone: older than any invocation, or begun by an earlier sole writer. */
-function writerGone(intent: BatchIntent, now: number): boolean {
-  return now - intent.createdAt > SETTLE_MS || (environment().soleWriter && intent.createdAt < PROCESS_STARTED_AT);
-}
 /** A record the batch would make larger than this (as JSON, below DynamoDB's 400 KB with its derived attributes) is refused. */
 const MAX_RECORD_BYTES = 380_000;
-/** Records held or written at once. */
-const PARALLEL_WRITES = 25;
 
 export interface BatchUpdateAnswer {
   ids: string[];
@@ -134,7 +121,7 @@ export async function runBatchUpdate(
   assertWritable(grant, sent, appCode, dataset.datasetCode);
   const meter = telemetry.capacity;
   const batches = ports.records.batches;
-  await finishOpenBatches(data, false);
+  await finishOpenBatches(finishingOf(data), false);
 
   // 1. Check every record before anything is written.
   const stored = await batches.readRecords(dataset.datasetCode, ids, meter);
@@ -177,7 +164,7 @@ export async function runBatchUpdate(
     if (!ok) refused.push(id);
   });
   if (refused.length > 0) {
-    await abortBatch(data, intent);
+    await abortBatch(finishingOf(data), intent);
     throw busy(`record '${refused[0]}' was changed by another request while the batch was being applied`);
   }
 
@@ -187,7 +174,7 @@ export async function runBatchUpdate(
     throw busy('the batch took too long to hold its records');
   }
   // 5. Apply.
-  await applyBatch(data, { ...intent, state: 'committed' }, stored);
+  await applyBatch(finishingOf(data), { ...intent, state: 'committed' }, stored);
   return { ids, total: ids.length };
 }
 
@@ -195,130 +182,4 @@ function applied(record: RecordItem, changes: RecordChanges): RecordItem {
   const after: RecordItem = { ...record, ...changes.set };
   for (const name of changes.remove) delete after[name];
   return after;
-}
-
-/**
- * Apply a committed batch to every record it still holds (`known`: the records as its writer checked them before
- * holding them all; else they are read, and those it no longer holds are done), then delete its intent. A record
- * another finisher wrote first is left as it is: the write is conditional on the hold.
- */
-async function applyBatch(
-  data: DataOperationContext,
-  intent: BatchIntent,
-  known?: ReadonlyMap<string, RecordItem>,
-): Promise<void> {
-  const { dataset, ports, telemetry } = data;
-  const records =
-    known ?? (await ports.records.batches.readRecords(dataset.datasetCode, intent.ids, telemetry.capacity));
-  await inParallel(intent.ids, async (id) => {
-    const record = records.get(id);
-    // Records read before their holds (by the batch's writer, which holds them all) are held all the same.
-    if (!record || (!known && record[RecordAttr.batchLock] !== intent.batchId)) return;
-    await applyHeld(data, intent, id, record);
-  });
-  await ports.records.batches.deleteIntent(dataset.datasetCode, intent.batchId, telemetry.capacity);
-}
-
-/** One record's write of a committed batch: it releases the hold; nothing when it was written already. */
-export async function applyHeld(
-  data: DataOperationContext,
-  intent: BatchIntent,
-  id: string,
-  record: RecordItem,
-): Promise<void> {
-  const { dataset, ports, telemetry, catalog, now } = data;
-  const sent: RecordChanges = { set: intent.set, remove: intent.remove };
-  const derived = withDerivedAttributes(dataset, id, sent, 'update');
-  const occurredAt = now();
-  await ports.records.updateAtRevision(
-    dataset.datasetCode,
-    id,
-    {
-      changes: derived,
-      modifiedAt: formatTimestamp(new Date(occurredAt), catalog.timeZone),
-      revision: revisionOf(record),
-      heldBy: intent.batchId,
-      origin: { ...intent.origin, occurredAt },
-      claim: { ...movedSlots(data, record, derived, id), now },
-    },
-    telemetry.capacity,
-  );
-}
-
-/** Abort a batch not committed: no one may commit it any more, then its holds are released and it is deleted. */
-async function abortBatch(data: DataOperationContext, intent: BatchIntent): Promise<void> {
-  const { dataset, ports, telemetry } = data;
-  const batches = ports.records.batches;
-  if (intent.state === 'pending') {
-    const moved = await batches.moveState(
-      dataset.datasetCode,
-      intent.batchId,
-      'pending',
-      'aborted',
-      telemetry.capacity,
-    );
-    if (!moved) {
-      const now = await batches.readIntent(dataset.datasetCode, intent.batchId, telemetry.capacity);
-      if (now?.state === 'committed') return applyBatch(data, now);
-    }
-  }
-  await inParallel(intent.ids, (id) => batches.release(dataset.datasetCode, id, intent.batchId, telemetry.capacity));
-  await batches.deleteIntent(dataset.datasetCode, intent.batchId, telemetry.capacity);
-}
-
-/**
- * Finish one batch another write found holding a record: apply it when committed, abort it when its writer is
- * gone (`force`: no writer can be left, as when `npm start` starts). `false` when it is pending and may still
- * have a writer: the caller waits or answers 4001.
- */
-export async function finishBatch(
-  data: DataOperationContext,
-  batchId: string,
-  heldId: string,
-  force: boolean,
-): Promise<boolean> {
-  const { dataset, ports, telemetry } = data;
-  const intent = await ports.records.batches.readIntent(dataset.datasetCode, batchId, telemetry.capacity);
-  if (!intent) {
-    // Its intent is gone, so it can never commit: a hold left behind is released (none should be: an intent is
-    // deleted only once its holds are applied or released, and no writer outlives a batch taken for aborted).
-    await ports.records.batches.release(dataset.datasetCode, heldId, batchId, telemetry.capacity);
-    return true;
-  }
-  if (intent.state === 'committed') await applyBatch(data, intent);
-  else if (intent.state === 'aborted' || force || writerGone(intent, data.now())) {
-    await abortBatch(data, intent);
-  } else return false;
-  return true;
-}
-
-/** Finish the dataset's batches that no writer will finish (all of them when `force`). */
-export async function finishOpenBatches(data: DataOperationContext, force: boolean): Promise<number> {
-  const { dataset, ports, telemetry } = data;
-  const open = await ports.records.batches.openIntents(dataset.datasetCode, telemetry.capacity);
-  let finished = 0;
-  for (const intent of open) {
-    if (
-      intent.state === 'committed' ||
-      intent.state === 'aborted' ||
-      force ||
-      data.now() - intent.createdAt > SETTLE_MS
-    ) {
-      if (intent.state === 'committed') await applyBatch(data, intent);
-      else await abortBatch(data, intent);
-      finished += 1;
-    }
-  }
-  return finished;
-}
-
-async function inParallel<T>(items: readonly T[], run: (item: T) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await run(item);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(PARALLEL_WRITES, items.length) }, worker));
 }

@@ -10,7 +10,7 @@ import { RecordAttr } from '../storage/table-definitions';
 
 /** The index slots an update moves, with their count keys before and after, and the write it replaces. */
 export function movedSlots(
-  context: DataOperationContext,
+  context: Pick<DataOperationContext, 'dataset'>,
   stored: RecordItem,
   derived: RecordChanges,
   id: string,

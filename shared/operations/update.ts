@@ -37,7 +37,8 @@ import { formatTimestamp } from '../records/timestamps';
 import { movesIndexKeys, withDerivedAttributes } from '../storage/index-attributes';
 import { revisionOf } from '../storage/record-revisions';
 import { RecordAttr } from '../storage/table-definitions';
-import { finishBatch, isBatchId, runBatchUpdate } from './batch-update';
+import { finishBatch, finishingOf } from './batch-finish';
+import { isBatchId, runBatchUpdate } from './batch-update';
 import { movedSlots } from './moved-slots';
 import { answerRecord } from './record-answer';
 import { inRecordTurn, TurnTimeout } from './record-turns';
@@ -145,7 +146,7 @@ async function waitForBatch(
 ): Promise<boolean> {
   const batchId = stored[RecordAttr.batchLock];
   if (typeof batchId !== 'string') return false;
-  if (!(await finishBatch(data, batchId, id, false))) await pause(round + 3);
+  if (!(await finishBatch(finishingOf(data), batchId, id, false))) await pause(round + 3);
   return true;
 }
 
