@@ -320,6 +320,8 @@ export class ChangeLogFunctions extends Construct {
 
     // The folds of per-value totals: the dataset's change items and count pages in the records table, its
     // configuration in the catalog (granted to every function above); a fold that leaves work asks for itself again.
+    // A fold first finishes the batch updates their writers left (their intents, holds and records, in the same
+    // table: the same actions).
     const folder = common('ValueFold', 'per-value totals fold (fold queue)', 'value-fold', FOLD_TIMEOUT);
     this.foldFunction = folder.fn;
     const recordsArn = tableArn(resources.tables.records.tableName);

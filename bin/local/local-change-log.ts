@@ -25,11 +25,13 @@ import { retrySchedule } from '../../shared/changes/retry-schedule';
 import { type ChangeStreamSource, StreamPoller } from '../../shared/changes/stream-poller';
 import { ConfigWebhookSecrets } from '../../shared/changes/webhook-secrets';
 import { httpWebhookTransport } from '../../shared/changes/webhook-transport';
+import { batchFinisher } from '../../shared/composition/batch-finisher';
 import { CapacityMeter } from '../../shared/observability/capacity-meter';
 import { logChangeBatch } from '../../shared/observability/change-metrics';
 import { DatasetBookkeeping } from '../../shared/storage/dataset-bookkeeping';
 import { EventStore } from '../../shared/storage/event-store';
 import { LocalDeliveryQueueItems } from '../../shared/storage/local-delivery-queue';
+import { RecordStore } from '../../shared/storage/record-store';
 import { StreamCheckpoints } from '../../shared/storage/stream-checkpoints';
 import { WebhookStateStore } from '../../shared/storage/webhook-state';
 import type { EmbeddedDynamo, ExternalDynamoOptions } from './embedded-dynamo';
@@ -78,6 +80,7 @@ export async function startLocalChangeLog(options: LocalChangeLogOptions): Promi
       catalog: () => catalog.current(),
       bookkeeping: new DatasetBookkeeping(documents, tables.records),
       now: options.clock ?? Date.now,
+      finishBatches: batchFinisher(new RecordStore(documents, tables.records), options.clock ?? Date.now),
     },
     metricNamespace: options.metricNamespace,
   });

@@ -108,7 +108,7 @@ export async function logItemChanges(
 ): Promise<ChangeLogOutcome> {
   const outcome: ChangeLogOutcome = { logged: 0, duplicates: 0, queued: 0 };
   try {
-    await ports.folds.schedule(foldsOfItemChanges(records));
+    await ports.folds.schedule(foldsOfItemChanges(records, ports.now()));
   } catch (error) {
     // Read again, folds and all: the events are logged once whatever the number of reads.
     outcome.error = error instanceof Error ? error : new Error(String(error));

@@ -12,6 +12,12 @@
  * lease, conditionally on the pages' positions, and folds only what has settled by its own clock; a fold that
  * runs out of time asks for itself again at once. Losing a fold (a local process stopped) loses no count: the
  * claims stay counted from the change items, and a list folds what is left long after it is due.
+ *
+ * A fold also finishes the dataset's batch updates their writers left (operations/batch-finish.ts): a batch that
+ * reached its commit point is applied whole, one pending past the longest invocation is undone. The stream carries
+ * a batch's intent as it moves to `committed`; that asks for a fold of its dataset a little later
+ * (`BATCH_FINISH_AFTER_MS`), by when its writer has applied it and deleted the intent, unless it died midway: then
+ * the fold applies the rest, with no other write of the dataset needed (docs/batch-update.md).
  */
 import type { Catalog, Dataset } from '../catalog/catalog';
 import { CapacityMeter } from '../observability/capacity-meter';
@@ -26,7 +32,7 @@ import {
   indexLayout,
   totalledIndexes,
 } from '../storage/index-attributes';
-import { changeItemOfKey } from '../storage/item-keys';
+import { batchIntentOfKey, changeItemOfKey } from '../storage/item-keys';
 import { SETTLE_MS } from '../storage/record-counter';
 import { RecordAttr } from '../storage/table-definitions';
 import { type DatasetFoldOutcome, foldDatasetTotals } from '../storage/value-fold';
@@ -47,27 +53,42 @@ export const FOLD_MARGIN_MS = 1_000;
 /** How long one fold runs before it asks for itself again (below a slot lease's `FOLD_LEASE_MS`). */
 export const FOLD_TURN_MS = 20_000;
 
+/** How long after a batch's commit point its fold runs: its writer applies a batch of 1,000 in a second or two. */
+export const BATCH_FINISH_AFTER_MS = 5_000;
+
 /** What `foldsOfItemChanges` reads of a stream record (change-stream.ts's `ItemChangeRecord` has it). */
 export interface StreamedItemKeys {
   eventName?: string | undefined;
-  dynamodb?: { Keys?: Record<string, unknown> | undefined } | undefined;
+  dynamodb?: { Keys?: Record<string, unknown> | undefined; NewImage?: Record<string, unknown> | undefined } | undefined;
 }
 
-/** The folds a batch of the records table's stream asks for: per dataset, when its newest claim has settled. */
-export function foldsOfItemChanges(records: readonly StreamedItemKeys[]): FoldRequest[] {
+/**
+ * The folds a batch of the records table's stream asks for: per dataset, when its newest claim has settled, and
+ * `BATCH_FINISH_AFTER_MS` after `now` for a batch update that reached its commit point.
+ */
+export function foldsOfItemChanges(records: readonly StreamedItemKeys[], now: number): FoldRequest[] {
   const newest = new Map<string, string>();
+  const committed = new Set<string>();
   for (const record of records) {
-    if (record.eventName !== 'INSERT') continue;
     const keys = record.dynamodb?.Keys as Record<string, { S?: string } | undefined> | undefined;
-    const claim = changeItemOfKey(keys?.[RecordAttr.partitionKey]?.S, keys?.[RecordAttr.sortKey]?.S);
+    const partitionKey = keys?.[RecordAttr.partitionKey]?.S;
+    const sortKey = keys?.[RecordAttr.sortKey]?.S;
+    const state = (record.dynamodb?.NewImage as Record<string, { S?: string } | undefined> | undefined)?.state?.S;
+    const batchOf = batchIntentOfKey(partitionKey, sortKey);
+    if (batchOf !== undefined && record.eventName !== 'REMOVE' && state === 'committed') committed.add(batchOf);
+    if (record.eventName !== 'INSERT') continue;
+    const claim = changeItemOfKey(partitionKey, sortKey);
     if (!claim) continue;
     const seen = newest.get(claim.datasetCode);
     if (seen === undefined || seen < claim.position) newest.set(claim.datasetCode, claim.position);
   }
-  return [...newest].map(([datasetCode, position]) => ({
-    datasetCode,
-    dueAt: recordIdTime(position) + SETTLE_MS + FOLD_MARGIN_MS,
-  }));
+  return [
+    ...[...newest].map(([datasetCode, position]) => ({
+      datasetCode,
+      dueAt: recordIdTime(position) + SETTLE_MS + FOLD_MARGIN_MS,
+    })),
+    ...[...committed].map((datasetCode) => ({ datasetCode, dueAt: now + BATCH_FINISH_AFTER_MS })),
+  ];
 }
 
 /** A fold message as the queue carries it (JSON), and back; `undefined` for a body that is not one. */
@@ -89,6 +110,11 @@ export interface FoldPorts {
   catalog(): Promise<Catalog>;
   bookkeeping: DatasetBookkeeping;
   now(): number;
+  /**
+   * Finishes the dataset's batch updates their writers left (operations/batch-finish.ts); how many it finished.
+   * Absent where nothing writes records (a fold of a store no batch update reaches).
+   */
+  finishBatches?(dataset: Dataset, catalog: Catalog, meter: CapacityMeter): Promise<number>;
 }
 
 export interface FoldRun {
@@ -101,6 +127,8 @@ export interface FoldRun {
   compacted: number;
   /** When the fold should run again to delete change items that will be due then (ms). */
   againAt?: number;
+  /** Batch updates their writers left, finished by this fold (applied whole, or undone when never committed). */
+  batchesFinished?: number;
 }
 
 /**
@@ -110,8 +138,11 @@ export interface FoldRun {
  * claims of the last `COMPACTION_LAG_MS`.
  */
 export async function runFold(datasetCode: string, ports: FoldPorts, meter: CapacityMeter): Promise<FoldRun> {
-  const dataset = (await ports.catalog()).dataset(datasetCode);
+  const catalog = await ports.catalog();
+  const dataset = catalog.dataset(datasetCode);
   if (!dataset) return { datasetCode, folded: 0, left: false, compacted: 0 };
+  // Batches first: what finishing one writes is claimed as any write is, and folded by the folds after it.
+  const batchesFinished = ports.finishBatches ? await ports.finishBatches(dataset, catalog, meter) : 0;
   const exact = exactTotalsIndexes(dataset);
   const slots = [...exact].map(countSlotKey);
   const outcome: DatasetFoldOutcome =
@@ -137,6 +168,7 @@ export async function runFold(datasetCode: string, ports: FoldPorts, meter: Capa
     folded: outcome.folded,
     left: outcome.left,
     compacted: compaction.deleted,
+    ...(batchesFinished > 0 ? { batchesFinished } : {}),
     ...(compaction.againAt === undefined ? {} : { againAt: compaction.againAt }),
   };
 }

@@ -25,7 +25,9 @@ import { logChangeBatch } from '../observability/change-metrics';
 import { type Environment, environment, MissingEnvironmentError } from '../runtime/environment';
 import { DatasetBookkeeping } from '../storage/dataset-bookkeeping';
 import { EventStore } from '../storage/event-store';
+import { RecordStore } from '../storage/record-store';
 import { WebhookStateStore } from '../storage/webhook-state';
+import { batchFinisher } from './batch-finisher';
 
 function required<K extends keyof Environment>(env: Environment, key: K, name: string): NonNullable<Environment[K]> {
   const value = env[key];
@@ -153,6 +155,7 @@ function foldPorts(): FoldPorts {
     catalog: () => catalog.current(),
     bookkeeping: new DatasetBookkeeping(dynamoDocumentClient(), env.recordsTable),
     now: Date.now,
+    finishBatches: batchFinisher(new RecordStore(dynamoDocumentClient(), env.recordsTable), Date.now),
   };
   return folding;
 }

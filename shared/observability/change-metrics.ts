@@ -125,6 +125,8 @@ export interface ValueFoldEntry {
   left: boolean;
   /** Change items deleted once no reader needed them. */
   compacted: number;
+  /** Batch updates their writers left, finished first. */
+  batchesFinished?: number;
   readUnits: number;
   writeUnits: number;
   durationMs: number;
@@ -154,6 +156,7 @@ export function logValueFold(entry: ValueFoldEntry, namespace: string, now = Dat
     valueFoldFailures: entry.error ? 1 : 0,
     left: entry.left,
     compacted: entry.compacted,
+    ...(entry.batchesFinished ? { batchesFinished: entry.batchesFinished } : {}),
     readUnits: Math.round(entry.readUnits * 100) / 100,
     writeUnits: Math.round(entry.writeUnits * 100) / 100,
     durationMs: Math.round(entry.durationMs),

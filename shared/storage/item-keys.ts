@@ -89,6 +89,12 @@ export function changeItemOfKey(
   return datasetCode === undefined ? undefined : { datasetCode, position: sortKey.slice(CHANGE_PREFIX.length) };
 }
 
+/** The dataset of a batch update's intent from its key attributes (a stream record's keys), or undefined. */
+export function batchIntentOfKey(partitionKey: string | undefined, sortKey: string | undefined): string | undefined {
+  if (!partitionKey?.startsWith(DATASET_META_PREFIX) || !sortKey?.startsWith(BATCH_UPDATE_PREFIX)) return undefined;
+  return datasetOfPartition(partitionKey.slice(DATASET_META_PREFIX.length));
+}
+
 /** The key of a batch change item's values in index slot `slot` (a `countSlotKey`). */
 export function datasetChangeSlotKey(datasetCode: string, slot: string, position: string): Record<string, string> {
   return {

@@ -66,19 +66,43 @@ const AT_16_01 = '01M8C9BKZ8';
 it('asks for one fold per dataset whose change items a stream batch holds, due when the newest has settled', () => {
   const at = Date.parse('2026-11-26T16:00:00.000Z');
   expect(
-    foldsOfItemChanges([
-      { eventName: 'INSERT', dynamodb: { Keys: key('meta#ds#orders', `change#${AT_16}AAAAAAAAAAAAAAAA`) } },
-      { eventName: 'INSERT', dynamodb: { Keys: key('meta#ds#orders', `change#${AT_16_01}AAAAAAAAAAAAAAAA`) } },
-      { eventName: 'INSERT', dynamodb: { Keys: key('meta#ds#people', `change#${AT_16}BBBBBBBBBBBBBBBB`) } },
-      // A withdrawn claim, a record, a count page and a checked position ask for nothing.
-      { eventName: 'REMOVE', dynamodb: { Keys: key('meta#ds#items', `change#${AT_16}CCCCCCCCCCCCCCCC`) } },
-      { eventName: 'INSERT', dynamodb: { Keys: key('ds#items', `${AT_16}DDDDDDDDDDDDDDDD`) } },
-      { eventName: 'INSERT', dynamodb: { Keys: key('meta#ds#items', 'changes-checked') } },
-    ]),
+    foldsOfItemChanges(
+      [
+        { eventName: 'INSERT', dynamodb: { Keys: key('meta#ds#orders', `change#${AT_16}AAAAAAAAAAAAAAAA`) } },
+        { eventName: 'INSERT', dynamodb: { Keys: key('meta#ds#orders', `change#${AT_16_01}AAAAAAAAAAAAAAAA`) } },
+        { eventName: 'INSERT', dynamodb: { Keys: key('meta#ds#people', `change#${AT_16}BBBBBBBBBBBBBBBB`) } },
+        // A withdrawn claim, a record, a count page and a checked position ask for nothing.
+        { eventName: 'REMOVE', dynamodb: { Keys: key('meta#ds#items', `change#${AT_16}CCCCCCCCCCCCCCCC`) } },
+        { eventName: 'INSERT', dynamodb: { Keys: key('ds#items', `${AT_16}DDDDDDDDDDDDDDDD`) } },
+        { eventName: 'INSERT', dynamodb: { Keys: key('meta#ds#items', 'changes-checked') } },
+      ],
+      at + 2_000,
+    ),
   ).toEqual([
     { datasetCode: 'orders', dueAt: at + 1_000 + 31_000 },
     { datasetCode: 'people', dueAt: at + 31_000 },
   ]);
+});
+
+it('asks for a fold a few seconds on when a batch update reaches its commit point, to finish it if its writer died', () => {
+  const now = Date.parse('2026-11-26T16:00:00.000Z');
+  const intent = (dataset: string, state: string) => ({
+    Keys: key(`meta#ds#${dataset}`, `batch-update#${AT_16}EEEEEEEEEEEEEEEE`),
+    NewImage: { state: { S: state } },
+  });
+  expect(
+    foldsOfItemChanges(
+      [
+        // A batch begun (pending) asks for nothing: it changes no value before its commit point.
+        { eventName: 'INSERT', dynamodb: intent('orders', 'pending') },
+        { eventName: 'MODIFY', dynamodb: intent('orders', 'committed') },
+        { eventName: 'MODIFY', dynamodb: intent('people', 'aborted') },
+        // An intent deleted: the batch is done.
+        { eventName: 'REMOVE', dynamodb: { Keys: intent('items', 'committed').Keys } },
+      ],
+      now,
+    ),
+  ).toEqual([{ datasetCode: 'orders', dueAt: now + 5_000 }]);
 });
 
 it('puts each fold on the queue with the delay until it is due, at most 15 minutes', async () => {

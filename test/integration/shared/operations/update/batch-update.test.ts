@@ -209,6 +209,24 @@ describe('a batch its writer left midway', () => {
     expect(shipped.body.data.paging.totalCount).toBe(4);
   });
 
+  it('applies a committed batch whole with no other write: the fold its commit point asked for finishes it', async () => {
+    const ids = await createOrders(3);
+    const batchId = await leaveBatch('committed', ids, Date.now());
+    // Nothing else is written: the change log sees the intent committed and asks for a fold of the dataset 5 s on,
+    // which finds the intent still there and applies the batch (docs/batch-update.md). Without that request the
+    // next fold would be the one the creates asked for, 31 s after them.
+    const until = Date.now() + 15_000;
+    while ((await intentExists(batchId)) && Date.now() < until) await new Promise((r) => setTimeout(r, 250));
+    expect(await intentExists(batchId)).toBe(false);
+    for (const id of ids) {
+      const res = await harness.getOne('orders', id, { app: BATCH });
+      expect(res.body.data.status).toBe('shipped');
+      expect(res.headers.get('etag')).toBe('"2"');
+    }
+    const shipped = await harness.getList('orders', { status: 'shipped', id_in: ids }, { app: BATCH });
+    expect(shipped.body.data.paging.totalCount).toBe(3);
+  }, 60_000);
+
   it('aborts a pending batch whose writer is gone: the records stay as they were, and take updates again', async () => {
     const ids = await createOrders(3);
     const batchId = await leaveBatch('pending', ids, Date.now() - 60_000);
