@@ -12,7 +12,7 @@
  *    between, another batch holds it) aborts the batch: `aborted`, holds released, 4001 with `Retry-After`.
  * 4. **Commit point**: the intent moves from `pending` to `committed` (conditional). From here the batch is applied
  *    whole, by whoever gets there: its writer, an update that meets a held record (update.ts), the next batch
- *    update of the dataset, or `npm start` when it starts.
+ *    update of the dataset, or the fold its commit asks for a few seconds on (batch-finish.ts).
  * 5. **Apply** each record: its change item, then one write of the fields that releases the hold (conditional on
  *    it), so each record gets one revision and one change event, once. Then the intent is deleted.
  *
