@@ -129,13 +129,14 @@ describe('requests in flight', () => {
     for (const expiry of renewed) expect(expiry).toBeGreaterThan(held + 2_500);
   });
 
-  it('admits the next C on the same environments once the requests end', async () => {
-    const holders = Object.keys((await quotaItem('app-slow'))?.leases as Record<string, number>);
+  it('admits the next C once the requests end, never holding more than C slots', async () => {
     const results = await burstInFlight(CONCURRENT, 0);
     expect(results.map((res) => res.status)).toEqual([200, 200, 200]);
-    // Every slot is held: each environment keeps its slot, or gives it back as its request ends when its own
-    // traffic is too sparse to reuse it soon; no environment beyond the three ever took one.
+    // Each environment keeps its slot, or gives it back as its request ends when its own traffic is too sparse to
+    // reuse it soon. A request takes an idle environment holding a live lease first, else the warmest idle one
+    // (quota/lease-holder.ts), which may be one that served a refused request above and takes a slot only when one
+    // is free: at most C holders, whichever they are.
     const left = Object.keys((await quotaItem('app-slow'))?.leases as Record<string, number>);
-    expect(left.filter((holder) => !holders.includes(holder))).toEqual([]);
+    expect(left.length).toBeLessThanOrEqual(CONCURRENT);
   });
 });
