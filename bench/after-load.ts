@@ -22,7 +22,7 @@ import { startLocalServer } from '../bin/local-server';
 import { createDocumentClient, endpointClientConfig } from '../shared/aws/dynamodb';
 import { datasetCounterKey } from '../shared/storage/item-keys';
 import { writeSection } from './report';
-import { type Answer, loadBatch, requestLines, signedCaller } from './signed-calls';
+import { type Answer, loadThroughBatchCreate, requestLines, signedCaller } from './signed-calls';
 
 const APP = { appCode: 'app-load', accessKey: 'ak-after-load-0001', secret: 'sk-after-load-secret' };
 const STATUSES = ['new', 'paid', 'shipped', 'void'] as const;
@@ -85,35 +85,17 @@ export async function run(): Promise<void> {
     store.destroy();
     for (const datasetCode of ['uncounted', 'counted'] as const) {
       const started = performance.now();
-      for (let held = 0; held < size; ) {
-        const batches: Promise<Answer>[] = [];
-        for (let b = 0; b < 4 && held < size; b++) {
-          const from = held;
-          const count = Math.min(1000, size - held);
-          held += count;
-          const paramList = Array.from({ length: count }, (_, k) => ({
-            customer: `cust-${String((from + k) % 5000).padStart(5, '0')}`,
-            amount: (((from + k) * 7919) % 1_000_000) / 100,
-            status: STATUSES[(from + k) % 4],
-            note: `line ${from + k}`,
-          }));
-          batches.push(
-            loadBatch(() =>
-              call(
-                datasetCode,
-                '/openapi/data/batch-create',
-                { paramList },
-                {
-                  'Idempotency-Key': `${datasetCode}-${from}`,
-                },
-              ),
-            ),
-          );
-        }
-        for (const answer of await Promise.all(batches)) {
-          if (answer.errorCode) throw new Error(`batch-create failed: ${answer.errorCode}`);
-        }
-      }
+      await loadThroughBatchCreate(
+        size,
+        (i) => ({
+          customer: `cust-${String(i % 5000).padStart(5, '0')}`,
+          amount: ((i * 7919) % 1_000_000) / 100,
+          status: STATUSES[i % 4],
+          note: `line ${i}`,
+        }),
+        (paramList, key) => call(datasetCode, '/openapi/data/batch-create', { paramList }, { 'Idempotency-Key': key }),
+        datasetCode,
+      );
       progress(`${datasetCode}: ${size} records in ${((performance.now() - started) / 1000).toFixed(0)} s`);
       for (const [label, paramMap] of LISTS) {
         const first = await call(datasetCode, '/openapi/data/get-list', { paramMap });

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { type LocalServer, startLocalServer } from '../bin/local-server';
 import { MariaDb, mariaDbInstalled } from '../test/support/mysql-compat/mariadb';
 import { writeSection } from './report';
-import { type Answer, loadBatch, requestLines, signedCaller } from './signed-calls';
+import { type Answer, loadThroughBatchCreate, requestLines, signedCaller } from './signed-calls';
 
 const APP = { appCode: 'app-aggregate', accessKey: 'ak-aggregate-bench-01', secret: 'sk-aggregate-bench' };
 const STATUSES = ['new', 'paid', 'shipped', 'void'] as const;
@@ -140,27 +140,18 @@ async function part(engine: string, size: number): Promise<PartResult> {
   };
   try {
     const loadStarted = performance.now();
-    for (let held = 0; held < size; ) {
-      const batches: Promise<Answer>[] = [];
-      for (let b = 0; b < 4 && held < size; b++) {
-        const from = held;
-        const count = Math.min(1000, size - held);
-        held += count;
-        const paramList = Array.from({ length: count }, (_, k) => ({
-          customer: `cust-${String(((from + k) * 7) % CUSTOMERS).padStart(4, '0')}`,
-          amount: (((from + k) * 7919) % 100_000) / 100,
-          status: STATUSES[(from + k) % STATUSES.length],
-          region: REGIONS[(from + k) % REGIONS.length],
-          note: `line ${from + k}`,
-        }));
-        const send = () =>
-          call('orders', '/openapi/data/batch-create', { paramList }, { 'Idempotency-Key': `load-${from}` });
-        batches.push(loadBatch(send));
-      }
-      for (const answer of await Promise.all(batches)) {
-        if (answer.errorCode) throw new Error(`batch-create failed: ${answer.errorCode} ${answer.errorMsg}`);
-      }
-    }
+    await loadThroughBatchCreate(
+      size,
+      (i) => ({
+        customer: `cust-${String((i * 7) % CUSTOMERS).padStart(4, '0')}`,
+        amount: ((i * 7919) % 100_000) / 100,
+        status: STATUSES[i % STATUSES.length],
+        region: REGIONS[i % REGIONS.length],
+        note: `line ${i}`,
+      }),
+      (paramList, key) => call('orders', '/openapi/data/batch-create', { paramList }, { 'Idempotency-Key': key }),
+      'load',
+    );
     const loadSeconds = (performance.now() - loadStarted) / 1000;
     progress(`${engine}: ${size} records in ${loadSeconds.toFixed(0)} s`);
     let mirrorSeconds: number | undefined;

@@ -82,3 +82,28 @@ export async function loadBatch(send: () => Promise<Answer>): Promise<Answer> {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
   }
 }
+
+/**
+ * Loads `size` records through batch-create as a bulk load does: batches of 1,000, 4 at a time, each with its own
+ * Idempotency-Key (`<keyPrefix>-<first record>`) so that a batch sent again writes nothing twice.
+ */
+export async function loadThroughBatchCreate(
+  size: number,
+  record: (i: number) => Record<string, unknown>,
+  send: (paramList: Record<string, unknown>[], idempotencyKey: string) => Promise<Answer>,
+  keyPrefix: string,
+): Promise<void> {
+  for (let held = 0; held < size; ) {
+    const batches: Promise<Answer>[] = [];
+    for (let b = 0; b < 4 && held < size; b++) {
+      const from = held;
+      const count = Math.min(1000, size - held);
+      held += count;
+      const paramList = Array.from({ length: count }, (_, k) => record(from + k));
+      batches.push(loadBatch(() => send(paramList, `${keyPrefix}-${from}`)));
+    }
+    for (const answer of await Promise.all(batches)) {
+      if (answer.errorCode) throw new Error(`batch-create failed: ${answer.errorCode} ${answer.errorMsg ?? ''}`);
+    }
+  }
+}

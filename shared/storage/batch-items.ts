@@ -22,6 +22,8 @@
 import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ServiceUnavailableError } from '../contract/errors';
 import type { CapacityMeter } from '../observability/capacity-meter';
+import { datasetMetaPartition } from './item-keys';
+import { RecordAttr } from './table-definitions';
 
 /** BatchWriteItem takes at most 25 requests per call. */
 export const BATCH_WRITE_SIZE = 25;
@@ -181,4 +183,23 @@ async function oneChunkAfterAnother<T>(
   each: (chunk: readonly T[]) => Promise<void>,
 ): Promise<void> {
   for (let i = 0; i < items.length; i += size) await each(items.slice(i, i + size));
+}
+
+/** Deletes items of a dataset's meta partition by sort key, in batches; deleting one already gone is harmless. */
+export async function deleteMetaItems(
+  client: DynamoDBDocumentClient,
+  table: string,
+  datasetCode: string,
+  sortKeys: readonly string[],
+  meter: CapacityMeter,
+): Promise<void> {
+  const partition = datasetMetaPartition(datasetCode);
+  await writeInBatches(
+    client,
+    table,
+    sortKeys.map((sortKey) => ({
+      DeleteRequest: { Key: { [RecordAttr.partitionKey]: partition, [RecordAttr.sortKey]: sortKey } },
+    })),
+    meter,
+  );
 }

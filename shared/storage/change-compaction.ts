@@ -25,7 +25,7 @@
 import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { CapacityMeter } from '../observability/capacity-meter';
 import { recordIdTime } from '../records/record-ids';
-import { writeInBatches } from './batch-items';
+import { deleteMetaItems } from './batch-items';
 import { conditionalWrite } from './conditional-write';
 import { CHANGE_PREFIX, CHANGE_SLOT_PREFIX, changesCompactedKey, datasetMetaPartition } from './item-keys';
 import { lastIdAt, MAX_INVOCATION_MS } from './record-counter';
@@ -160,15 +160,7 @@ export class ChangeCompaction {
   }
 
   private async delete(datasetCode: string, sortKeys: readonly string[], meter: CapacityMeter): Promise<void> {
-    const partition = datasetMetaPartition(datasetCode);
-    await writeInBatches(
-      this.client,
-      this.table,
-      sortKeys.map((sortKey) => ({
-        DeleteRequest: { Key: { [RecordAttr.partitionKey]: partition, [RecordAttr.sortKey]: sortKey } },
-      })),
-      meter,
-    );
+    await deleteMetaItems(this.client, this.table, datasetCode, sortKeys, meter);
   }
 
   /** The sort keys of the meta partition's items from `from` to `to` (inclusive), ascending, at most `limit`. */

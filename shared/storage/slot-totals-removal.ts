@@ -16,7 +16,7 @@
  */
 import { type DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { CapacityMeter } from '../observability/capacity-meter';
-import { writeInBatches } from './batch-items';
+import { deleteMetaItems } from './batch-items';
 import {
   CHANGE_SLOT_PREFIX,
   datasetMetaPartition,
@@ -63,15 +63,7 @@ export class SlotTotalsRemoval {
 
   /** Delete the items of these sort keys (found by `remaining`); deleting one already gone is harmless. */
   async remove(datasetCode: string, sortKeys: readonly string[], meter: CapacityMeter): Promise<void> {
-    const partition = datasetMetaPartition(datasetCode);
-    await writeInBatches(
-      this.client,
-      this.table,
-      sortKeys.map((sortKey) => ({
-        DeleteRequest: { Key: { [RecordAttr.partitionKey]: partition, [RecordAttr.sortKey]: sortKey } },
-      })),
-      meter,
-    );
+    await deleteMetaItems(this.client, this.table, datasetCode, sortKeys, meter);
   }
 
   private async withPrefix(
