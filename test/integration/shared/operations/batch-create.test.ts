@@ -129,7 +129,8 @@ describe('batch create', () => {
     ]);
     const changeUnits = changeItems.reduce((sum, item) => sum + Math.ceil(itemSize(item) / 1024), 0);
     expect(changeUnits).toBeLessThan(40);
-    expect([999 + changeUnits + 2, 999 + changeUnits + 2 + 1]).toContain(line?.writeUnits);
+    // Plus the quota's admission, and a lease renewal for each 1.9 s the request runs (one or two on a busy machine).
+    expect([999 + changeUnits + 2, 999 + changeUnits + 2 + 1, 999 + changeUnits + 2 + 2]).toContain(line?.writeUnits);
 
     const last = await harness.getList(
       'orders',
