@@ -14,18 +14,18 @@ import { DialectError } from './dialect-error';
 import type { Expr, SelectStatement } from './mysql-ast';
 import { parseQuery } from './mysql-parser';
 import { type MysqlStatement, renderMysql } from './mysql-render';
+import { renderSqlite } from './sqlite-render';
 import {
   type DialectTable,
   type ParamType,
   type RenderedQuery,
-  renderSqlite,
   type StatementClock,
   UnknownNameError,
-} from './sqlite-render';
+} from './sqlite-render-context';
 
 export { DialectError } from './dialect-error';
 export { type MysqlStatement, quoteName } from './mysql-render';
-export { type DialectTable, type RenderedQuery, type StatementClock, UnknownNameError } from './sqlite-render';
+export { type DialectTable, type RenderedQuery, type StatementClock, UnknownNameError } from './sqlite-render-context';
 
 const statements = new Map<string, SelectStatement>();
 /** Texts kept read at most: a deployment's queries, many times over. */

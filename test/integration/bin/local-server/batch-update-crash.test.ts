@@ -67,11 +67,11 @@ function killHard(running: Running): Promise<void> {
   });
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: the envelope as JSON
 async function call(
   url: string,
   operation: string,
   body: Record<string, unknown>,
+  // biome-ignore lint/suspicious/noExplicitAny: the envelope as JSON
 ): Promise<{ status: number; body: any }> {
   const timeStamp = String(Date.now());
   const datasetCode = 'orders';
