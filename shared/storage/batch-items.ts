@@ -19,7 +19,7 @@
  * this loop, and when it gives up, the items it did not write are exactly the ones `BatchIncomplete` counts (and,
  * for a request of the caller's that writes new records, the ones a range read finds missing).
  */
-import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ServiceUnavailableError } from '../contract/errors';
 import type { CapacityMeter } from '../observability/capacity-meter';
 import { datasetMetaPartition } from './item-keys';
@@ -202,4 +202,49 @@ export async function deleteMetaItems(
     })),
     meter,
   );
+}
+
+/** Which sort keys of a meta partition `metaSortKeys` reads: those from `from` to `to` (inclusive), or by prefix. */
+export type MetaKeyRange = { from: string; to: string } | { prefix: string };
+
+/**
+ * The sort keys of a dataset's meta partition in a range, ascending, at most `limit` (keys only: a deletion needs
+ * no more). `consistent` for a caller that must see every item written before it asks.
+ */
+export async function metaSortKeys(
+  client: DynamoDBDocumentClient,
+  table: string,
+  datasetCode: string,
+  range: MetaKeyRange,
+  limit: number,
+  meter: CapacityMeter,
+  consistent: boolean,
+): Promise<string[]> {
+  const byPrefix = 'prefix' in range;
+  const found: string[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const result = await client.send(
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: byPrefix
+          ? '#pk = :pk AND begins_with(#sk, :prefix)'
+          : '#pk = :pk AND #sk BETWEEN :from AND :to',
+        ProjectionExpression: '#sk',
+        ExpressionAttributeNames: { '#pk': RecordAttr.partitionKey, '#sk': RecordAttr.sortKey },
+        ExpressionAttributeValues: {
+          ':pk': datasetMetaPartition(datasetCode),
+          ...(byPrefix ? { ':prefix': range.prefix } : { ':from': range.from, ':to': range.to }),
+        },
+        ...(consistent ? { ConsistentRead: true } : {}),
+        Limit: limit - found.length,
+        ExclusiveStartKey: start,
+        ReturnConsumedCapacity: 'TOTAL',
+      }),
+    );
+    meter.addRead(result.ConsumedCapacity);
+    for (const item of result.Items ?? []) found.push(item[RecordAttr.sortKey] as string);
+    start = result.LastEvaluatedKey;
+  } while (start && found.length < limit);
+  return found;
 }

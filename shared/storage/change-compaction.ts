@@ -22,14 +22,13 @@
  * The deletes are idempotent: a pass that dies part-way leaves claims the next one deletes. A batch's values
  * (`change-slot#<slot>#<position>`) go with their claim's position, slot by slot, withdrawn batches' included.
  */
-import { type DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { CapacityMeter } from '../observability/capacity-meter';
 import { recordIdTime } from '../records/record-ids';
-import { deleteMetaItems } from './batch-items';
+import { deleteMetaItems, metaSortKeys } from './batch-items';
 import { conditionalWrite } from './conditional-write';
-import { CHANGE_PREFIX, CHANGE_SLOT_PREFIX, changesCompactedKey, datasetMetaPartition } from './item-keys';
+import { CHANGE_PREFIX, CHANGE_SLOT_PREFIX, changesCompactedKey } from './item-keys';
 import { lastIdAt, MAX_INVOCATION_MS } from './record-counter';
-import { RecordAttr } from './table-definitions';
 
 /** Claims younger than this are kept whatever the heads say (custom SQL's copies, a function's cached catalog). */
 export const COMPACTION_LAG_MS = 10 * 60_000;
@@ -164,33 +163,8 @@ export class ChangeCompaction {
   }
 
   /** The sort keys of the meta partition's items from `from` to `to` (inclusive), ascending, at most `limit`. */
-  private async sortKeys(
-    datasetCode: string,
-    from: string,
-    to: string,
-    limit: number,
-    meter: CapacityMeter,
-  ): Promise<string[]> {
-    const found: string[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const result = await this.client.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
-          ProjectionExpression: '#sk',
-          ExpressionAttributeNames: { '#pk': RecordAttr.partitionKey, '#sk': RecordAttr.sortKey },
-          ExpressionAttributeValues: { ':pk': datasetMetaPartition(datasetCode), ':from': from, ':to': to },
-          Limit: limit - found.length,
-          ExclusiveStartKey: start,
-          ReturnConsumedCapacity: 'TOTAL',
-        }),
-      );
-      meter.addRead(result.ConsumedCapacity);
-      for (const item of result.Items ?? []) found.push(item[RecordAttr.sortKey] as string);
-      start = result.LastEvaluatedKey;
-    } while (start && found.length < limit);
-    return found;
+  private sortKeys(datasetCode: string, from: string, to: string, limit: number, meter: CapacityMeter) {
+    return metaSortKeys(this.client, this.table, datasetCode, { from, to }, limit, meter, false);
   }
 }
 

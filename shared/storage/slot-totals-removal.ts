@@ -14,12 +14,11 @@
  * finished by the next, and one run twice deletes nothing the second time. The head goes last: a slot that still has
  * a head still has something to remove.
  */
-import { type DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { CapacityMeter } from '../observability/capacity-meter';
-import { deleteMetaItems } from './batch-items';
+import { deleteMetaItems, metaSortKeys } from './batch-items';
 import {
   CHANGE_SLOT_PREFIX,
-  datasetMetaPartition,
   valueCountHeadKey,
   valuePageListKey,
   valuePageListPartPrefix,
@@ -66,32 +65,7 @@ export class SlotTotalsRemoval {
     await deleteMetaItems(this.client, this.table, datasetCode, sortKeys, meter);
   }
 
-  private async withPrefix(
-    datasetCode: string,
-    prefix: string,
-    limit: number,
-    meter: CapacityMeter,
-  ): Promise<string[]> {
-    const found: string[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const result = await this.client.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: '#pk = :pk AND begins_with(#sk, :prefix)',
-          ProjectionExpression: '#sk',
-          ExpressionAttributeNames: { '#pk': RecordAttr.partitionKey, '#sk': RecordAttr.sortKey },
-          ExpressionAttributeValues: { ':pk': datasetMetaPartition(datasetCode), ':prefix': prefix },
-          ConsistentRead: true,
-          Limit: limit - found.length,
-          ExclusiveStartKey: start,
-          ReturnConsumedCapacity: 'TOTAL',
-        }),
-      );
-      meter.addRead(result.ConsumedCapacity);
-      for (const item of result.Items ?? []) found.push(item[RecordAttr.sortKey] as string);
-      start = result.LastEvaluatedKey;
-    } while (start && found.length < limit);
-    return found;
+  private withPrefix(datasetCode: string, prefix: string, limit: number, meter: CapacityMeter) {
+    return metaSortKeys(this.client, this.table, datasetCode, { prefix }, limit, meter, true);
   }
 }
