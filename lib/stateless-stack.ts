@@ -14,7 +14,7 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { type ITopic, Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { Construct } from 'constructs';
-import type { CatalogConfig } from '../shared/catalog/schema';
+import { type CatalogConfig, HOOK_OPERATIONS } from '../shared/catalog/schema';
 import { operationRoutes } from '../shared/contract/client-routes';
 import type { OperationName, RouteDefinition } from '../shared/contract/routes';
 import { MAX_BODY_BYTES } from '../shared/http/body-middleware';
@@ -77,17 +77,15 @@ export const OPERATION_SIZING: Record<OperationName, { memorySize: number; timeo
 
 /**
  * The operations that run SQL: execute-sql, aggregate (compiled to SQL on the same engine), get-list (a related
- * condition or sort past its read budget runs on the cluster, docs/interface.md §21), and each operation a
- * configured hook runs in (a hook's `context.client.sql.execute`).
+ * condition or sort past its read budget runs on the cluster, docs/interface.md §21), and every operation a hook may
+ * run in (a hook's `context.client.sql`), hooked in this configuration or not: hooks are configuration, and a change
+ * of configuration must not change a function's role or environment (docs/deploying.md, "Custom SQL on Aurora").
  */
-export function sqlOperations(config: CatalogConfig): ReadonlySet<OperationName> {
-  return new Set<OperationName>([
-    'execute-sql',
-    'aggregate',
-    'get-list',
-    ...(config.hooks ?? []).map((hook) => hook.operation),
-  ]);
-}
+export const SQL_OPERATIONS: ReadonlySet<OperationName> = new Set<OperationName>([
+  'execute-sql',
+  'aggregate',
+  ...HOOK_OPERATIONS,
+]);
 
 /** A route of the shared list has no handler file: the app must not deploy an API with a dead route. */
 export class MissingHandlerError extends Error {
@@ -126,10 +124,9 @@ export class StatelessStack extends Stack {
       throw new MissingHandlerError(missing);
     }
 
-    const sqlRunners = sqlOperations(props.config);
     this.operations = routes.map((route) => {
       const sizing = OPERATION_SIZING[route.operation];
-      const sql = resources.sql && sqlRunners.has(route.operation) ? resources.sql : undefined;
+      const sql = resources.sql && SQL_OPERATIONS.has(route.operation) ? resources.sql : undefined;
       return new OperationFunction(this, `Op-${route.operation}`, {
         route,
         entry: entryFor(route),

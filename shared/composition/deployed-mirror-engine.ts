@@ -1,8 +1,8 @@
 /**
  * A deployment's custom SQL engine (docs/interface.md §20): with `SQL_ENGINE=aurora`, queries run on Aurora MySQL
  * through the RDS Data API, waiting for the mirror through its bookkeeping rows. execute-sql's handler imports
- * this file; aggregate's and get-list's load it on their first statement (lazy-mirror-engine.ts), so their cold
- * start carries none of it.
+ * this file; the other functions that run SQL (aggregate, and the operations hooks run in) load it on their first
+ * statement (lazy-mirror-engine.ts), so their cold start carries none of it.
  */
 import { rdsDataClient } from '../aws/rds-data';
 import { DataApiQueryEngine } from '../mirror/data-api-query-engine';

@@ -1,7 +1,7 @@
 /**
  * The deployment's MySQL engine (docs/interface.md §20) for a function that may never need it: aggregate (§21) on a
- * stage whose custom SQL runs on Aurora, and get-list for a related condition or sort past its read budget only
- * (§21). The engine is registered on the first request from the environment alone; the Data API client and the
+ * stage whose custom SQL runs on Aurora, get-list for a related condition or sort past its read budget only (§21),
+ * and every operation a hook runs in for a hook's `context.client.sql` (hooked-handler.ts). The engine is registered on the first request from the environment alone; the Data API client and the
  * engine's code (deployed-mirror-engine.ts) are loaded by the first statement, so a container that never needs
  * MySQL starts and runs without them.
  */

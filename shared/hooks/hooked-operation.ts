@@ -22,7 +22,6 @@ import type { OperationName } from '../contract/routes';
 import type { Operation, OperationContext } from '../operation/operation';
 import { readParamMap } from '../operation/param-map';
 import { readParamList } from '../operations/batch-create';
-import { executeSqlOperation } from '../operations/execute-sql';
 import { getListOperation } from '../operations/get-list-operation';
 import { getOneOperation } from '../operations/get-one';
 import { prewarmSandbox, prewarmSandboxIfShipped, runFunction, SandboxFailure } from '../sandbox/sandbox';
@@ -139,6 +138,16 @@ async function runHook(fn: FunctionConfig, node: Node, context: OperationContext
   }
 }
 
+let customSql: (() => Promise<Operation>) | undefined;
+
+/**
+ * How a hook's `context.client.sql` reaches custom SQL in this function: set by the entries of the operations hooks
+ * run in (composition/hooked-handler.ts), which load it on a hook's first query, so their start carries none of it.
+ */
+export function useHookCustomSql(load: () => Promise<Operation>): void {
+  customSql = load;
+}
+
 /** A `context.client` read: the operation a caller would call, on its own grant for the target dataset. */
 async function readAsCaller(
   context: OperationContext,
@@ -149,6 +158,8 @@ async function readAsCaller(
   if (kind === 'sql') {
     const params = args[0] as Record<string, unknown>;
     const body = { sqlCode: target, params };
+    if (!customSql) throw new Error('custom SQL is not reachable from hooks in this function');
+    const executeSqlOperation = await customSql();
     return executeSqlOperation.run(
       { ...context, operation: 'execute-sql', dataset: undefined, grant: undefined, view: undefined },
       body,

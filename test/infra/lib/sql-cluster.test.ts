@@ -6,13 +6,14 @@
  * and its dashboard row. A stage on the embedded engine has none of it.
  */
 import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { HOOK_OPERATIONS } from '../../../shared/catalog/schema';
 import {
   defaultSecretNameFor,
   SQL_DATABASE,
   sqlClusterIdentifierFor,
   sqlSecretNameFor,
 } from '../../../shared/mirror/deployed-names';
-import { type BuiltService, buildService, logicalIdOf } from '../../support/service-fixture';
+import { type BuiltService, buildService, logicalIdOf, TEST_CONFIG } from '../../support/service-fixture';
 
 let production: BuiltService;
 let stateful: Template;
@@ -40,6 +41,10 @@ function environmentOf(template: Template, pathPart: string): Record<string, unk
   const id = logicalIdOf(template, 'AWS::Lambda::Function', pathPart);
   return template.toJSON().Resources[id].Properties.Environment.Variables;
 }
+
+/** The functions that run custom SQL (a hook's `context.client.sql` included), and the others. */
+const SQL_RUNNERS = ['execute-sql', 'aggregate', 'get-list', 'get-one', 'create', 'batch-create', 'update'];
+const NO_SQL = ['changes', 'indexes', 'login-user-info', 'bff-endpoint'];
 
 const clusterId = () => logicalIdOf(stateful, 'AWS::RDS::DBCluster', '/Sql/Cluster/');
 /** The cluster's ARN as the stateless stack writes it: from the cluster's identifier, exported by the stateful one. */
@@ -169,22 +174,36 @@ describe('the Aurora cluster', () => {
 });
 
 describe('the query functions', () => {
-  it('run SQL on Aurora: execute-sql, aggregate and get-list get the cluster, its database and both secrets named', () => {
-    for (const operation of ['execute-sql', 'aggregate', 'get-list']) {
+  it('run SQL on Aurora: execute-sql, aggregate and every operation a hook may run in get the cluster, its database and both secrets named', () => {
+    for (const operation of SQL_RUNNERS) {
       const env = environmentOf(stateless, `/Op-${operation}/`);
       expect(env).toMatchObject({ SQL_ENGINE: 'aurora', SQL_CLUSTER_ARN: clusterArn(), SQL_DATABASE: 'mirror' });
       expect(JSON.stringify(env.SQL_QUERY_SECRET_ARN)).toMatch(/ExportsOutputRefSqlQuerySecretAttachment/);
       // Named, as the engine's environment describes it; the role below may not read it.
       expect(JSON.stringify(env.SQL_WRITER_SECRET_ARN)).toMatch(/ExportsOutputRefSqlWriterSecretAttachment/);
     }
-    // get-one runs a hook here (a hook may run custom SQL): the writes run none.
-    for (const operation of ['create', 'update', 'batch-create']) {
+    for (const operation of NO_SQL) {
       expect(environmentOf(stateless, `/Op-${operation}/`)).not.toHaveProperty('SQL_ENGINE');
     }
   });
 
+  it("give the hooks' operations the same, whether the configuration hooks them or not", () => {
+    // The test configuration hooks get-one only; one without hooks gives the five the same environment and role.
+    expect(TEST_CONFIG.hooks?.map((hook) => hook.operation)).toEqual(['get-one']);
+    const unhooked = buildService({
+      context: { stage: 'live', production: 'true', alarmEmail: 'oncall@example.com' },
+      config: { ...TEST_CONFIG, hooks: [], functions: [] },
+    });
+    for (const operation of HOOK_OPERATIONS) {
+      expect(environmentOf(unhooked.statelessTemplate, `/Op-${operation}/`)).toMatchObject({ SQL_ENGINE: 'aurora' });
+      expect(
+        grants(statementsOf(unhooked.statelessTemplate, `/Op-${operation}/`), 'rds-data:ExecuteStatement'),
+      ).toEqual([clusterArn()]);
+    }
+  });
+
   it('may call the Data API on that cluster and read the query secret, never the writer secret', () => {
-    for (const operation of ['execute-sql', 'aggregate', 'get-list']) {
+    for (const operation of SQL_RUNNERS) {
       const statements = statementsOf(stateless, `/Op-${operation}/`);
       expect(statements).toContainEqual({
         Action: ['rds-data:BeginTransaction', 'rds-data:ExecuteStatement', 'rds-data:RollbackTransaction'],
@@ -197,8 +216,10 @@ describe('the query functions', () => {
       expect(JSON.stringify(statements)).not.toContain('SqlWriterSecret');
       expect(JSON.stringify(statements)).not.toMatch(/rds-data:(BatchExecuteStatement|CommitTransaction)/);
     }
-    for (const operation of ['create', 'update', 'batch-create']) {
-      expect(JSON.stringify(statementsOf(stateless, `/Op-${operation}/`))).not.toContain('rds-data');
+    for (const operation of NO_SQL) {
+      const statements = JSON.stringify(statementsOf(stateless, `/Op-${operation}/`));
+      expect(statements).not.toContain('rds-data');
+      expect(statements).not.toContain('SqlQuerySecret');
     }
   });
 

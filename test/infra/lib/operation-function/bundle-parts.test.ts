@@ -2,25 +2,30 @@
  * What each operation's bundle is made of, from esbuild's metafile of the bundle `cdk synth` makes (the same
  * options, the same bytes): custom SQL's dialect is loaded from a file of its own by the code that runs a query, so
  * no bundle carries it, every bundle stays within the cold-start budget (docs/performance.md, "Cold start"), and
- * only the functions that run SQL on Aurora carry its client (get-list and aggregate load it on a first statement).
+ * only the functions that run SQL on Aurora carry its client (all but execute-sql load it on a first statement; the
+ * operations hooks run in load custom SQL itself on a hook's first query).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { HOOK_OPERATIONS } from '../../../../shared/catalog/schema';
 import { operationRoutes } from '../../../../shared/contract/client-routes';
 import { type BuiltBundle, buildFunctionBundle, importChain, startupBytes } from '../../../support/function-bundles';
 import { REPO_ROOT } from '../../../support/paths';
 
 /**
  * The budget the cold-start bench measures against: 330 KB of 1,024 bytes of what runs when a bundle starts,
- * without the AWS SDK and without the code only a first use loads (the Aurora engine of get-list and aggregate,
- * below), which esbuild leaves unrun until then (320 KB until
+ * without the AWS SDK and without the code only a first use loads (the Aurora engine, and in the operations hooks
+ * run in custom SQL itself, below), which esbuild leaves unrun until then (320 KB until
  * related fields on get-list came, which hooks' `context.client` brings into every bundle; 300 KB until the
  * quota's leases, batch update, change compaction and custom SQL on MySQL came; docs/performance.md, "Cold start").
  */
 const BUDGET_BYTES = 330 * 1024;
 
 const OPERATIONS = operationRoutes().map((route) => route.functionFile);
+/** The operations a hook may run in: their hooks' `context.client.sql` runs custom SQL, on Aurora where it runs. */
+const HOOKED: string[] = [...HOOK_OPERATIONS];
+const SQL_RUNNERS = ['execute-sql', 'aggregate', ...HOOKED];
 const bundles = new Map<string, BuiltBundle>();
 
 beforeAll(async () => {
@@ -32,7 +37,7 @@ beforeAll(async () => {
 const bundleOf = (operation: string): BuiltBundle => bundles.get(operation) as BuiltBundle;
 
 describe('operation bundles', () => {
-  it.each(OPERATIONS)('%s carries none of the SQL dialect, only its loader', (operation) => {
+  it.each(OPERATIONS)('%s carries none of the SQL dialect, at most its loader', (operation) => {
     const { metafile } = bundleOf(operation);
     const dialect = Object.keys(metafile.inputs).filter((input) => input.startsWith('shared/sql-dialect/'));
     // Each module of the dialect that came in, with the imports that brought it.
@@ -40,7 +45,8 @@ describe('operation bundles', () => {
       .filter((input) => input !== 'shared/sql-dialect/dialect-loader.ts')
       .map((input) => importChain(metafile, input).join(' -> '));
     expect(brought).toEqual([]);
-    expect(dialect).toEqual(['shared/sql-dialect/dialect-loader.ts']);
+    // The loader only where custom SQL runs (a hook's query included): no other bundle reaches custom SQL at all.
+    expect(dialect).toEqual(SQL_RUNNERS.includes(operation) ? ['shared/sql-dialect/dialect-loader.ts'] : []);
   });
 
   it.each(OPERATIONS)('%s is within the 330 KB budget of what runs at start', (operation) => {
@@ -59,11 +65,30 @@ describe('operation bundles', () => {
       'shared/mirror/data-api-query-engine.ts',
       'shared/mirror/data-api-session.ts',
     ];
-    expect(importers).toEqual(['execute-sql', 'get-list', 'aggregate'].includes(operation) ? expected : []);
+    expect(importers).toEqual(SQL_RUNNERS.includes(operation) ? expected : []);
+  });
+
+  it.each(HOOKED)('%s runs custom SQL for a hook, loaded only by a first query', (operation) => {
+    const { metafile } = bundleOf(operation);
+    const [output] = Object.values(metafile.outputs).filter((out) => out.entryPoint !== undefined);
+    // Carried (a hook's `context.client.sql` runs it in this function), and reached only through `import()`.
+    expect(output?.inputs).toHaveProperty(['shared/operations/execute-sql.ts']);
+    expect(output?.inputs).toHaveProperty(['shared/composition/deployed-mirror-engine.ts']);
+    const lazily = Object.entries(metafile.inputs)
+      .flatMap(([input, { imports }]) => imports.map((imported) => ({ input, ...imported })))
+      .filter((imported) =>
+        ['shared/operations/execute-sql.ts', 'shared/composition/deployed-mirror-engine.ts'].includes(imported.path),
+      )
+      .map(({ input, path: target, kind }) => `${input} -> ${target} (${kind})`)
+      .sort();
+    expect(lazily).toEqual([
+      'shared/composition/hooked-handler.ts -> shared/operations/execute-sql.ts (dynamic-import)',
+      'shared/composition/lazy-mirror-engine.ts -> shared/composition/deployed-mirror-engine.ts (dynamic-import)',
+    ]);
   });
 
   it.each([
-    'get-list',
+    ...HOOKED,
     'aggregate',
   ])('%s loads the RDS Data API client only on a statement, not at start', (operation) => {
     // The bundle run by a plain node process (in the repository, so that it finds the externalized @aws-sdk/*
