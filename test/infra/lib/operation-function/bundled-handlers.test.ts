@@ -47,7 +47,8 @@ beforeAll(async () => {
   buildService({ bundle: true, outdir: OUTDIR });
   // The same loader `npm run test:bundles` uses, over this test's own synthesis.
   harness = await new ServiceHarness(withCustomSql(), { bundlesDir: OUTDIR }).start();
-}, 120_000);
+  // Synthesis bundles every function: about a minute alone, several on a machine busy with other work.
+}, 300_000);
 
 afterAll(async () => {
   await harness.stop();
