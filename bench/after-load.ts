@@ -9,7 +9,8 @@
  * - `uncounted`: the same with that first checkpoint removed before the load, as every dataset was before: its first
  *   count reads the whole partition.
  * Right after each load (no wait): page 1 with its total, page 50, `status = paid` and the `amount` 1 % range sorted
- * by amount, each asked twice (first, second). Then the server is closed and started again on the same data
+ * by amount, each asked twice (first, second), and before them what the totals have to read beyond their pages: per
+ * slot, the batches the folds have not reached and the bytes of their claims and values items. Then the server is closed and started again on the same data
  * directory, in the same process: the time until it serves (its handlers keep the clients they bound to the first
  * server's store, so no request is made to it).
  */
@@ -21,6 +22,7 @@ import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { startLocalServer } from '../bin/local-server';
 import { createDocumentClient, endpointClientConfig } from '../shared/aws/dynamodb';
 import { datasetCounterKey } from '../shared/storage/item-keys';
+import { backlogLine, slotBacklogs } from './after-load-backlog';
 import { writeSection } from './report';
 import { type Answer, loadThroughBatchCreate, requestLines, signedCaller } from './signed-calls';
 
@@ -78,11 +80,11 @@ export async function run(): Promise<void> {
   const call = signedCaller(APP, () => server, lines);
   const cells: Record<string, Record<string, string>> = { counted: {}, uncounted: {} };
   let restartSeconds = 0;
+  const backlogs: string[] = [];
   try {
     // The dataset as it was before a new dataset's count started at zero: no first checkpoint.
     const store = createDocumentClient(new DynamoDBClient(endpointClientConfig(server.store.endpoint, 'local', false)));
     await store.send(new DeleteCommand({ TableName: 'bench-after-load-records', Key: datasetCounterKey('uncounted') }));
-    store.destroy();
     for (const datasetCode of ['uncounted', 'counted'] as const) {
       const started = performance.now();
       await loadThroughBatchCreate(
@@ -97,12 +99,14 @@ export async function run(): Promise<void> {
         datasetCode,
       );
       progress(`${datasetCode}: ${size} records in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+      backlogs.push(backlogLine(datasetCode, await slotBacklogs(store, 'bench-after-load-records', datasetCode)));
       for (const [label, paramMap] of LISTS) {
         const first = await call(datasetCode, '/openapi/data/get-list', { paramMap });
         const second = await call(datasetCode, '/openapi/data/get-list', { paramMap });
         (cells[datasetCode] as Record<string, string>)[label] = `${cell(first)}; ${cell(second)}`;
       }
     }
+    store.destroy();
     await server.close();
     const restarted = performance.now();
     server = await startLocalServer(options);
@@ -118,6 +122,10 @@ export async function run(): Promise<void> {
     '| list | dataset counted from its creation | dataset without its first checkpoint (as before) |',
     '|---|---|---|',
     ...LISTS.map(([label]) => `| ${label} | ${cells.counted?.[label]} | ${cells.uncounted?.[label]} |`),
+    '',
+    'What the totals had to read beyond their pages when the lists began, per indexed field:',
+    '',
+    ...backlogs.map((line) => `- ${line}`),
     '',
     `The local server started again over the store of ${(2 * size).toLocaleString('en-US')} records (in the same process, so without loading its modules again): serving after ${restartSeconds.toFixed(1)} s.`,
     `Machine: ${cpus().length} cores, load ${load.toFixed(2)} at the start (shared with other work).`,

@@ -145,6 +145,8 @@ export async function runFold(datasetCode: string, ports: FoldPorts, meter: Capa
   const batchesFinished = ports.finishBatches ? await ports.finishBatches(dataset, catalog, meter) : 0;
   const exact = exactTotalsIndexes(dataset);
   const slots = [...exact].map(countSlotKey);
+  // Lists leave the claims to folds that began this recently (value-counter.ts), however far behind they are.
+  if (slots.length > 0) await ports.bookkeeping.values.markFoldSeen(datasetCode, ports.now(), meter);
   const outcome: DatasetFoldOutcome =
     slots.length === 0
       ? { folded: 0, left: false }

@@ -10,8 +10,9 @@
  *   retry had to take a fresh position); an update `{k: 'u', id, r (the new revision), p (the position of the
  *   keyed write it replaces, when the record had one), b, a}` with the count keys before and after of the slots
  *   it changes, or a direct update `{k: 'u', id, d: 1, b: {}, a: {}}` (no read before it: no `p`, and `r` only
- *   once its writer learnt it from the write); a batch `{k: 'b', ids (id runs), n}`, and `m` (id runs) once its writer or a check found that only
- *   these records were written.
+ *   once its writer learnt it from the write); a batch `{k: 'b', ids (id runs), n}`, with `c` (JSON text: per slot, each
+ *   count key with its number of records) for the slots where its records take few distinct keys (batch-counts.ts),
+ *   and `m` (id runs) once its writer or a check found that only these records were written.
  * - `change-slot#<slot>#<position>`: a batch's values in one slot, one per record in id order: the distinct
  *   count keys `d` (JSON text) and, per record, the index of its key in `d` (`r`, fixed-width base-64 digits).
  *
@@ -34,7 +35,8 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { decodeTime, ulid } from 'ulid';
 import type { CapacityMeter } from '../observability/capacity-meter';
-import { writeInBatches } from './batch-items';
+import { type BatchCounts, inlineCountsAttribute, readInlineCounts } from './batch-counts';
+import { getInBatches, writeInBatches } from './batch-items';
 import { conditionalWrite } from './conditional-write';
 import { countOfRuns, idRuns, idsOfRuns } from './id-blocks';
 import {
@@ -98,7 +100,15 @@ export type StoredClaim =
       after: SlotValues;
       direct?: true;
     }
-  | { position: string; time: number; kind: 'batch'; ids: string[]; landed?: ReadonlySet<string> };
+  | {
+      position: string;
+      time: number;
+      kind: 'batch';
+      ids: string[];
+      landed?: ReadonlySet<string>;
+      /** Per slot of few distinct keys, the batch's records per key (batch-counts.ts). */
+      counts?: BatchCounts;
+    };
 
 /** A batch's values in one slot, as read back: per record id, its count key. */
 export type BatchSlotValues = ReadonlyMap<string, string>;
@@ -272,6 +282,27 @@ export class ChangeItems {
       const batchIds = ids(position);
       if (batchIds) found.set(position, readSlotValues(item, batchIds));
     }
+    return found;
+  }
+
+  /** Some batches' values in one slot (a Get each, for a few batches among many), by batch position. */
+  async slotValuesOf(
+    datasetCode: string,
+    slot: string,
+    batches: ReadonlyMap<string, readonly string[]>,
+    meter: CapacityMeter,
+    consistent: boolean,
+  ): Promise<Map<string, BatchSlotValues>> {
+    const prefix = `${CHANGE_SLOT_PREFIX}${slot}#`;
+    const found = new Map<string, BatchSlotValues>();
+    const keys = [...batches.keys()].map((position) => datasetChangeSlotKey(datasetCode, slot, position));
+    await getInBatches(this.client, this.table, keys, { ConsistentRead: consistent }, meter, (items) => {
+      for (const item of items) {
+        const position = (item[RecordAttr.sortKey] as string).slice(prefix.length);
+        const ids = batches.get(position);
+        if (ids) found.set(position, readSlotValues(item, ids));
+      }
+    });
     return found;
   }
 
@@ -449,8 +480,10 @@ function claimAttributes(position: string, claim: ChangeClaim): Record<string, u
         a: { ...claim.after },
         ...(claim.direct ? { d: 1 } : {}),
       };
-    case 'batch':
-      return { k: 'b', ids: idRuns(claim.ids), n: claim.ids.length };
+    case 'batch': {
+      const counts = inlineCountsAttribute(claim.values);
+      return { k: 'b', ids: idRuns(claim.ids), n: claim.ids.length, ...(counts === undefined ? {} : { c: counts }) };
+    }
   }
 }
 
@@ -485,6 +518,7 @@ function readClaim(position: string, item: Record<string, unknown>): StoredClaim
         kind: 'batch',
         ids: idsOfRuns(item.ids as string),
         ...(typeof item.m === 'string' ? { landed: new Set(idsOfRuns(item.m)) } : {}),
+        ...(typeof item.c === 'string' ? { counts: readInlineCounts(item.c) } : {}),
       };
     default:
       return {

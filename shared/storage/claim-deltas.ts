@@ -1,6 +1,8 @@
 /**
  * What claims add to a slot's count keys (value-counter.ts, point 3): +1 for a create's key, -1/+1 for an update's
- * keys before and after, +1 per written record of a batch (its values read from the batch's item for the slot).
+ * keys before and after, +1 per written record of a batch: from the counts per key the claim carries for a slot of
+ * few distinct keys (batch-counts.ts) when all its records count, else from its values read from the batch's item
+ * for the slot.
  */
 import type { CapacityMeter } from '../observability/capacity-meter';
 import type { StoredClaim } from './change-items';
@@ -37,6 +39,8 @@ export function claimDeltas(
       if (before === after) continue;
       if (before !== undefined) deltas.push({ claim, key: before, delta: -1 });
       if (after !== undefined) deltas.push({ claim, key: after, delta: 1 });
+    } else if (!claim.landed && claim.counts?.[slot]) {
+      for (const [key, delta] of claim.counts[slot]) deltas.push({ claim, key, delta });
     } else {
       const values = batchValues.get(claim.position);
       if (!values) continue;
@@ -51,6 +55,15 @@ export function claimDeltas(
   return deltas;
 }
 
+/** Batches needing their values item read among more than this are read a Get each, not by a Query over all. */
+const FEW_BATCHES = 8;
+
+/**
+ * The values in `slot` of the batches among `claims` that `claimDeltas` needs them for (a batch without counts for
+ * the slot, or only some of whose records were written), by batch position: none read when every batch carries its
+ * counts, a Get each when only a few among many need them, else one Query over the batches' items after `after` (up
+ * to `through`, inclusive, when given).
+ */
 export async function readBatchValues(
   bookkeeping: DatasetBookkeeping,
   datasetCode: string,
@@ -62,8 +75,16 @@ export async function readBatchValues(
   through?: string,
 ): Promise<Map<string, ReadonlyMap<string, string>>> {
   const batches = new Map<string, string[]>();
-  for (const claim of claims) if (claim.kind === 'batch') batches.set(claim.position, claim.ids);
+  let carried = 0;
+  for (const claim of claims) {
+    if (claim.kind !== 'batch') continue;
+    if (!claim.landed && claim.counts?.[slot]) carried += 1;
+    else batches.set(claim.position, claim.ids);
+  }
   if (batches.size === 0) return new Map();
+  if (batches.size <= FEW_BATCHES && carried > 0) {
+    return bookkeeping.changes.slotValuesOf(datasetCode, slot, batches, meter, consistent);
+  }
   return bookkeeping.changes.slotValuesAfter(
     datasetCode,
     slot,

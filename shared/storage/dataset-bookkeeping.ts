@@ -18,7 +18,7 @@ import { datasetPartitionKey, recordKey } from './item-keys';
 import { revisionOf } from './record-revisions';
 import { SlotTotalsRemoval } from './slot-totals-removal';
 import { RecordAttr } from './table-definitions';
-import { ValueCountStore, type ValueHead } from './value-count-store';
+import { type SlotHeadRead, ValueCountStore } from './value-count-store';
 
 /** Where a record's latest write stands: the position of the change item it claimed, and its revision. */
 export interface RecordPosition {
@@ -44,12 +44,8 @@ export class DatasetBookkeeping extends CountStore {
     this.droppedTotals = new SlotTotalsRemoval(client, table);
   }
 
-  /** A slot's head and the dataset's checked position (`ValueCountStore.readHead`). */
-  readValueHead(
-    datasetCode: string,
-    slot: string,
-    meter: CapacityMeter,
-  ): Promise<{ head?: ValueHead; checked?: string }> {
+  /** A slot's head, the dataset's checked position, when a fold last began (`ValueCountStore.readHead`). */
+  readValueHead(datasetCode: string, slot: string, meter: CapacityMeter): Promise<SlotHeadRead> {
     return this.values.readHead(datasetCode, slot, meter);
   }
 

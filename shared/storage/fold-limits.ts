@@ -64,6 +64,8 @@ export const FOLD_LEASE_MS = MAX_INVOCATION_MS + 5_000;
 
 /**
  * How long past their check a list leaves claims to the fold beside the writes before folding them itself: long
- * enough for that fold's queue to have run, short enough that a deployment whose queue is stuck still folds.
+ * enough for that fold's queue to have run, short enough that a deployment whose queue is stuck still folds. A list
+ * folds only when no fold beside the writes began within this time either (`foldSeen`): folds running behind a bulk
+ * load are left to catch up, and no list pays for them.
  */
 export const LIST_FOLD_GRACE_MS = 60_000;

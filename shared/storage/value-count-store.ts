@@ -28,6 +28,13 @@ import {
 } from './item-keys';
 import { RecordAttr } from './table-definitions';
 
+/** What a total reads first: its slot's head, the dataset's checked position, when a fold beside the writes began. */
+export interface SlotHeadRead {
+  head?: ValueHead;
+  checked?: string;
+  foldSeen?: number;
+}
+
 /** An index slot's totals: folded through `through` ('' = nothing folded yet); a fold runs until `foldUntil`. */
 export interface ValueHead {
   through: string;
@@ -72,23 +79,50 @@ export class ValueCountStore {
     private readonly table: string,
   ) {}
 
-  /** A slot's head and the dataset's checked position, in one read (eventually consistent). */
-  async readHead(
-    datasetCode: string,
-    slot: string,
-    meter: CapacityMeter,
-  ): Promise<{ head?: ValueHead; checked?: string }> {
+  /**
+   * A slot's head and the dataset's checked position, with when a fold beside the writes last began (`foldSeen`,
+   * ms), in one read (eventually consistent).
+   */
+  async readHead(datasetCode: string, slot: string, meter: CapacityMeter): Promise<SlotHeadRead> {
     const headKey = valueCountHeadKey(datasetCode, slot);
     const checkedKey = claimsCheckedKey(datasetCode);
     let head: ValueHead | undefined;
     let checked: string | undefined;
+    let foldSeen: number | undefined;
     await getBatch(this.client, this.table, [headKey, checkedKey], {}, meter, (items) => {
       for (const item of items) {
         if (item[RecordAttr.sortKey] === headKey[RecordAttr.sortKey]) head = readHead(item);
-        else checked = item.through as string;
+        else {
+          if (typeof item.through === 'string') checked = item.through;
+          if (typeof item.foldSeen === 'number') foldSeen = item.foldSeen;
+        }
       }
     });
-    return { ...(head ? { head } : {}), ...(checked === undefined ? {} : { checked }) };
+    return {
+      ...(head ? { head } : {}),
+      ...(checked === undefined ? {} : { checked }),
+      ...(foldSeen === undefined ? {} : { foldSeen }),
+    };
+  }
+
+  /**
+   * Say that a fold beside the writes began at `now` (ms), on the dataset's checked item (a later time is kept): a
+   * list leaves claims to folds that ran this recently (value-counter.ts).
+   */
+  async markFoldSeen(datasetCode: string, now: number, meter: CapacityMeter): Promise<void> {
+    await conditionalWrite(meter, () =>
+      this.client.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: claimsCheckedKey(datasetCode),
+          UpdateExpression: 'SET #seen = :now',
+          ConditionExpression: 'attribute_not_exists(#seen) OR #seen < :now',
+          ExpressionAttributeNames: { '#seen': 'foldSeen' },
+          ExpressionAttributeValues: { ':now': now },
+          ReturnConsumedCapacity: 'TOTAL',
+        }),
+      ),
+    );
   }
 
   /** A slot's head, read consistently. */
@@ -171,9 +205,11 @@ export class ValueCountStore {
   async advanceChecked(datasetCode: string, through: string, meter: CapacityMeter): Promise<void> {
     await conditionalWrite(meter, () =>
       this.client.send(
-        new PutCommand({
+        new UpdateCommand({
           TableName: this.table,
-          Item: { ...claimsCheckedKey(datasetCode), through },
+          Key: claimsCheckedKey(datasetCode),
+          // An update, not a put: the item also says when a fold beside the writes last began (`markFoldSeen`).
+          UpdateExpression: 'SET #through = :through',
           ConditionExpression: 'attribute_not_exists(#through) OR #through < :through',
           ExpressionAttributeNames: { '#through': 'through' },
           ExpressionAttributeValues: { ':through': through },

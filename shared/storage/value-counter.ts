@@ -7,7 +7,8 @@
  * Ingredients:
  * - Change items (change-items.ts): every write claims one before it writes its records, at a position taken
  *   from the clock just before (a ULID), naming the records and, per index slot, their count keys (a create's
- *   values, an update's values before and after in the slots it changes, a batch's values record by record).
+ *   values, an update's values before and after in the slots it changes, a batch's values record by record, in an
+ *   item per slot, and in the claim itself each key's number of records for the slots where they take few keys).
  *   A claim lands within `CLAIM_LATE_MS` of its position's time; the write that follows it lands within the
  *   same invocation, so within `MAX_INVOCATION_MS`; the record stores the claim's position (`@cpos`).
  * - Per slot, count pages: each says "through position T, these count keys have these counts", for the keys
@@ -23,7 +24,9 @@
  *
  * A total is, per count key inside the intervals, its count on its page plus the effect of every claim after
  * that page's position (`max(page through, head through)`): +1 for a create's key, −1/+1 for an update's keys
- * before and after, +1 per written record of a batch; for the pages wholly inside an interval, their entries' sums
+ * before and after, +1 per written record of a batch (a batch all of whose records count, none named missing by
+ * `m`, adds the counts its claim carries for the slot when it carries them: they are its records' keys tallied by
+ * its writer, so the same sum without reading its values item, claim-deltas.ts); for the pages wholly inside an interval, their entries' sums
  * instead of their counts, with the claims after `max(entry through, head through)`. Only the pages at the edges of
  * each interval, the page list's parts over it and the claims of the last seconds are read: the cost follows
  * neither the matches nor the distinct keys between the edges.
@@ -49,9 +52,9 @@
  *    the checked position moves forward (conditionally, never back). So a claim whose writer died counts for
  *    at most `SETTLE_MS + CHECK_SLACK_MS`.
  * 3. A fold moves checked claims into the pages (beside the writes; a list only folds claims left
- *    `LIST_FOLD_GRACE_MS` past their check, when the folds beside the writes are behind): under a lease in the head
- *    (one folder at a time, for less than any invocation lasts plus a margin), in rounds of a prefix of them. It
- *    reads the claims after the oldest head up to the checked position a window at a time, from the oldest head
+ *    `LIST_FOLD_GRACE_MS` past their check, when no fold beside the writes began within that time, `foldSeen`):
+ *    under a lease in the head (one folder at a time, for less than any invocation lasts plus a margin), in rounds
+ *    of a prefix of them. It reads the claims after the oldest head up to the checked position a window at a time, from the oldest head
  *    up: the first claims after the last window's end that hold at most `FOLD_ROUND_LIMITS.records` records
  *    (`ChangeItems.window`), read page by page, each window once for every slot (consistently: withdrawals and
  *    partial batches were written before the checked position moved, and no claim can appear at or before it any
@@ -211,12 +214,14 @@ export async function countSlotValues(
   }
 
   // The fold beside the writes (changes/value-folds.ts) moves settled claims into the pages; a list folds only
-  // what it has left well past its time (its queue is behind or not running), so that lists never pay for a load.
+  // what it has left well past its time while no fold beside the writes has begun within that time (its queue is
+  // not running), so that lists never pay for a load, even one the folds are behind.
   const overdue = lastIdAt(now - SETTLE_MS - CHECK_SLACK_MS - LIST_FOLD_GRACE_MS);
   const waiting = claims.filter(
     (claim) => compareCodePoints(claim.position, head.through) > 0 && compareCodePoints(claim.position, overdue) <= 0,
   );
-  if (weight(waiting) >= FOLD_MIN_WEIGHT && (head.foldUntil ?? 0) < now) {
+  const foldsRunning = read.foldSeen !== undefined && now - read.foldSeen < LIST_FOLD_GRACE_MS;
+  if (!foldsRunning && weight(waiting) >= FOLD_MIN_WEIGHT && (head.foldUntil ?? 0) < now) {
     // The total is known: a fold that meets another folder's writes (a page changed under it) or fails stops,
     // leaving only true items behind, and the list answers all the same; a failure is logged as a warning.
     await foldDatasetTotals(bookkeeping, {

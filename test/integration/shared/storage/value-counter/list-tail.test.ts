@@ -5,13 +5,15 @@
  * slot's head, the pages at the range's edges and the page list's part between, no change item. Batches the folds
  * have not reached yet are read by every total until a fold moves them into the pages: each its claim and its
  * `amount` values (one item per batch with every record's key, about 3 read units for 1,000 distinct amounts),
- * whatever part of them the range holds; the fold that follows brings the total back to what it read before.
+ * whatever part of them the range holds; the fold that follows brings the total back to what it read before. An
+ * equality of `status` (four values) over the same batches reads their claims alone: each carries its counts per
+ * status (storage/batch-counts.ts), and none of the batches' values items is read.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { type EmbeddedDynamo, startEmbeddedDynamo } from '../../../../../bin/local/embedded-dynamo';
 import { createDocumentClient } from '../../../../../shared/aws/dynamodb';
 import { CapacityMeter } from '../../../../../shared/observability/capacity-meter';
-import { rangeInterval } from '../../../../../shared/records/value-encoding';
+import { equalityInterval, rangeInterval } from '../../../../../shared/records/value-encoding';
 import { ensureTables, localTableNames } from '../../../../../shared/storage/table-setup';
 import { countSlotValues } from '../../../../../shared/storage/value-counter';
 import { interceptSend } from '../../../../support/intercept-send';
@@ -129,4 +131,31 @@ it('a total after a folded load reads what the next ones read; batches not folde
     expect(await orders.foldSettled()).toMatchObject({ folded: 1_000 * batches, left: false });
     expect(await total()).toEqual({ count, readUnits: 6, byKind: pagesOnly });
   }
+}, 300_000);
+
+it('an equality of a field of few values over batches not folded yet reads their claims, not their values', async () => {
+  const names = localTableNames('list-tail-few');
+  await ensureTables(dynamo.client, names);
+  const reads: { now?: Reads } = {};
+  const orders = ordersDataset(watching(createDocumentClient(dynamo.client), reads), names, 'list-tail-few');
+  const paid = equalityInterval('paid').interval;
+  const total = async () => {
+    const meter = new CapacityMeter();
+    reads.now = {};
+    const count = await countSlotValues(orders.ports.bookkeeping, {
+      datasetCode: 'orders',
+      slot: orders.slotOf('status'),
+      intervals: [paid],
+      now: orders.clock.now,
+      meter,
+    });
+    const byKind = reads.now;
+    reads.now = undefined;
+    return { count, readUnits: meter.readUnits, byKind };
+  };
+  await orders.load(Array.from({ length: 5_000 }, (_, i) => row(i)));
+  expect(await orders.foldSettled()).toMatchObject({ folded: 5_000, left: false });
+  expect(await total()).toEqual({ count: 1_250, readUnits: 2, byKind: { head: 1, pages: 1, claims: 0 } });
+  await orders.load(Array.from({ length: 3_000 }, (_, i) => row(5_000 + i)));
+  expect(await total()).toEqual({ count: 2_000, readUnits: 2.5, byKind: { head: 1, pages: 1, claims: 0.5 } });
 }, 300_000);
