@@ -29,6 +29,7 @@ const BENCHMARKS: Record<string, string> = {
   reindex: './reindex',
   storage: './storage',
   'after-load': './after-load',
+  restart: './restart',
   aggregate: './aggregate',
   'relations-mysql': './relations-mysql',
 };

@@ -7,8 +7,9 @@ import {
   CreateTableCommand,
   type CreateTableCommandInput,
   DeleteTableCommand,
+  DescribeTableCommand,
   type DynamoDBClient,
-  ListTablesCommand,
+  ResourceNotFoundException,
 } from '@aws-sdk/client-dynamodb';
 import { TABLES, type TableDefinition } from './table-definitions';
 
@@ -62,11 +63,30 @@ export async function deleteTables(client: DynamoDBClient, names: Record<string,
   }
 }
 
-/** Create whichever of the service's tables do not exist yet. */
+/**
+ * Create whichever of the service's tables do not exist yet. Each table is asked for by name (DescribeTable), not
+ * found in a list of tables: the embedded store answers ListTables by reading every key it holds (dynalite keeps
+ * its tables' definitions and their items in one LevelDB key space and filters the keys by prefix), so a start
+ * over a store of 1,000,000 records spent most of its time listing; a describe is one read whatever the store
+ * holds, and on a shared endpoint it is not cut at a page of 100 names either.
+ */
 export async function ensureTables(client: DynamoDBClient, names: Record<string, string>): Promise<void> {
-  const existing = new Set((await client.send(new ListTablesCommand({}))).TableNames ?? []);
   for (const definition of TABLES) {
     const name = names[definition.logicalName] as string;
-    if (!existing.has(name)) await client.send(new CreateTableCommand(toCreateTableInput(definition, name)));
+    if (!(await tableExists(client, name))) {
+      await client.send(new CreateTableCommand(toCreateTableInput(definition, name)));
+    }
+  }
+}
+
+async function tableExists(client: DynamoDBClient, name: string): Promise<boolean> {
+  try {
+    await client.send(new DescribeTableCommand({ TableName: name }));
+    return true;
+  } catch (error) {
+    if (error instanceof ResourceNotFoundException || (error as Error).name === 'ResourceNotFoundException') {
+      return false;
+    }
+    throw error;
   }
 }
