@@ -31,6 +31,7 @@ const BENCHMARKS: Record<string, string> = {
   'after-load': './after-load',
   aggregate: './aggregate',
   'relations-mysql': './relations-mysql',
+  'sql-scale': './sql-scale',
 };
 
 interface BenchmarkModule {
