@@ -7,7 +7,8 @@
  * the signed `/api/custom/executeSql` call, first once (retried after `Retry-After` if it answers 2001), then
  * RUNS times more, each beside the same statement sent to MariaDB directly over mysql2 on the mirror's rows.
  * Every answer must count every record and equal MariaDB's. Figures of each size are kept in the section, so a
- * run at 1,000,000 adds its row beside the 100,000 one.
+ * run at 1,000,000 adds its row beside the 100,000 one. BENCH_SQL_SCALE_STOP_AT (an ISO time) stops a run that
+ * would outlast it, cleaning up and writing nothing.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os, { cpus, loadavg } from 'node:os';
@@ -63,6 +64,13 @@ function progress(text: string): void {
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** BENCH_SQL_SCALE_STOP_AT (an ISO time): a run still going then stops, cleaning up, and writes nothing. */
+const STOP_AT = process.env.BENCH_SQL_SCALE_STOP_AT ? Date.parse(process.env.BENCH_SQL_SCALE_STOP_AT) : Infinity;
+function inTime(): void {
+  if (Date.now() > STOP_AT)
+    throw new Error(`stopped at ${process.env.BENCH_SQL_SCALE_STOP_AT} (BENCH_SQL_SCALE_STOP_AT)`);
+}
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -123,9 +131,10 @@ async function measure(size: number): Promise<ScaleResult> {
     const [rows] = await direct.query(SQL);
     return { ms: performance.now() - started, rows: rows as Row[] };
   };
+  let sampler: ProgressSampler | undefined;
   try {
     const begun = Date.now();
-    const sampler = new ProgressSampler(sessionOf(watch), counters, 'orders', begun, size > 200_000 ? 5_000 : 2_000);
+    sampler = new ProgressSampler(sessionOf(watch), counters, 'orders', begun, size > 200_000 ? 5_000 : 2_000);
     // The service as it starts: the mirror has made the empty dataset's table and finished its (empty) backfill.
     for (let i = 0; (await sampler.sample()).lagSeconds === null; i++) {
       if (i > 60) throw new Error('the mirror did not start');
@@ -144,6 +153,7 @@ async function measure(size: number): Promise<ScaleResult> {
         note: `line ${i}`,
       }),
       async (paramList, key) => {
+        inTime();
         const answer = await call('orders', '/openapi/data/batch-create', { paramList }, { 'Idempotency-Key': key });
         if (answer.errorCode === undefined) counters.acknowledged += paramList.length;
         return answer;
@@ -156,6 +166,7 @@ async function measure(size: number): Promise<ScaleResult> {
     const calls: Answer[] = [];
     const firstStarted = performance.now();
     for (let attempt = 0; attempt < 120; attempt++) {
+      inTime();
       const answer = await executeSql();
       calls.push(answer);
       if (answer.errorCode !== 2001) break;
@@ -170,7 +181,10 @@ async function measure(size: number): Promise<ScaleResult> {
     const firstCounted = counted(rowsOf(firstAnswer));
     progress(`first answer after ${firstAnsweredMs.toFixed(0)} ms (${calls.length} calls), ${firstCounted} counted`);
     // Until the mirror's table holds every record (the first answer says it does, if reads see their writes).
-    for (let i = 0; (await sampler.sample()).mirrored < size && i < 600; i++) await pause(1_000);
+    for (let i = 0; (await sampler.sample()).mirrored < size && i < 600; i++) {
+      inTime();
+      await pause(1_000);
+    }
     await sampler.stop();
     const directFirst = await askDirect();
     const service: Answer[] = [];
@@ -241,6 +255,7 @@ async function measure(size: number): Promise<ScaleResult> {
       date: new Date().toISOString().slice(0, 10),
     };
   } finally {
+    await sampler?.stop();
     await Promise.allSettled([watch.end(), direct.end()]);
     await server.close();
     await mariadb.stop();
