@@ -32,6 +32,7 @@ const BENCHMARKS: Record<string, string> = {
   restart: './restart',
   aggregate: './aggregate',
   'relations-mysql': './relations-mysql',
+  'sql-scale': './sql-scale',
 };
 
 interface BenchmarkModule {

@@ -101,6 +101,11 @@ export class EmbeddedStream {
         this.changed.on(table, wake);
         return () => this.changed.off(table, wake);
       },
+      // The store's numbering is shared by its streamed tables: a table's own newest record is at or before it.
+      latest: async () => {
+        await this.ready;
+        return this.sequence === 0n ? undefined : this.sequence.toString().padStart(SEQUENCE_DIGITS, '0');
+      },
     };
   }
 

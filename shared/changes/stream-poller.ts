@@ -23,6 +23,17 @@ export interface ChangeStreamSource {
   trim?(shard: string, through: string): Promise<void>;
   /** Calls `wake` when new item changes may be there; answers a function that stops calling it. */
   onChange?(wake: () => void): () => void;
+  /**
+   * The sequence number of the newest item change of a shard so far (every change acknowledged before the call is
+   * at or before it); undefined when it has none. Lets `caughtUp` finish while writes go on.
+   */
+  latest?(shard: string): Promise<string | undefined>;
+}
+
+/** A `caughtUp` call waiting for the checkpoint of each shard to reach where the stream was when it was made. */
+interface TargetWaiter {
+  targets: Map<string, bigint>;
+  resolve: () => void;
 }
 
 export interface StreamPollerOptions {
@@ -44,6 +55,8 @@ export class StreamPoller {
   private wakeUp: (() => void) | undefined;
   private unsubscribe: (() => void) | undefined;
   private caughtUpWaiters: (() => void)[] = [];
+  private targetWaiters: TargetWaiter[] = [];
+  private readonly reached = new Map<string, bigint>();
   private dirty = false;
 
   constructor(private readonly options: StreamPollerOptions) {}
@@ -61,12 +74,55 @@ export class StreamPoller {
     await this.loop;
   }
 
-  /** Resolves once everything the stream held when it was called has been handed to the writer and finished. */
+  /**
+   * Resolves once everything the stream held when it was called has been handed to the writer and finished. Two
+   * ways, whichever comes first: a whole pass over the shards, begun after the call, that found nothing more and
+   * saw no write meanwhile; or, where the source tells its newest sequence numbers, the checkpoints reaching those
+   * the shards had at the call, which they do while writes go on (a load that never pauses would otherwise keep
+   * every caller waiting until it ends).
+   */
   caughtUp(): Promise<void> {
     this.dirty = true;
     return new Promise((resolve) => {
-      this.caughtUpWaiters.push(resolve);
+      let done = false;
+      const once = () => {
+        if (done) return;
+        done = true;
+        resolve();
+      };
+      this.caughtUpWaiters.push(once);
       this.wake();
+      void this.targetsNow().then(
+        (targets) => {
+          if (!targets || done) return;
+          this.targetWaiters.push({ targets, resolve: once });
+          this.resolveReached();
+        },
+        () => undefined,
+      );
+    });
+  }
+
+  /** The newest sequence number of each shard now, or undefined when the source does not tell them. */
+  private async targetsNow(): Promise<Map<string, bigint> | undefined> {
+    const { source } = this.options;
+    if (!source.latest) return undefined;
+    const targets = new Map<string, bigint>();
+    for (const shard of await source.shards()) {
+      const latest = await source.latest(shard);
+      if (latest !== undefined) targets.set(shard, BigInt(latest));
+    }
+    return targets;
+  }
+
+  /** Resolves the target waiters every shard's checkpoint has reached. */
+  private resolveReached(): void {
+    this.targetWaiters = this.targetWaiters.filter((waiter) => {
+      for (const [shard, target] of waiter.targets) {
+        if ((this.reached.get(shard) ?? -1n) < target) return true;
+      }
+      waiter.resolve();
+      return false;
     });
   }
 
@@ -92,6 +148,7 @@ export class StreamPoller {
       }
       if (!failed && !this.dirty) {
         for (const resolve of waiters) resolve();
+        for (const waiter of this.targetWaiters.splice(0)) waiter.resolve();
       } else {
         this.caughtUpWaiters.unshift(...waiters);
       }
@@ -100,6 +157,7 @@ export class StreamPoller {
       await this.sleep(failed ? (this.options.retryMs ?? 1_000) : (this.options.idleMs ?? 1_000));
     }
     for (const resolve of this.caughtUpWaiters.splice(0)) resolve();
+    for (const waiter of this.targetWaiters.splice(0)) waiter.resolve();
   }
 
   /** Hand a shard's new item changes to the writer until it has none, or a batch fails. */
@@ -121,6 +179,10 @@ export class StreamPoller {
         await checkpoints.set(source.name, shard, last);
         await source.trim?.(shard, last);
         progressed = true;
+        if (source.latest) {
+          this.reached.set(shard, BigInt(last));
+          this.resolveReached();
+        }
       }
       if (failedAt !== undefined) return { progressed, failed: true };
       if (records.length < limit) return { progressed, failed: false };
