@@ -16,23 +16,14 @@ import path from 'node:path';
 import { type LocalServer, startLocalServer } from '../bin/local-server';
 import { MariaDb, mariaDbInstalled } from '../test/support/mysql-compat/mariadb';
 import { writeSection } from './report';
-import { type Answer, loadThroughBatchCreate, requestLines, signedCaller } from './signed-calls';
+import { type Answer, benchApplication, loadThroughBatchCreate, requestLines, signedCaller } from './signed-calls';
 
 const APP = { appCode: 'app-aggregate', accessKey: 'ak-aggregate-bench-01', secret: 'sk-aggregate-bench' };
 const STATUSES = ['new', 'paid', 'shipped', 'void'] as const;
 const REGIONS = ['north', 'south', 'east', 'west', 'central'] as const;
 const CUSTOMERS = 1_000;
 const CONFIG = {
-  applications: [
-    {
-      appCode: APP.appCode,
-      name: 'aggregate bench',
-      accessKey: APP.accessKey,
-      signingSecret: APP.secret,
-      quota: { perMinute: 1_000_000, perHour: 10_000_000, perDay: 100_000_000, concurrent: 100 },
-      grants: [{ datasetCode: 'orders', operations: ['read', 'create'] }],
-    },
-  ],
+  applications: [benchApplication(APP, 'aggregate bench')],
   datasets: [
     {
       appCode: APP.appCode,

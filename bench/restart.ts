@@ -24,21 +24,12 @@ import path from 'node:path';
 import { startLocalServer } from '../bin/local-server';
 import { signRequest } from '../packages/client/src/signature';
 import { writeSection } from './report';
-import { loadThroughBatchCreate, requestLines, signedCaller } from './signed-calls';
+import { benchApplication, loadThroughBatchCreate, requestLines, signedCaller } from './signed-calls';
 
 const APP = { appCode: 'app-restart', accessKey: 'ak-restart-000001', secret: 'sk-restart-secret-value' };
 const STATUSES = ['new', 'paid', 'shipped', 'void'] as const;
 const CONFIG = {
-  applications: [
-    {
-      appCode: APP.appCode,
-      name: 'restart',
-      accessKey: APP.accessKey,
-      signingSecret: APP.secret,
-      quota: { perMinute: 1_000_000, perHour: 10_000_000, perDay: 100_000_000, concurrent: 100 },
-      grants: [{ datasetCode: 'orders', operations: ['read', 'create'] }],
-    },
-  ],
+  applications: [benchApplication(APP, 'restart')],
   datasets: [
     {
       appCode: APP.appCode,

@@ -11,6 +11,21 @@ export interface BenchApp {
   secret: string;
 }
 
+/**
+ * A bench's application in its configuration: signing as `app`, a quota no bench reaches, and read and create on
+ * its datasets.
+ */
+export function benchApplication(app: BenchApp, name: string, datasetCodes: readonly string[] = ['orders']) {
+  return {
+    appCode: app.appCode,
+    name,
+    accessKey: app.accessKey,
+    signingSecret: app.secret,
+    quota: { perMinute: 1_000_000, perHour: 10_000_000, perDay: 100_000_000, concurrent: 100 },
+    grants: datasetCodes.map((datasetCode) => ({ datasetCode, operations: ['read', 'create'] })),
+  };
+}
+
 export interface Answer {
   errorCode?: number;
   errorMsg?: string;

@@ -18,7 +18,7 @@ import { type LocalServer, startLocalServer } from '../bin/local-server';
 import { parseMysqlUrl, poolOf, QUERY_SESSION, sessionOf } from '../shared/mirror/mysql-connection';
 import { MariaDb } from '../test/support/mysql-compat/mariadb';
 import { PERFORMANCE_DOC, writeSection } from './report';
-import { type Answer, loadThroughBatchCreate, signedCaller } from './signed-calls';
+import { type Answer, benchApplication, loadThroughBatchCreate, signedCaller } from './signed-calls';
 import { type Counters, ProgressSampler, type Sample } from './sql-scale-progress';
 import { renderSection, type ScaleResult } from './sql-scale-report';
 
@@ -30,16 +30,7 @@ export const SQL =
   'SELECT status, region, COUNT(*) AS n, SUM(amount) AS total FROM orders GROUP BY status, region ORDER BY status, region';
 const TIMEOUT_MS = 25_000;
 const CONFIG = {
-  applications: [
-    {
-      appCode: APP.appCode,
-      name: 'sql-scale bench',
-      accessKey: APP.accessKey,
-      signingSecret: APP.secret,
-      quota: { perMinute: 1_000_000, perHour: 10_000_000, perDay: 100_000_000, concurrent: 100 },
-      grants: [{ datasetCode: 'orders', operations: ['read', 'create'] }],
-    },
-  ],
+  applications: [benchApplication(APP, 'sql-scale bench')],
   datasets: [
     {
       appCode: APP.appCode,
