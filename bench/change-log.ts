@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startLocalServer } from '../bin/local-server';
-import { signRequest } from '../packages/client/src/signature';
+import { signedPost } from './signed-calls';
 
 const APP = { appCode: 'app-cl', accessKey: 'ak-changelog-00001', secret: 'sk-changelog-secret-value' };
 const BATCH = 1000;
@@ -53,23 +53,10 @@ function order(i: number): Record<string, unknown> {
 }
 
 async function batchCreate(url: string, paramList: Record<string, unknown>[]): Promise<void> {
-  const timeStamp = String(Date.now());
-  const token = signRequest(
-    { accessKey: APP.accessKey, appCode: APP.appCode, datasetCode: 'orders', timeStamp },
-    APP.secret,
-  );
-  const response = await fetch(`${url}/openapi/data/batch-create`, {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/json',
-      'X-Time-Stamp': timeStamp,
-      'X-App-Code': APP.appCode,
-      'X-Dataset-Code': 'orders',
-      'X-Token': token,
-    },
-    body: JSON.stringify({ appCode: APP.appCode, datasetCode: 'orders', paramList }),
-  });
-  const answer = (await response.json()) as { code?: number; errorCode?: number; errorMsg?: string };
+  const answer = (await signedPost(url, APP, 'orders', '/openapi/data/batch-create', { paramList })) as {
+    errorCode?: number;
+    errorMsg?: string;
+  };
   if (answer.errorCode) throw new Error(`batch-create failed: ${answer.errorCode} ${answer.errorMsg}`);
 }
 

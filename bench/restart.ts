@@ -22,9 +22,8 @@ import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os, { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { startLocalServer } from '../bin/local-server';
-import { signRequest } from '../packages/client/src/signature';
 import { writeSection } from './report';
-import { benchApplication, loadThroughBatchCreate, requestLines, signedCaller } from './signed-calls';
+import { benchApplication, loadThroughBatchCreate, requestLines, signedCaller, signedPost } from './signed-calls';
 
 const APP = { appCode: 'app-restart', accessKey: 'ak-restart-000001', secret: 'sk-restart-secret-value' };
 const STATUSES = ['new', 'paid', 'shipped', 'void'] as const;
@@ -107,23 +106,10 @@ interface Start {
 }
 
 async function signedList(url: string): Promise<{ total: unknown; errorCode?: number }> {
-  const timeStamp = String(Date.now());
-  const token = signRequest(
-    { accessKey: APP.accessKey, appCode: APP.appCode, datasetCode: 'orders', timeStamp },
-    APP.secret,
-  );
-  const response = await fetch(`${url}/openapi/data/get-list`, {
-    method: 'POST',
-    headers: {
-      'Content-Type': 'application/json',
-      'X-Time-Stamp': timeStamp,
-      'X-App-Code': APP.appCode,
-      'X-Dataset-Code': 'orders',
-      'X-Token': token,
-    },
-    body: JSON.stringify({ appCode: APP.appCode, datasetCode: 'orders', paramMap: { pageSize: 20 } }),
-  });
-  const envelope = (await response.json()) as { errorCode?: number; data?: { paging?: { totalCount?: number } } };
+  const envelope = (await signedPost(url, APP, 'orders', '/openapi/data/get-list', { paramMap: { pageSize: 20 } })) as {
+    errorCode?: number;
+    data?: { paging?: { totalCount?: number } };
+  };
   return { total: envelope.data?.paging?.totalCount, errorCode: envelope.errorCode };
 }
 

@@ -11,6 +11,30 @@ export interface BenchApp {
   secret: string;
 }
 
+/** One signed POST to a server at `url` (an operation's path under it), answering the envelope as JSON. */
+export async function signedPost(
+  url: string,
+  app: BenchApp,
+  datasetCode: string,
+  route: string,
+  body: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const timeStamp = String(Date.now());
+  const token = signRequest({ accessKey: app.accessKey, appCode: app.appCode, datasetCode, timeStamp }, app.secret);
+  const response = await fetch(`${url}${route}`, {
+    method: 'POST',
+    headers: {
+      'Content-Type': 'application/json',
+      'X-Time-Stamp': timeStamp,
+      'X-App-Code': app.appCode,
+      'X-Dataset-Code': datasetCode,
+      'X-Token': token,
+    },
+    body: JSON.stringify({ appCode: app.appCode, datasetCode, ...body }),
+  });
+  return (await response.json()) as Record<string, unknown>;
+}
+
 /**
  * A bench's application in its configuration: signing as `app`, a quota no bench reaches, and read and create on
  * its datasets.
